@@ -1,0 +1,118 @@
+/**
+ * The one source of node time. Everything in engine/ and harness/ that needs
+ * "now" or a delay takes a Clock through its constructor, so tests and
+ * scenarios can skew or jump it per node. Due-ness and lease expiry are NOT
+ * decided with this clock: they are decided by the database's now(), so a
+ * skewed node cannot run a job early or steal a live lease.
+ */
+export interface Clock {
+  /** Node wall-clock time in epoch milliseconds. */
+  now(): number;
+  /** Resolves after `ms` of this clock's time, or rejects with AbortError when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  if (reason instanceof Error) return reason;
+  const err = new Error('aborted');
+  err.name = 'AbortError';
+  return err;
+}
+
+/** Real time. The only place in the codebase that reads Date.now() or calls setTimeout for delays. */
+export class SystemClock implements Clock {
+  now(): number {
+    return Date.now();
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError(signal));
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortError(signal!));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
+
+/**
+ * A node clock that runs `offsetMs` ahead of (or behind, when negative) a base
+ * clock. `jump()` moves it, as an NTP step or an operator's `date -s` would.
+ * Sleeps still take real elapsed time: skew changes what a node believes the
+ * time is, not how fast time passes.
+ */
+export class SkewedClock implements Clock {
+  constructor(
+    private readonly base: Clock,
+    private offsetMs = 0,
+  ) {}
+
+  now(): number {
+    return this.base.now() + this.offsetMs;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.base.sleep(ms, signal);
+  }
+
+  /** Steps the clock by `deltaMs` (positive: forward). */
+  jump(deltaMs: number): void {
+    this.offsetMs += deltaMs;
+  }
+
+  get skewMs(): number {
+    return this.offsetMs;
+  }
+}
+
+/**
+ * A clock that only moves when told to. For tests whose subject is time:
+ * `advance()` moves now() and resolves every sleep that has come due.
+ */
+export class ManualClock implements Clock {
+  private sleepers: { at: number; resolve: () => void }[] = [];
+
+  constructor(private current = 0) {}
+
+  now(): number {
+    return this.current;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError(signal));
+      const sleeper = { at: this.current + Math.max(0, ms), resolve };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(abortError(signal));
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** Moves time forward by `ms` and wakes every sleeper whose time has come. */
+  advance(ms: number): void {
+    this.set(this.current + ms);
+  }
+
+  /** Sets the absolute time (may move backwards, as a clock step can). */
+  set(epochMs: number): void {
+    this.current = epochMs;
+    const due = this.sleepers.filter((s) => s.at <= this.current);
+    this.sleepers = this.sleepers.filter((s) => s.at > this.current);
+    for (const s of due) s.resolve();
+  }
+}
+
+export const systemClock: Clock = new SystemClock();

