@@ -1,0 +1,61 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * Every event the engine emits, by name (`noun:verb`). The same events feed
+ * the metrics, the harness history and the tests' waits. Times are node-clock
+ * epoch ms (`at`) unless named `db…`, which come from the database's now().
+ */
+export interface EngineEvents {
+  'job:claimed': { jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number; dbClaimedAt: number };
+  'job:started': { jobId: number; queue: string; attempt: number; workerId: string };
+  'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };
+  'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; retryAt: number };
+  'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
+  /** A heartbeat found the lease gone, or completion was refused by the fence. */
+  'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
+  'lease:rescued': { jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean };
+  'worker:error': { workerId: string; error: string };
+  'cron:materialized': { scheduleId: string; occurrences: number; inserted: number; nodeId: string };
+  'cron:refused': { scheduleId?: string; nodeId: string; reason: string; skewMs: number };
+}
+
+export type EventName = keyof EngineEvents;
+
+/** A typed emitter whose listeners cannot break the component that emits: a throwing listener is reported, not propagated. */
+export class Events {
+  private readonly emitter = new EventEmitter();
+
+  constructor(private readonly onListenerError: (err: unknown, event: EventName) => void = () => {}) {
+    this.emitter.setMaxListeners(100);
+  }
+
+  on<E extends EventName>(event: E, listener: (payload: EngineEvents[E]) => void): () => void {
+    this.emitter.on(event, listener);
+    return () => this.emitter.off(event, listener);
+  }
+
+  emit<E extends EventName>(event: E, payload: EngineEvents[E]): void {
+    for (const listener of this.emitter.listeners(event)) {
+      try {
+        (listener as (p: EngineEvents[E]) => void)(payload);
+      } catch (err) {
+        this.onListenerError(err, event);
+      }
+    }
+  }
+
+  /** Resolves with the first payload of `event` that satisfies `predicate`. For tests: wait on signals, not sleeps. */
+  waitFor<E extends EventName>(event: E, predicate: (p: EngineEvents[E]) => boolean = () => true, signal?: AbortSignal): Promise<EngineEvents[E]> {
+    return new Promise((resolve, reject) => {
+      const off = this.on(event, (p) => {
+        if (!predicate(p)) return;
+        off();
+        resolve(p);
+      });
+      signal?.addEventListener('abort', () => {
+        off();
+        reject(signal.reason);
+      });
+    });
+  }
+}

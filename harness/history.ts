@@ -1,0 +1,67 @@
+/**
+ * The recorded history of a scenario run: every operation the interpreter
+ * performed and everything the system reported, in order, one JSON object a
+ * line in `history.jsonl`. Checkers are pure functions over this list plus
+ * the final database state, so a stored run can be checked again.
+ *
+ * `t` is milliseconds since the run started, on the harness's clock. `node`
+ * names who reported it (a worker process, a scheduler node, the load
+ * generator, the nemesis). `nodeTime` is that node's own (possibly skewed)
+ * clock, `dbTime` the database's now() where the event came from a query.
+ */
+export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
+  | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
+  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number }
+  /** Outcome unknown: the acknowledgement was lost (connection reset during COMMIT, process killed). */
+  | { type: 'enqueue:info'; op: number; queue: string; error: string }
+  | { type: 'enqueue:fail'; op: number; queue: string; error: string }
+  /** The generator could not offer a job within its slot: coordinated omission, made visible. */
+  | { type: 'enqueue:late'; op: number; intendedAt: number; sentAt: number }
+  | { type: 'job:claimed'; jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number }
+  | { type: 'job:started'; jobId: number; queue: string; attempt: number; workerId: string }
+  | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
+  | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
+  | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number }
+  | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
+  | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string }
+  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean }
+  | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' }
+  | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
+  | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }
+  | { type: 'fault:injected'; fault: string; detail: Record<string, unknown> }
+  /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
+  | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
+  | { type: 'alert:crossed'; signal: string; value: number; threshold: number; direction: 'up' | 'down' }
+  | { type: 'sample'; depthByQueue: Record<string, number>; oldestUnclaimedAgeMs: Record<string, number>; deadLetterDepth: number; claimed: number; done: number; failed: number; dead: number }
+  | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
+);
+
+/** What a generated job is for; the handler module reads it from the payload. */
+export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect';
+
+export type HistoryEventType = HistoryEvent['type'];
+export type EventOf<T extends HistoryEventType> = Extract<HistoryEvent, { type: T }>;
+
+/** Final database state that checkers read beside the history. */
+export interface FinalState {
+  jobs: { id: number; queue: string; state: string; attempts: number; priority: number; idempotencyKey: string | null }[];
+  deadLetters: { jobId: number; reason: string }[];
+  /** Effect rows by effect key: how many times each job's side effect was applied. */
+  effects: Record<string, number>;
+}
+
+/** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */
+export interface InvariantResult {
+  name: string;
+  pass: boolean | 'unknown';
+  /** The measured figure, in words with units (e.g. "0 lost of 15,000"). */
+  figure: string;
+  /** The bound it was held to (e.g. "0"). */
+  bound: string;
+  /** Up to a few concrete examples when it failed. */
+  examples?: unknown[];
+}
+
+export function eventsOf<T extends HistoryEventType>(history: readonly HistoryEvent[], type: T): EventOf<T>[] {
+  return history.filter((e): e is EventOf<T> => e.type === type);
+}
