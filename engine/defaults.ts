@@ -24,6 +24,8 @@ export const DEFAULTS = {
   rescueIntervalMs: 1_000,
   /** Expired leases with no recorded failure before a job is declared a poison pill. */
   maxCrashes: 2,
+  /** Aging: priority p overtakes q > p after waiting (q - p) * agingMs longer. */
+  agingMs: 5_000,
   /** After SIGTERM, how long in-flight jobs may run before their claims are handed back. */
   shutdownGraceMs: 10_000,
 } as const;

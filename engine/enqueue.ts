@@ -8,6 +8,7 @@ const q = loadQueries(new URL('./enqueue.sql', import.meta.url), [
   'EnqueueOne',
   'FindByIdempotencyKey',
   'EnqueueMany',
+  'SetQueueMaxAttempts',
 ] as const);
 
 export interface EnqueueOptions {
@@ -17,7 +18,7 @@ export interface EnqueueOptions {
   delayMs?: number;
   /** 0 (lowest) to 9 (highest). Default 0. */
   priority?: number;
-  /** Attempts before the job is dead-lettered. Default 6. */
+  /** Attempts before the job is dead-lettered. Default: the queue's setting, else 6. */
   maxAttempts?: number;
   /** Enqueueing the same key again returns the first job and inserts nothing. */
   idempotencyKey?: string;
@@ -37,7 +38,7 @@ interface Row {
   queue: string;
   payload: string;
   priority: number;
-  maxAttempts: number;
+  maxAttempts: number | null;
   key: string | null;
   runAt: Date | null;
   delayMs: number;
@@ -53,8 +54,8 @@ function prepare(queue: unknown, payload: unknown, options: EnqueueOptions = {},
     queue: validateQueueName(queue, f('queue')),
     payload: serializePayload(payload, options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes, f('payload')),
     priority: options.priority === undefined ? DEFAULTS.priority : validateInt(options.priority, f('priority'), 0, 9),
-    maxAttempts:
-      options.maxAttempts === undefined ? DEFAULTS.maxAttempts : validateInt(options.maxAttempts, f('maxAttempts'), 1, 1000),
+    // null: the queue's setting (setQueueMaxAttempts), else DEFAULTS.maxAttempts, decided in the INSERT.
+    maxAttempts: options.maxAttempts === undefined ? null : validateInt(options.maxAttempts, f('maxAttempts'), 1, 1000),
     key: options.idempotencyKey === undefined ? null : validateKey(options.idempotencyKey, f('idempotencyKey')),
     runAt: options.runAt === undefined ? null : validateDate(options.runAt, f('runAt')),
     delayMs: options.delayMs === undefined ? 0 : validateInt(options.delayMs, f('delayMs'), 0),
@@ -75,7 +76,7 @@ const toEnqueued = (r: any): EnqueuedJob => ({
  */
 export async function enqueue(db: Queryable, queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
   const r = prepare(queue, payload, options);
-  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs];
+  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs, DEFAULTS.maxAttempts];
   const res = await db.query(q.EnqueueOne, params);
   if (res.rows[0]) return toEnqueued(res.rows[0]);
   // A concurrent enqueue with the same key committed after our snapshot; it is there now.
@@ -106,6 +107,12 @@ export async function enqueueMany(db: Queryable, jobs: readonly BulkJob[]): Prom
     rows.map((r) => r.key),
     rows.map((r) => r.runAt),
     rows.map((r) => r.delayMs),
+    DEFAULTS.maxAttempts,
   ]);
   return res.rows.map(toEnqueued);
+}
+
+/** Sets the attempt budget for jobs of `queue` that do not give their own. */
+export async function setQueueMaxAttempts(db: Queryable, queue: string, maxAttempts: number): Promise<void> {
+  await db.query(q.SetQueueMaxAttempts, [validateQueueName(queue), validateInt(maxAttempts, 'maxAttempts', 1, 1000)]);
 }

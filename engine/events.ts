@@ -15,6 +15,8 @@ export interface EngineEvents {
   'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
   'lease:rescued': { jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean };
   'worker:error': { workerId: string; error: string };
+  /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
+  'worker:listening': { workerId: string };
   'cron:materialized': { scheduleId: string; occurrences: number; inserted: number; nodeId: string };
   'cron:refused': { scheduleId?: string; nodeId: string; reason: string; skewMs: number };
 }

@@ -14,7 +14,7 @@ export const MUTANTS = {
     caughtBy: 'exactly-one-effect',
   },
   'charge-on-failure': {
-    breaks: 'attempts are charged only when a failure is recorded, so a job that kills its worker never uses one up',
+    breaks: 'attempts are charged only when a failure is recorded, so a job that kills its worker never uses one up and is never counted as a crash',
     caughtBy: 'dead-letter-routing',
   },
   'no-jitter': {

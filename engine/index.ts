@@ -1,0 +1,16 @@
+// The public API of stampede's engine.
+export { Db, type DbOptions, type Queryable } from './db.ts';
+export { migrate, readMigrations } from './migrator.ts';
+export { enqueue, enqueueMany, setQueueMaxAttempts, type EnqueueOptions, type EnqueuedJob, type BulkJob } from './enqueue.ts';
+export { deadLetterDepth, listDeadLetters, redrive, type DeadLetter } from './dead-letters.ts';
+export { Worker } from './worker/worker.ts';
+export { LeaseRescuer, type LeaseRescuerOptions } from './worker/rescuer.ts';
+export type { WorkerOptions, QueueOptions } from './worker/options.ts';
+export { backoffCeilingMs, retryDelayMs, type BackoffPolicy } from './worker/backoff.ts';
+export type { Handler, Handlers, JobContext } from './handler.ts';
+export type { Job, JobState } from './job.ts';
+export { Events, type EngineEvents, type EventName } from './events.ts';
+export { SystemClock, SkewedClock, ManualClock, systemClock, type Clock } from './clock.ts';
+export { SeededRng, type Rng } from './rng.ts';
+export { ValidationError, LeaseLostError, JobTimeoutError } from './errors.ts';
+export { DEFAULTS } from './defaults.ts';

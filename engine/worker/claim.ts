@@ -1,0 +1,44 @@
+import type { Queryable } from '../db.ts';
+import { jobFromRow, type Job } from '../job.ts';
+import type { MutantName } from '../mutants.ts';
+import { workerQueries as q } from './queries.ts';
+
+export interface ClaimRequest {
+  queues: string[];
+  /** Lease per queue, ms, aligned with `queues`. */
+  leaseMs: number[];
+  limit: number;
+  workerId: string;
+  agingMs: number;
+  mutant?: MutantName;
+}
+
+export interface ClaimedJob extends Job {
+  leaseToken: string;
+  /** The database's now() at the claim: the instant the lease started. */
+  dbClaimedAt: Date;
+}
+
+const toClaimed = (r: any): ClaimedJob => ({ ...jobFromRow(r), leaseToken: r.lease_token, dbClaimedAt: r.db_now });
+
+/** Claims up to `limit` due jobs in one statement (see ClaimJobs in worker.sql for why it is shaped so). */
+export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<ClaimedJob[]> {
+  if (r.limit <= 0) return [];
+  if (r.mutant === 'no-skip-locked') {
+    // Broken on purpose: read, then write without a lock or a state re-check.
+    const ids = (await db.query(q.SelectDueIdsUnlocked, [r.queues, r.limit])).rows.map((x) => x.id);
+    if (ids.length === 0) return [];
+    const res = await db.query(q.ClaimIdsUnchecked, [ids, r.workerId, Math.max(...r.leaseMs)]);
+    return res.rows.map(toClaimed);
+  }
+  const res = await db.query(q.ClaimJobs, [
+    r.queues,
+    r.limit,
+    r.workerId,
+    r.leaseMs,
+    r.agingMs,
+    r.mutant !== 'no-aging',
+    r.mutant !== 'charge-on-failure',
+  ]);
+  return res.rows.map(toClaimed);
+}

@@ -1,0 +1,77 @@
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { isRetryableDbError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { workerQueries as q } from './queries.ts';
+
+interface Pending {
+  id: number;
+  token: string;
+  resolve: (completed: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Batches job completions: while one UPDATE is in flight, the completions
+ * that arrive meanwhile wait and go together in the next one. Under load
+ * that turns N round trips into a few; when idle a completion goes at once.
+ * Each completion is fenced on its lease token; `complete()` resolves false
+ * when the fence refused it (the lease was lost).
+ */
+export class CompletionBatcher {
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly fenced = true,
+    /** How long to keep retrying a completion through a dropped connection before giving up (the lease will expire and the job rerun). */
+    private readonly retryForMs = 30_000,
+  ) {}
+
+  complete(id: number, token: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ id, token, resolve, reject });
+      if (!this.flushing) this.flushing = this.flushLoop();
+    });
+  }
+
+  /** Resolves when everything handed in so far has been written (or given up on). */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      while (this.pending.length) {
+        const batch = this.pending.splice(0, 1000);
+        await this.write(batch);
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    const started = this.clock.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = this.fenced
+          ? await this.db.query(q.CompleteJobs, [batch.map((b) => b.id), batch.map((b) => b.token)])
+          : await this.db.query(q.CompleteJobsUnfenced, [batch.map((b) => b.id)]);
+        const done = new Set(res.rows.map((r) => r.id));
+        for (const b of batch) b.resolve(done.has(b.id));
+        return;
+      } catch (err) {
+        if (!isRetryableDbError(err) || this.clock.now() - started > this.retryForMs) {
+          for (const b of batch) b.reject(err);
+          return;
+        }
+        this.log.warn('completion write failed; retrying', { attempt, error: (err as Error).message });
+        await this.clock.sleep(Math.min(2000, 50 * 2 ** attempt));
+      }
+    }
+  }
+}

@@ -1,0 +1,218 @@
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { coerceError, JobTimeoutError, LeaseLostError } from '../errors.ts';
+import type { Events } from '../events.ts';
+import type { Handler, JobContext } from '../handler.ts';
+import { effectKey } from '../job.ts';
+import type { Logger } from '../log.ts';
+import type { MutantName } from '../mutants.ts';
+import type { Rng } from '../rng.ts';
+import { retryDelayMs } from './backoff.ts';
+import type { ClaimedJob } from './claim.ts';
+import type { CompletionBatcher } from './completer.ts';
+import type { ResolvedQueueOptions } from './options.ts';
+import { workerQueries as q } from './queries.ts';
+
+export interface JobRunnerDeps {
+  db: Db;
+  clock: Clock;
+  rng: Rng;
+  events: Events;
+  log: Logger;
+  completer: CompletionBatcher;
+  workerId: string;
+  mutant?: MutantName;
+}
+
+class ShutdownAbort extends Error {
+  override name = 'ShutdownAbort';
+}
+
+/**
+ * Runs one claimed job from start to recorded result: heartbeats while the
+ * handler runs, aborts it when the lease is lost or its timeout passes, and
+ * records the outcome fenced on the lease token.
+ */
+export class JobRun {
+  private readonly abort = new AbortController();
+  private readonly heartbeatStop = new AbortController();
+  private leaseLost = false;
+  private completedInTx = false;
+  private handedBack = false;
+  readonly done: Promise<void>;
+
+  constructor(
+    readonly job: ClaimedJob,
+    private readonly handler: Handler,
+    private readonly options: ResolvedQueueOptions,
+    private readonly deps: JobRunnerDeps,
+  ) {
+    this.done = this.run();
+  }
+
+  /** Shutdown's grace ran out: abort the handler; the worker hands the claim back. */
+  abandon(): void {
+    this.handedBack = true;
+    this.abort.abort(new ShutdownAbort('worker is shutting down; the job is handed back'));
+  }
+
+  private get attempt(): number {
+    return this.job.attempts;
+  }
+
+  private async run(): Promise<void> {
+    const { job, deps } = this;
+    const started = deps.clock.now();
+    const heartbeat = this.options.heartbeatMs > 0 ? this.heartbeatLoop() : Promise.resolve();
+    const ctx: JobContext = {
+      job,
+      attempt: this.attempt,
+      workerId: deps.workerId,
+      signal: this.abort.signal,
+      effectOnce: (fn) => this.effectOnce(fn),
+      unsafeDb: deps.db,
+    };
+    deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
+    let error: unknown = undefined;
+    let failed = false;
+    try {
+      await this.race(Promise.resolve().then(() => this.handler(job.payload, ctx)));
+    } catch (err) {
+      failed = true;
+      error = err;
+    } finally {
+      this.heartbeatStop.abort();
+    }
+    await heartbeat;
+    const durationMs = deps.clock.now() - started;
+    if (this.handedBack) return;
+    if (this.leaseLost && !this.completedInTx) return; // the new owner decides this job's fate
+    if (this.completedInTx) {
+      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs });
+      return;
+    }
+    try {
+      if (failed) await this.recordFailure(error, durationMs);
+      else await this.recordSuccess(durationMs);
+    } catch (err) {
+      // The result could not be written (database gone for longer than the
+      // retry window). The lease will expire and the job run again.
+      deps.log.error('could not record job result; the lease will expire and the job rerun', {
+        jobId: job.id,
+        error: (err as Error).message,
+      });
+    }
+  }
+
+  /** Resolves or rejects with the handler, or rejects as soon as the job is aborted (lease lost, timeout, shutdown). */
+  private race<T>(work: Promise<T>): Promise<T> {
+    const timeoutMs = this.options.timeoutMs;
+    const aborted = new Promise<never>((_, reject) => {
+      if (this.abort.signal.aborted) reject(this.abort.signal.reason);
+      this.abort.signal.addEventListener('abort', () => reject(this.abort.signal.reason), { once: true });
+    });
+    if (timeoutMs !== undefined) {
+      this.deps.clock
+        .sleep(timeoutMs, this.heartbeatStop.signal)
+        .then(() => this.abort.abort(new JobTimeoutError(timeoutMs)))
+        .catch(() => {});
+    }
+    work.catch(() => {}); // a handler that rejects after being abandoned must not crash the process
+    return Promise.race([work, aborted]);
+  }
+
+  private async heartbeatLoop(): Promise<void> {
+    const { job, deps } = this;
+    const stop = this.heartbeatStop.signal;
+    while (!stop.aborted) {
+      try {
+        await deps.clock.sleep(this.options.heartbeatMs, stop);
+      } catch {
+        return;
+      }
+      try {
+        const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
+        if (res.rowCount === 0) {
+          this.leaseLost = true;
+          deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'heartbeat' });
+          this.abort.abort(new LeaseLostError(job.id));
+          return;
+        }
+      } catch (err) {
+        // Keep trying: a renewal that fails now may succeed before the lease runs out.
+        deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });
+      }
+    }
+  }
+
+  private async recordSuccess(durationMs: number): Promise<void> {
+    const { job, deps } = this;
+    const completed = await deps.completer.complete(job.id, job.leaseToken);
+    if (completed) {
+      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs });
+    } else {
+      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete' });
+    }
+  }
+
+  private async recordFailure(thrown: unknown, durationMs: number): Promise<void> {
+    const { job, deps } = this;
+    const err = coerceError(thrown);
+    const message = `${err.name}: ${err.message}`;
+    const backoff = { baseMs: this.options.backoffBaseMs, capMs: this.options.backoffCapMs };
+    const delayMs = retryDelayMs(this.attempt, backoff, deps.rng, deps.mutant !== 'no-jitter');
+    const kind = thrown instanceof JobTimeoutError ? 'timeout' : 'error';
+    const res = await deps.db.query(q.FailJob, [
+      job.id,
+      job.leaseToken,
+      message,
+      delayMs,
+      kind,
+      deps.mutant === 'no-fencing',
+      deps.mutant !== 'charge-on-failure',
+    ]);
+    const row = res.rows[0];
+    if (!row) {
+      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
+      return;
+    }
+    deps.events.emit('job:failed', {
+      jobId: job.id,
+      queue: job.queue,
+      attempt: this.attempt,
+      workerId: deps.workerId,
+      durationMs,
+      error: message,
+      retryAt: (row.run_at as Date).getTime(),
+    });
+    if (row.state === 'dead') {
+      deps.events.emit('job:dead', { jobId: job.id, queue: job.queue, attempt: row.attempts, reason: `attempts exhausted: ${message}` });
+    }
+  }
+
+  private async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
+    const { job, deps } = this;
+    const key = effectKey(job);
+    if (deps.mutant === 'dedup-outside-tx') return this.effectOnceBroken(key, fn);
+    const outcome = await deps.db.transaction(async (tx) => {
+      const recorded = await tx.query(q.RecordEffectKey, [key, job.id]);
+      const applied = (recorded.rowCount ?? 0) > 0;
+      const result = applied ? await fn(tx) : undefined;
+      const completed = await tx.query(q.CompleteJobInTx, [job.id, job.leaseToken]);
+      if (completed.rowCount === 0) throw new LeaseLostError(job.id); // rolls back the effect and the key
+      return { applied, result };
+    });
+    this.completedInTx = true;
+    return outcome;
+  }
+
+  /** The dedup-outside-tx mutant: effect and key in separate commits, as the source document warns against. */
+  private async effectOnceBroken<T>(key: string, fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
+    const { job, deps } = this;
+    const seen = await deps.db.query(q.EffectKeyExists, [key]);
+    if (seen.rowCount) return { applied: false };
+    const result = await deps.db.transaction(fn);
+    await deps.db.query(q.RecordEffectKey, [key, job.id]);
+    return { applied: true, result };
+  }
+}

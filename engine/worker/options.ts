@@ -1,0 +1,107 @@
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { DEFAULTS } from '../defaults.ts';
+import { ValidationError } from '../errors.ts';
+import type { Events } from '../events.ts';
+import type { Handlers } from '../handler.ts';
+import type { Logger } from '../log.ts';
+import { isMutantName, type MutantName } from '../mutants.ts';
+import type { Rng } from '../rng.ts';
+import { validateQueueName } from '../validate.ts';
+
+/** Per-queue settings; each falls back to the worker-wide value. */
+export interface QueueOptions {
+  /** Visibility timeout: a claim lasts this long without a heartbeat. Pick it well above the p99 job duration unless heartbeats are on. Default 30,000. */
+  leaseMs?: number;
+  /** Heartbeat period; 0 turns heartbeats off. Keep it a third of leaseMs or less, so two lost renewals still leave time. Default 10,000. */
+  heartbeatMs?: number;
+  /** A handler that runs longer fails this attempt with JobTimeoutError. Default: no limit (the lease still bounds a dead worker). */
+  timeoutMs?: number;
+  /** Retry ceiling of the first failure. Default 1,000. */
+  backoffBaseMs?: number;
+  /** Largest retry ceiling. Default 300,000. */
+  backoffCapMs?: number;
+}
+
+export interface WorkerOptions extends QueueOptions {
+  db: Db;
+  /** Handlers by queue; the worker claims only from these queues. */
+  handlers: Handlers;
+  /** Per-queue overrides of the QueueOptions above. */
+  queues?: Record<string, QueueOptions>;
+  /** Shown as lease_owner and in events. Default: host:pid:random. */
+  workerId?: string;
+  /** Jobs in flight at once in this worker. Default 10. */
+  concurrency?: number;
+  /** Poll interval when no NOTIFY arrives. Tight polling burns DB CPU, long polling adds delay. Default 1,000. */
+  pollMs?: number;
+  /** LISTEN for enqueue notifications for low latency. Default true. */
+  listen?: boolean;
+  /** Aging: a job of priority p overtakes one of priority q > p after waiting (q - p) * agingMs longer. Default 5,000. */
+  agingMs?: number;
+  /** Run a lease rescuer in this worker. Default true. */
+  rescue?: boolean;
+  /** Rescuer period. Default 1,000. */
+  rescueIntervalMs?: number;
+  /** Expired leases with no recorded failure before a job is dead-lettered as a poison pill. Default 2. */
+  maxCrashes?: number;
+  /** After stop(), how long in-flight jobs may run before their claims are handed back. Default 10,000. */
+  shutdownGraceMs?: number;
+  clock?: Clock;
+  rng?: Rng;
+  events?: Events;
+  log?: Logger;
+  /** A deliberately broken variant, for the harness's negative controls. Never in production. */
+  mutant?: MutantName;
+}
+
+export type ResolvedQueueOptions = Required<Omit<QueueOptions, 'timeoutMs'>> & { timeoutMs: number | undefined };
+
+function positive(value: number | undefined, field: string, allowZero = false): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new ValidationError(field, `${String(value)} is not a ${allowZero ? 'non-negative' : 'positive'} number of milliseconds`);
+  }
+}
+
+function validateQueueOptions(o: QueueOptions, prefix: string): void {
+  positive(o.leaseMs, `${prefix}leaseMs`);
+  positive(o.heartbeatMs, `${prefix}heartbeatMs`, true);
+  positive(o.timeoutMs, `${prefix}timeoutMs`);
+  positive(o.backoffBaseMs, `${prefix}backoffBaseMs`, true);
+  positive(o.backoffCapMs, `${prefix}backoffCapMs`, true);
+}
+
+/** Checks a worker's options before it touches the database; throws ValidationError naming the field. */
+export function validateWorkerOptions(o: WorkerOptions): void {
+  const queues = Object.keys(o.handlers ?? {});
+  if (queues.length === 0) throw new ValidationError('handlers', 'expected at least one queue with a handler function');
+  for (const q of queues) {
+    validateQueueName(q, `handlers["${q}"]`);
+    if (typeof o.handlers[q] !== 'function') throw new ValidationError(`handlers["${q}"]`, 'expected a function');
+  }
+  validateQueueOptions(o, '');
+  for (const [q, qo] of Object.entries(o.queues ?? {})) validateQueueOptions(qo, `queues["${q}"].`);
+  if (o.concurrency !== undefined && (!Number.isInteger(o.concurrency) || o.concurrency < 1)) {
+    throw new ValidationError('concurrency', `${o.concurrency} is not a positive integer`);
+  }
+  positive(o.pollMs, 'pollMs');
+  positive(o.agingMs, 'agingMs');
+  positive(o.rescueIntervalMs, 'rescueIntervalMs');
+  positive(o.shutdownGraceMs, 'shutdownGraceMs', true);
+  if (o.maxCrashes !== undefined && (!Number.isInteger(o.maxCrashes) || o.maxCrashes < 1)) {
+    throw new ValidationError('maxCrashes', `${o.maxCrashes} is not a positive integer`);
+  }
+  if (o.mutant !== undefined && !isMutantName(o.mutant)) throw new ValidationError('mutant', `unknown mutant "${o.mutant}"`);
+}
+
+export function resolveQueueOptions(o: WorkerOptions, queue: string): ResolvedQueueOptions {
+  const q = o.queues?.[queue] ?? {};
+  return {
+    leaseMs: q.leaseMs ?? o.leaseMs ?? DEFAULTS.leaseMs,
+    heartbeatMs: q.heartbeatMs ?? o.heartbeatMs ?? DEFAULTS.heartbeatMs,
+    timeoutMs: q.timeoutMs ?? o.timeoutMs,
+    backoffBaseMs: q.backoffBaseMs ?? o.backoffBaseMs ?? DEFAULTS.backoffBaseMs,
+    backoffCapMs: q.backoffCapMs ?? o.backoffCapMs ?? DEFAULTS.backoffCapMs,
+  };
+}

@@ -1,0 +1,18 @@
+import { loadQueries } from '../sql.ts';
+
+export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url), [
+  'ClaimJobs',
+  'SelectDueIdsUnlocked',
+  'ClaimIdsUnchecked',
+  'RenewLease',
+  'CompleteJobs',
+  'CompleteJobsUnfenced',
+  'FailJob',
+  'ReleaseJobs',
+  'RecordEffectKey',
+  'EffectKeyExists',
+  'CompleteJobInTx',
+  'DbNow',
+] as const);
+
+export const rescuerQueries = loadQueries(new URL('./rescuer.sql', import.meta.url), ['RescueExpiredLeases'] as const);

@@ -1,0 +1,91 @@
+import { systemClock, type Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { DEFAULTS } from '../defaults.ts';
+import { Events } from '../events.ts';
+import { createLogger, type Logger } from '../log.ts';
+import type { MutantName } from '../mutants.ts';
+import { rescuerQueries as q } from './queries.ts';
+
+export interface LeaseRescuerOptions {
+  db: Db;
+  /** Period between passes. Default 1,000 ms. */
+  intervalMs?: number;
+  /** Expired leases handled per statement. Default 1,000. */
+  batchSize?: number;
+  /** Expired leases (crashes) before a job is dead-lettered as a poison pill. Default 2. */
+  maxCrashes?: number;
+  clock?: Clock;
+  events?: Events;
+  log?: Logger;
+  mutant?: MutantName;
+}
+
+/**
+ * Makes the jobs of dead workers claimable again. A lease that expired
+ * without a recorded result means the worker died (or stalled past its
+ * visibility timeout); the attempt it was charged at claim stays charged, and
+ * the crash is counted, so a job that kills every worker that touches it is
+ * dead-lettered after `maxCrashes` instead of taking the fleet down in turn.
+ * Runs on every worker; SKIP LOCKED lets several share the work safely.
+ */
+export class LeaseRescuer {
+  private running = false;
+  private loop?: Promise<void>;
+  private stopController = new AbortController();
+  private readonly clock: Clock;
+  private readonly events: Events;
+  private readonly log: Logger;
+
+  constructor(private readonly options: LeaseRescuerOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.events = options.events ?? new Events();
+    this.log = options.log ?? createLogger('rescuer');
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopController = new AbortController();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopController.abort();
+    await this.loop;
+  }
+
+  /** One pass: rescues every expired lease, in batches. Returns how many it rescued. */
+  async runOnce(): Promise<number> {
+    const batch = this.options.batchSize ?? 1000;
+    let total = 0;
+    for (;;) {
+      const res = await this.options.db.query(q.RescueExpiredLeases, [
+        batch,
+        this.options.maxCrashes ?? DEFAULTS.maxCrashes,
+        this.options.mutant === 'no-crash-detection',
+        this.options.mutant !== 'charge-on-failure',
+      ]);
+      for (const r of res.rows) {
+        const dead = r.state === 'dead';
+        this.events.emit('lease:rescued', { jobId: r.id, queue: r.queue, attempts: r.attempts, crashCount: r.crash_count, dead });
+        if (dead) this.events.emit('job:dead', { jobId: r.id, queue: r.queue, attempt: r.attempts, reason: r.reason });
+      }
+      total += res.rowCount ?? 0;
+      if ((res.rowCount ?? 0) < batch) return total;
+    }
+  }
+
+  private async run(): Promise<void> {
+    const interval = this.options.intervalMs ?? DEFAULTS.rescueIntervalMs;
+    while (this.running) {
+      try {
+        await this.runOnce();
+      } catch (err) {
+        this.log.warn('rescue pass failed; will retry', { error: (err as Error).message });
+      }
+      await this.clock.sleep(interval, this.stopController.signal).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,197 @@
+import { hostname } from 'node:os';
+import { systemClock, type Clock } from '../clock.ts';
+import { DEFAULTS } from '../defaults.ts';
+import { Events } from '../events.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { SeededRng, randomSeed, type Rng } from '../rng.ts';
+import { claimJobs } from './claim.ts';
+import { CompletionBatcher } from './completer.ts';
+import { JobRun } from './job-runner.ts';
+import { EnqueueListener } from './notifier.ts';
+import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
+import { workerQueries as q } from './queries.ts';
+import { LeaseRescuer } from './rescuer.ts';
+
+/**
+ * The worker loop: claims as many due jobs as it has free slots, runs them,
+ * and sleeps until a NOTIFY, a freed slot or the poll interval wakes it.
+ * A database error never kills the loop: it backs off and tries again, so a
+ * terminated connection or a Postgres restart costs latency, not jobs.
+ */
+export class Worker {
+  readonly id: string;
+  readonly events: Events;
+  private readonly clock: Clock;
+  private readonly rng: Rng;
+  private readonly log: Logger;
+  private readonly queues: string[];
+  private readonly queueOptions: Map<string, ResolvedQueueOptions>;
+  private readonly completer: CompletionBatcher;
+  private readonly listener?: EnqueueListener;
+  private readonly rescuer?: LeaseRescuer;
+  private readonly inFlight = new Set<JobRun>();
+  private running = false;
+  private loop?: Promise<void>;
+  private stopping?: Promise<void>;
+  private wake = new AbortController();
+
+  constructor(private readonly options: WorkerOptions) {
+    validateWorkerOptions(options);
+    this.clock = options.clock ?? systemClock;
+    this.rng = options.rng ?? new SeededRng(randomSeed());
+    this.id = options.workerId ?? `${hostname()}:${process.pid}:${this.rng.int(0, 0xffffff).toString(16)}`;
+    this.log = (options.log ?? createLogger('worker')).child(this.id);
+    this.events = options.events ?? new Events((err, event) => this.log.warn('event listener threw', { event, error: String(err) }));
+    this.queues = Object.keys(options.handlers);
+    this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
+    this.completer = new CompletionBatcher(options.db, this.clock, this.log, options.mutant !== 'no-fencing');
+    if (options.listen ?? true) {
+      this.listener = new EnqueueListener(
+        options.db,
+        this.clock,
+        this.log,
+        () => this.wakeUp(),
+        () => this.events.emit('worker:listening', { workerId: this.id }),
+      );
+    }
+    if (options.rescue ?? true) {
+      this.rescuer = new LeaseRescuer({
+        db: options.db,
+        intervalMs: options.rescueIntervalMs,
+        maxCrashes: options.maxCrashes,
+        clock: this.clock,
+        events: this.events,
+        log: this.log.child('rescuer'),
+        mutant: options.mutant,
+      });
+    }
+    if (options.mutant) this.log.warn(`running the "${options.mutant}" mutant: a deliberately broken engine`);
+  }
+
+  /** Jobs running now. */
+  get activeJobs(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    if (this.running || this.stopping) return;
+    this.running = true;
+    this.listener?.start();
+    this.rescuer?.start();
+    this.loop = this.run();
+  }
+
+  /**
+   * Stops claiming, lets in-flight jobs finish within the grace period, then
+   * aborts the rest and hands their claims back (without charging the
+   * attempt) so another worker takes them at once. Safe to call twice.
+   */
+  stop(graceMs = this.options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs): Promise<void> {
+    this.stopping ??= this.shutdown(graceMs);
+    return this.stopping;
+  }
+
+  /** One claim: fills free slots with due jobs and starts them. Returns how many it claimed. */
+  async runOnce(): Promise<number> {
+    const free = (this.options.concurrency ?? DEFAULTS.concurrency) - this.inFlight.size;
+    if (free <= 0) return 0;
+    const jobs = await claimJobs(this.options.db, {
+      queues: this.queues,
+      leaseMs: this.queues.map((name) => this.queueOptions.get(name)!.leaseMs),
+      limit: free,
+      workerId: this.id,
+      agingMs: this.options.agingMs ?? DEFAULTS.agingMs,
+      mutant: this.options.mutant,
+    });
+    for (const job of jobs) {
+      this.events.emit('job:claimed', {
+        jobId: job.id,
+        queue: job.queue,
+        priority: job.priority,
+        attempt: job.attempts,
+        workerId: this.id,
+        runAt: job.runAt.getTime(),
+        dbClaimedAt: job.dbClaimedAt.getTime(),
+      });
+      const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
+        db: this.options.db,
+        clock: this.clock,
+        rng: this.rng,
+        events: this.events,
+        log: this.log,
+        completer: this.completer,
+        workerId: this.id,
+        mutant: this.options.mutant,
+      });
+      this.inFlight.add(run);
+      void run.done.finally(() => {
+        this.inFlight.delete(run);
+        this.wakeUp();
+      });
+    }
+    return jobs.length;
+  }
+
+  private wakeUp(): void {
+    this.wake.abort();
+  }
+
+  private async run(): Promise<void> {
+    const pollMs = this.options.pollMs ?? DEFAULTS.pollMs;
+    const concurrency = this.options.concurrency ?? DEFAULTS.concurrency;
+    let failures = 0;
+    while (this.running) {
+      // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
+      this.wake = new AbortController();
+      let claimed = 0;
+      try {
+        const free = concurrency - this.inFlight.size;
+        claimed = await this.runOnce();
+        failures = 0;
+        if (claimed > 0 && claimed === free) continue; // probably more due; fill slots as they free
+      } catch (err) {
+        failures++;
+        const message = (err as Error).message;
+        this.events.emit('worker:error', { workerId: this.id, error: message });
+        this.log.warn('claim failed; backing off', { attempt: failures, error: message });
+        await this.clock.sleep(Math.min(5000, 100 * 2 ** failures)).catch(() => {});
+        continue;
+      }
+      if (!this.running) break;
+      await this.clock.sleep(pollMs, this.wake.signal).catch(() => {});
+    }
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    this.running = false;
+    this.wakeUp();
+    await this.loop;
+    await this.listener?.stop();
+    await this.rescuer?.stop();
+    const finished = Promise.all([...this.inFlight].map((r) => r.done));
+    const grace = new AbortController();
+    const timedOut = await Promise.race([
+      finished.then(() => false),
+      this.clock.sleep(graceMs, grace.signal).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    grace.abort();
+    if (timedOut) await this.handBack();
+    await this.completer.drain();
+  }
+
+  private async handBack(): Promise<void> {
+    const runs = [...this.inFlight];
+    for (const run of runs) run.abandon();
+    const res = await this.options.db
+      .query(q.ReleaseJobs, [runs.map((r) => r.job.id), runs.map((r) => r.job.leaseToken), this.options.mutant !== 'charge-on-failure'])
+      .catch((err) => {
+        this.log.warn('could not hand back claims; their leases will expire', { error: (err as Error).message });
+        return { rows: [] as { id: number }[] };
+      });
+    this.log.info('handed back unfinished jobs', { count: res.rows.length });
+    await Promise.all(runs.map((r) => r.done));
+  }
+}

@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { enqueue, enqueueMany } from '../engine/enqueue.ts';
+import { deadLetterDepth, listDeadLetters, redrive } from '../engine/dead-letters.ts';
+import { Events } from '../engine/events.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import type { WorkerOptions } from '../engine/worker/options.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { freshDatabase } from './support/db.ts';
+import { countByState, jobRow } from './support/jobs.ts';
+import { until } from './support/wait.ts';
+
+const { db } = await freshDatabase({ maxConnections: 20 });
+const workers: Worker[] = [];
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+});
+
+function startWorker(options: Omit<WorkerOptions, 'db'>): Worker {
+  const w = new Worker({ db, rng: new SeededRng(1), pollMs: 50, rescueIntervalMs: 50, backoffBaseMs: 10, backoffCapMs: 50, ...options });
+  workers.push(w);
+  w.start();
+  return w;
+}
+
+describe('worker', () => {
+  it('runs every enqueued job to done, handing each its payload', async () => {
+    const seen: number[] = [];
+    await enqueueMany(db, Array.from({ length: 200 }, (_, i) => ({ queue: 'basic', payload: { i } })));
+    startWorker({ handlers: { basic: (p: { i: number }) => void seen.push(p.i) }, concurrency: 8 });
+    await until('200 jobs done', async () => (await countByState(db, 'basic')).done === 200);
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+  });
+
+  it('wakes on NOTIFY rather than waiting out a long poll interval', async () => {
+    const events = new Events();
+    const listening = events.waitFor('worker:listening');
+    startWorker({ handlers: { notified: () => {} }, pollMs: 60_000, events });
+    await listening;
+    const completed = events.waitFor('job:completed', (e) => e.queue === 'notified');
+    await enqueue(db, 'notified', {});
+    await completed; // a 60 s poll would time the test out
+  });
+
+  it('retries a failing job with backoff, then dead-letters it after exactly maxAttempts with the error history', async () => {
+    const job = await enqueue(db, 'always-fails', { n: 1 }, { maxAttempts: 4 });
+    const events = new Events();
+    const attempts: number[] = [];
+    events.on('job:failed', (e) => attempts.push(e.attempt));
+    startWorker({ handlers: { 'always-fails': () => { throw new Error('downstream said 503'); } }, events });
+    await until('job dead', async () => (await jobRow(db, job.id)).state === 'dead');
+    expect(attempts).toEqual([1, 2, 3, 4]);
+    const row = await jobRow(db, job.id);
+    expect(row.attempts).toBe(4);
+    expect(row.errors.map((e) => e.error)).toEqual(Array(4).fill('Error: downstream said 503'));
+    const [dl] = await listDeadLetters(db, { queue: 'always-fails' });
+    expect(dl).toMatchObject({ jobId: job.id, attempts: 4, payload: { n: 1 } });
+    expect(dl.reason).toContain('attempts exhausted');
+    expect(dl.errors).toHaveLength(4);
+    expect(await deadLetterDepth(db, 'always-fails')).toBe(1);
+  });
+
+  it('records every shape of handler failure: throw, rejection, non-Error values, timeout', async () => {
+    const handlers = {
+      'throws-sync': () => { throw new TypeError('bad field'); },
+      rejects: async () => Promise.reject(new Error('async boom')),
+      'throws-string': () => { throw 'just a string'; },
+      'throws-undefined': () => { throw undefined; },
+      'throws-object': () => { throw { code: 42 }; },
+      'too-slow': (_p: unknown, ctx: { signal: AbortSignal }) =>
+        new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)),
+    };
+    const ids: Record<string, number> = {};
+    for (const q of Object.keys(handlers)) ids[q] = (await enqueue(db, q, {}, { maxAttempts: 1 })).id;
+    startWorker({ handlers, timeoutMs: 200 });
+    for (const id of Object.values(ids)) await until(`job ${id} dead`, async () => (await jobRow(db, id)).state === 'dead');
+    const lastError = async (q: string) => (await jobRow(db, ids[q])).last_error;
+    expect(await lastError('throws-sync')).toBe('TypeError: bad field');
+    expect(await lastError('rejects')).toBe('Error: async boom');
+    expect(await lastError('throws-string')).toBe('NonErrorThrown: just a string');
+    expect(await lastError('throws-undefined')).toBe('NonErrorThrown: undefined');
+    expect(await lastError('throws-object')).toBe('NonErrorThrown: {"code":42}');
+    expect(await lastError('too-slow')).toBe('JobTimeoutError: handler exceeded its timeout of 200 ms');
+    expect((await jobRow(db, ids['too-slow'])).errors[0].kind).toBe('timeout');
+  });
+
+  it('redrives a dead job back to pending with a fresh budget', async () => {
+    let fail = true;
+    const job = await enqueue(db, 'redrive', {}, { maxAttempts: 1 });
+    startWorker({ handlers: { redrive: () => { if (fail) throw new Error('not yet'); } } });
+    await until('dead', async () => (await jobRow(db, job.id)).state === 'dead');
+    fail = false;
+    expect(await redrive(db, job.id)).toBe(true);
+    await until('done after redrive', async () => (await jobRow(db, job.id)).state === 'done');
+    expect(await deadLetterDepth(db, 'redrive')).toBe(0);
+    expect(await redrive(db, job.id)).toBe(false);
+  });
+
+  it('refuses bad options with the field named', () => {
+    expect(() => new Worker({ db, handlers: {} })).toThrow(ValidationError);
+    expect(() => new Worker({ db, handlers: { q: () => {} }, leaseMs: -5 })).toThrow(/leaseMs/);
+    expect(() => new Worker({ db, handlers: { q: () => {} }, concurrency: 0 })).toThrow(/concurrency/);
+    expect(() => new Worker({ db, handlers: { q: () => {} }, mutant: 'nope' as never })).toThrow(/mutant/);
+  });
+});
