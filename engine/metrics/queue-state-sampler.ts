@@ -1,0 +1,289 @@
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { ValidationError } from '../errors.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { loadQueries } from '../sql.ts';
+import { validateInt } from '../validate.ts';
+import type { StampedeMetrics } from './registry.ts';
+
+const QUERY_NAMES = ['ClaimableByQueue', 'ClaimedByQueue', 'DeadLettersByQueue', 'JobsTableHealth', 'DoneExact', 'XminHorizon'] as const;
+const q = loadQueries(new URL('./queue-state.sql', import.meta.url), QUERY_NAMES);
+
+export interface QueueStateSamplerConfig {
+  /** Time between samples, in ms. Default 5000. Each round is a handful of index probes, whatever the table size. */
+  intervalMs?: number;
+  /**
+   * Per-queue ceiling on counted claimable rows. Default 100,000. Beyond it a
+   * queue's pending/failed/due figures are lower bounds and `depthCapped` is
+   * true; the oldest-unclaimed age stays exact.
+   */
+  depthCapRows?: number;
+  /**
+   * How `done` is obtained. 'estimate' (default): n_live_tup less the counted
+   * states, free at any size. 'exact': count(*) of done rows, a scan of the
+   * whole table, only for small harness databases.
+   */
+  doneCount?: 'estimate' | 'exact';
+  /** statement_timeout for each sampling query, in ms. Default 2000: a sampler must never become the load. */
+  statementTimeoutMs?: number;
+}
+
+export const QUEUE_STATE_SAMPLER_DEFAULTS = {
+  intervalMs: 5_000,
+  depthCapRows: 100_000,
+  doneCount: 'estimate',
+  statementTimeoutMs: 2_000,
+} as const satisfies Required<QueueStateSamplerConfig>;
+
+export interface QueueFigures {
+  pending: number;
+  failed: number;
+  /** Claimable jobs whose run_at has passed. */
+  due: number;
+  claimed: number;
+  /** Claimed jobs whose lease expired and that no rescuer has handed back yet. */
+  leasesOverdue: number;
+  /** Rows in stampede.dead_letters for this queue. */
+  deadLetters: number;
+  /** now() - run_at of the oldest due, unclaimed job, database clock; 0 when none is due. */
+  oldestUnclaimedAgeMs: number;
+  /** True when pending/failed/due hit depthCapRows and are lower bounds. */
+  depthCapped: boolean;
+}
+
+/** One sample, as a plain object: what the harness reads for its progress line and alert thresholds. */
+export interface QueueStateSnapshot {
+  /** Node-clock epoch ms when the sample completed. */
+  sampledAt: number;
+  /** How long the round of queries took, node clock, ms. */
+  durationMs: number;
+  queues: Record<string, QueueFigures>;
+  /** Claimable (pending + failed) jobs by queue. */
+  depthByQueue: Record<string, number>;
+  oldestUnclaimedAgeMs: Record<string, number>;
+  /** Rows in stampede.dead_letters, all queues. */
+  deadLetterDepth: number;
+  pending: number;
+  failed: number;
+  claimed: number;
+  dead: number;
+  done: number;
+  doneIsEstimate: boolean;
+  jobsDeadTuples: number;
+  jobsLiveTuples: number;
+  /** Age of the oldest transaction (or prepared transaction) holding the xmin horizon, ms; 0 when none. */
+  xminHorizonAgeMs: number;
+  /** Same, in transaction IDs, including replication slots. */
+  xminHorizonAgeXids: number;
+  /** The horizon's age per kind of holder (backend, prepared, replication_slot); ageMs is null where unknown. */
+  xminHolders: { holder: string; ageMs: number | null; ageXids: number }[];
+}
+
+/**
+ * Samples queue state and Postgres health from the database on an interval
+ * and caches the result in gauges and in `latest`. Scrapes read the cache, so
+ * the database cost is one round per `intervalMs` per sampler, however often
+ * Prometheus scrapes. Run one sampler per deployment (or a few, for
+ * redundancy), not one per worker process: the figures are global.
+ *
+ * Each round runs in one read-only transaction, so all figures share one
+ * now() and one statement_timeout guards every query.
+ */
+export class QueueStateSampler {
+  readonly config: Required<QueueStateSamplerConfig>;
+  private readonly log: Logger;
+  private abort: AbortController | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly knownQueues = new Set<string>();
+  private last: QueueStateSnapshot | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly metrics: StampedeMetrics | null = null,
+    config: QueueStateSamplerConfig = {},
+    logger: Logger = createLogger('metrics:sampler'),
+  ) {
+    this.config = validateConfig(config);
+    this.log = logger;
+  }
+
+  /** The most recent successful sample, or null before the first. */
+  get latest(): QueueStateSnapshot | null {
+    return this.last;
+  }
+
+  /** Starts sampling every intervalMs (first round at once). Calling it twice is harmless. */
+  start(): void {
+    if (this.loop) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    this.loop = this.run(abort.signal);
+  }
+
+  /** Stops the loop and waits for an in-flight round. Calling it twice is harmless. */
+  async stop(): Promise<void> {
+    if (!this.loop) return;
+    this.abort!.abort();
+    await this.loop;
+    this.loop = null;
+    this.abort = null;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.runOnce();
+      } catch (err) {
+        this.log.warn('queue-state sample failed; keeping the previous figures', { error: (err as Error).message });
+      }
+      try {
+        await this.clock.sleep(this.config.intervalMs, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** The queries one round runs, with their parameters, in order. For EXPLAIN in tests and for operators. */
+  plannedQueries(): { name: (typeof QUERY_NAMES)[number]; text: string; params: unknown[] }[] {
+    return [
+      { name: 'ClaimableByQueue', text: q.ClaimableByQueue, params: [this.config.depthCapRows] },
+      { name: 'ClaimedByQueue', text: q.ClaimedByQueue, params: [] },
+      { name: 'DeadLettersByQueue', text: q.DeadLettersByQueue, params: [] },
+      { name: 'JobsTableHealth', text: q.JobsTableHealth, params: [] },
+      ...(this.config.doneCount === 'exact' ? [{ name: 'DoneExact' as const, text: q.DoneExact, params: [] }] : []),
+      { name: 'XminHorizon', text: q.XminHorizon, params: [] },
+    ];
+  }
+
+  /** One round: query, update the gauges, return the snapshot. Throws if a query fails (the loop logs and carries on). */
+  async runOnce(): Promise<QueueStateSnapshot> {
+    const started = this.clock.now();
+    let rows: Record<string, any[]>;
+    try {
+      rows = await this.db.transaction(async (tx) => {
+        await tx.query('SET TRANSACTION READ ONLY');
+        await tx.query(`SET LOCAL statement_timeout = ${this.config.statementTimeoutMs}`);
+        const out: Record<string, any[]> = {};
+        for (const query of this.plannedQueries()) out[query.name] = (await tx.query(query.text, query.params)).rows;
+        return out;
+      });
+    } catch (err) {
+      this.metrics?.sampleErrors.inc();
+      throw err;
+    }
+    const finished = this.clock.now();
+    const snapshot = buildSnapshot(rows, finished, finished - started);
+    this.last = snapshot;
+    this.publish(snapshot);
+    return snapshot;
+  }
+
+  private publish(s: QueueStateSnapshot): void {
+    const m = this.metrics;
+    if (!m) return;
+    // A queue that emptied keeps reporting 0 rather than vanishing, so its
+    // alert resolves instead of going stale.
+    for (const name of Object.keys(s.queues)) this.knownQueues.add(name);
+    for (const queue of this.knownQueues) {
+      const f = s.queues[queue] ?? EMPTY_QUEUE;
+      m.queueDepth.set({ queue, state: 'pending' }, f.pending);
+      m.queueDepth.set({ queue, state: 'failed' }, f.failed);
+      m.queueDepth.set({ queue, state: 'claimed' }, f.claimed);
+      m.queueDue.set({ queue }, f.due);
+      m.queueDepthCapped.set({ queue }, f.depthCapped ? 1 : 0);
+      m.oldestUnclaimedAge.set({ queue }, f.oldestUnclaimedAgeMs / 1000);
+      m.leasesOverdue.set({ queue }, f.leasesOverdue);
+      m.deadLetterDepth.set({ queue }, f.deadLetters);
+    }
+    m.doneEstimate.set(s.done);
+    m.jobsDeadTuples.set(s.jobsDeadTuples);
+    m.jobsLiveTuples.set(s.jobsLiveTuples);
+    m.sampleTimestamp.set(s.sampledAt / 1000);
+    m.sampleDuration.set(s.durationMs / 1000);
+    for (const h of s.xminHolders) {
+      // A slot has no timestamp: its age is known in xids only.
+      if (h.ageMs !== null || h.holder !== 'replication_slot') m.xminHorizonAgeSeconds.set({ holder: h.holder }, (h.ageMs ?? 0) / 1000);
+      m.xminHorizonAgeXids.set({ holder: h.holder }, h.ageXids);
+    }
+  }
+}
+
+const EMPTY_QUEUE: QueueFigures = {
+  pending: 0,
+  failed: 0,
+  due: 0,
+  claimed: 0,
+  leasesOverdue: 0,
+  deadLetters: 0,
+  oldestUnclaimedAgeMs: 0,
+  depthCapped: false,
+};
+
+/** Folds the query rows into the plain snapshot. Pure. */
+function buildSnapshot(rows: Record<string, any[]>, sampledAt: number, durationMs: number): QueueStateSnapshot {
+  const queues: Record<string, QueueFigures> = {};
+  const queue = (name: string) => (queues[name] ??= { ...EMPTY_QUEUE });
+  for (const r of rows.ClaimableByQueue) {
+    Object.assign(queue(r.queue), {
+      pending: r.pending,
+      failed: r.failed,
+      due: r.due,
+      depthCapped: r.capped,
+      oldestUnclaimedAgeMs: Math.max(0, r.oldest_due_age_s * 1000),
+    });
+  }
+  for (const r of rows.ClaimedByQueue) Object.assign(queue(r.queue), { claimed: r.claimed, leasesOverdue: r.overdue });
+  for (const r of rows.DeadLettersByQueue) queue(r.queue).deadLetters = r.dead;
+
+  const all = Object.values(queues);
+  const sum = (k: keyof QueueFigures) => all.reduce((n, f) => n + Number(f[k]), 0);
+  const pending = sum('pending');
+  const failed = sum('failed');
+  const claimed = sum('claimed');
+  const dead = sum('deadLetters');
+  const health = rows.JobsTableHealth[0] ?? { live_tuples: 0, dead_tuples: 0 };
+  const exactDone = rows.DoneExact?.[0]?.done as number | undefined;
+  const holders = (rows.XminHorizon as { holder: string; age_s: number | null; age_xids: number | null }[]).map((h) => ({
+    holder: h.holder,
+    ageMs: h.age_s === null ? (h.holder === 'replication_slot' ? null : 0) : Math.max(0, h.age_s * 1000),
+    ageXids: h.age_xids ?? 0,
+  }));
+
+  return {
+    sampledAt,
+    durationMs,
+    queues,
+    depthByQueue: Object.fromEntries(Object.entries(queues).map(([n, f]) => [n, f.pending + f.failed])),
+    oldestUnclaimedAgeMs: Object.fromEntries(Object.entries(queues).map(([n, f]) => [n, f.oldestUnclaimedAgeMs])),
+    deadLetterDepth: dead,
+    pending,
+    failed,
+    claimed,
+    dead,
+    // n_live_tup lags by up to a second and is an estimate: clamp, never negative.
+    done: exactDone ?? Math.max(0, health.live_tuples - pending - failed - claimed - dead),
+    doneIsEstimate: exactDone === undefined,
+    jobsDeadTuples: health.dead_tuples,
+    jobsLiveTuples: health.live_tuples,
+    xminHorizonAgeMs: Math.max(0, ...holders.map((h) => h.ageMs ?? 0)),
+    xminHorizonAgeXids: Math.max(0, ...holders.map((h) => h.ageXids)),
+    xminHolders: holders,
+  };
+}
+
+function validateConfig(config: QueueStateSamplerConfig): Required<QueueStateSamplerConfig> {
+  const c = { ...QUEUE_STATE_SAMPLER_DEFAULTS, ...stripUndefined(config) };
+  validateInt(c.intervalMs, 'intervalMs', 100);
+  validateInt(c.depthCapRows, 'depthCapRows', 1);
+  validateInt(c.statementTimeoutMs, 'statementTimeoutMs', 1);
+  if (c.doneCount !== 'estimate' && c.doneCount !== 'exact') {
+    throw new ValidationError('doneCount', `"${String(c.doneCount)}" is not a mode; expected 'estimate' or 'exact'`);
+  }
+  return c;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
