@@ -66,18 +66,16 @@ export function occurrenceKey(scheduleId: string, instantMs: number): string {
 export interface DueInput {
   /** Progress: every occurrence at or before this instant is already handled. */
   fromMs: number;
-  /** The node's clock reading. */
-  nowMs: number;
-  /** Materialize up to here (now + lookahead). */
-  horizonMs: number;
   /**
-   * An occurrence counts as missed only when it is at least this far behind
-   * `nowMs`. The materializer passes its skew tolerance: a node within it
-   * cannot be sure an occurrence that recent is past by the database clock.
+   * The database clock at this tick. An occurrence is missed when its instant
+   * is already behind it: due-ness is the database's to decide, so a node
+   * whose own clock jumped ahead does not declare future occurrences missed.
    */
-  graceMs: number;
+  dbNowMs: number;
+  /** Materialize up to here: the node clock plus the lookahead. */
+  horizonMs: number;
   catchUp: CatchUpPolicy;
-  /** `all` and `latest` reach back at most this far behind `nowMs`. */
+  /** `all` and `latest` reach back at most this far behind `dbNowMs`. */
   catchUpWindowMs: number;
 }
 
@@ -92,19 +90,19 @@ export interface DuePlan {
 
 /**
  * Which occurrences in (from, horizon] to enqueue under the catch-up policy.
- * Upcoming occurrences (not yet missed) are always enqueued; missed ones
- * follow the policy, bounded by the catch-up window. Enumeration starts no
- * earlier than the window, so a schedule paused for a year costs one window.
+ * Upcoming occurrences (at or after the database's now) are always enqueued;
+ * missed ones follow the policy, bounded by the catch-up window. Enumeration
+ * starts no earlier than the window, so a schedule idle for a year costs one
+ * window, not a year of occurrences.
  */
 export function dueOccurrences(rule: OccurrenceRule, input: DueInput): DuePlan {
-  const { fromMs, nowMs, horizonMs, graceMs, catchUp, catchUpWindowMs } = input;
+  const { fromMs, dbNowMs, horizonMs, catchUp, catchUpWindowMs } = input;
   if (horizonMs <= fromMs) return { enqueue: [], dropped: [], untilMs: fromMs };
-  const start = Math.max(fromMs, nowMs - Math.max(catchUpWindowMs, graceMs));
-  const all = occurrencesBetween(rule, start, horizonMs);
-  const missedBefore = nowMs - graceMs; // missed: instant <= missedBefore
-  const missed = all.filter((t) => t <= missedBefore);
-  const upcoming = all.filter((t) => t > missedBefore);
-  const inWindow = missed.filter((t) => t > nowMs - catchUpWindowMs);
+  const windowStart = dbNowMs - catchUpWindowMs;
+  const all = occurrencesBetween(rule, Math.max(fromMs, Math.min(windowStart, horizonMs)), horizonMs);
+  const missed = all.filter((t) => t < dbNowMs);
+  const upcoming = all.filter((t) => t >= dbNowMs);
+  const inWindow = missed.filter((t) => t > windowStart);
   const caught = catchUp === 'all' ? inWindow : catchUp === 'latest' ? inWindow.slice(-1) : [];
   const kept = new Set(caught);
   return {
