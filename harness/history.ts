@@ -44,7 +44,8 @@ export type EventOf<T extends HistoryEventType> = Extract<HistoryEvent, { type: 
 
 /** Final database state that checkers read beside the history. */
 export interface FinalState {
-  jobs: { id: number; queue: string; state: string; attempts: number; priority: number; idempotencyKey: string | null }[];
+  /** `kind` is the job's payload kind when the runner could read one (jobs the nemesis enqueued have no op to look it up by). */
+  jobs: { id: number; queue: string; state: string; attempts: number; priority: number; idempotencyKey: string | null; kind?: string }[];
   deadLetters: { jobId: number; reason: string }[];
   /** Effect rows by effect key: how many times each job's side effect was applied. */
   effects: Record<string, number>;

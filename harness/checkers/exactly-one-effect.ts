@@ -1,0 +1,54 @@
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { JobIndex } from './jobs.ts';
+import { firstN, fmt, type CheckerDef } from './types.ts';
+
+export interface ExactlyOneEffectBounds {
+  /** Job kinds whose handler applies an effect. Default ['effect']. */
+  kinds: string[];
+}
+
+/**
+ * Duplicate delivery is allowed; a duplicate effect is not. Reads the effect
+ * counts in the final state (`final.effects`, by effect key: the job's
+ * idempotency key, which for generated jobs is `op:<n>`, else `job:<id>`):
+ *
+ * - duplicate: any effect key counted more than once, whatever its job's kind;
+ * - missing: a job of an effect kind that ended `done` with no effect (the
+ *   completion committed without its effect: the other half of a torn boundary).
+ *
+ * A dead or unfinished effect job may have 0 or 1 effects. The `effect:applied`
+ * events are not counted: a worker reports them before its commit, which may roll back.
+ */
+export function checkExactlyOneEffect(history: readonly HistoryEvent[], final: FinalState, bounds: ExactlyOneEffectBounds): InvariantResult {
+  const idx = new JobIndex(history, final);
+  const kinds = new Set(bounds.kinds);
+  const duplicates = Object.entries(final.effects)
+    .filter(([, n]) => n > 1)
+    .map(([key, count]) => ({ key, count }));
+  const missing: { jobId: number; key: string }[] = [];
+  let effectJobs = 0;
+  for (const job of final.jobs) {
+    if (!kinds.has(idx.kindOf(job.id) ?? '')) continue;
+    effectJobs++;
+    const key = job.idempotencyKey ?? `job:${job.id}`;
+    if (job.state === 'done' && !(final.effects[key] >= 1)) missing.push({ jobId: job.id, key });
+  }
+  const keys = Object.keys(final.effects).length;
+  const pass = duplicates.length > 0 || missing.length > 0 ? false : effectJobs === 0 && keys === 0 ? 'unknown' : true;
+  const examples = [...firstN(duplicates).map((d) => ({ duplicate: d.key, count: d.count })), ...firstN(missing).map((m) => ({ missing: m.key, jobId: m.jobId }))];
+  return {
+    name: 'exactly-one-effect',
+    pass,
+    figure: `${fmt(duplicates.length)} duplicated and ${fmt(missing.length)} missing effects over ${fmt(effectJobs)} effect jobs (${fmt(keys)} effect keys)`,
+    bound: 'exactly 1 effect per done effect job, never more than 1 per key',
+    ...(examples.length ? { examples } : {}),
+  };
+}
+
+export const exactlyOneEffect: CheckerDef<ExactlyOneEffectBounds> = {
+  name: 'exactly-one-effect',
+  says: 'every effect job that completed applied its effect exactly once; no effect key applied twice',
+  check: checkExactlyOneEffect,
+  bounds: { kinds: 'string[]' },
+  defaults: { kinds: ['effect'] },
+};

@@ -1,0 +1,120 @@
+import { ValidationError } from '../../engine/errors.ts';
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { cronOccurrence } from './cron-occurrence.ts';
+import { deadLetterRouting } from './dead-letter-routing.ts';
+import { exactlyOneEffect } from './exactly-one-effect.ts';
+import { fairness } from './fairness.ts';
+import { faultsExercised, queueDrained } from './inconclusive.ts';
+import { noConcurrentClaim } from './no-concurrent-claim.ts';
+import { noJobLost } from './no-job-lost.ts';
+import { noStaleCompletion } from './no-stale-completion.ts';
+import { oldestAgeSlo } from './oldest-age-slo.ts';
+import { retrySpread } from './retry-spread.ts';
+import type { BoundKind, CheckerDef } from './types.ts';
+
+/** Every invariant by name. The names are public: scenarios, mutants (engine/mutants.ts) and reports use them. */
+export const CHECKERS = {
+  'no-job-lost': noJobLost,
+  'exactly-one-effect': exactlyOneEffect,
+  'no-concurrent-claim': noConcurrentClaim,
+  'dead-letter-routing': deadLetterRouting,
+  fairness,
+  'oldest-age-slo': oldestAgeSlo,
+  'one-job-per-cron-occurrence': cronOccurrence,
+  'no-stale-completion': noStaleCompletion,
+  'retry-spread': retrySpread,
+  'queue-drained': queueDrained,
+  'faults-exercised': faultsExercised,
+} as const;
+
+export type CheckerName = keyof typeof CHECKERS;
+export type BoundsOf<N extends CheckerName> = (typeof CHECKERS)[N] extends CheckerDef<infer B> ? B : never;
+/** Bounds by checker name; anything left out takes the checker's default. */
+export type CheckerBounds = { [N in CheckerName]?: Partial<BoundsOf<N>> };
+
+export function isCheckerName(name: string): name is CheckerName {
+  return Object.hasOwn(CHECKERS, name);
+}
+
+const KIND_TEST: Record<BoundKind, (v: unknown) => boolean> = {
+  number: (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0,
+  string: (v) => typeof v === 'string',
+  boolean: (v) => typeof v === 'boolean',
+  'string[]': (v) => Array.isArray(v) && v.every((s) => typeof s === 'string'),
+  window: (v) =>
+    v === null ||
+    (typeof v === 'object' && Number.isFinite((v as any).fromMs) && Number.isFinite((v as any).toMs) && (v as any).fromMs <= (v as any).toMs),
+};
+const KIND_WORDS: Record<BoundKind, string> = {
+  number: 'a non-negative number',
+  string: 'a string',
+  boolean: 'true or false',
+  'string[]': 'an array of strings',
+  window: 'null or { fromMs, toMs } with fromMs <= toMs',
+};
+
+/**
+ * Checks a scenario's bounds for one checker against what it accepts, and
+ * returns them merged onto its defaults. `field` prefixes error messages
+ * (e.g. `scenario.checkers.fairness`).
+ */
+export function resolveBounds<N extends CheckerName>(name: N, given: unknown, field = `checkers.${name}`): BoundsOf<N> {
+  const def = CHECKERS[name] as unknown as CheckerDef<Record<string, unknown>>;
+  if (given === undefined || given === true) return { ...def.defaults } as BoundsOf<N>;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw new ValidationError(field, `expected true or an object of bounds, got ${JSON.stringify(given)}`);
+  }
+  const known = Object.keys(def.bounds);
+  for (const [key, value] of Object.entries(given)) {
+    const kind = def.bounds[key];
+    if (!kind) {
+      throw new ValidationError(`${field}.${key}`, `is not a bound of ${name}; expected one of: ${known.join(', ') || '(none: it takes no bounds)'}`);
+    }
+    if (!KIND_TEST[kind](value)) throw new ValidationError(`${field}.${key}`, `expected ${KIND_WORDS[kind]}, got ${JSON.stringify(value)}`);
+  }
+  return { ...def.defaults, ...given } as BoundsOf<N>;
+}
+
+/**
+ * Runs the named checkers over one history. A checker that throws yields
+ * `unknown` with the error as its figure (as in Jepsen), so one broken checker
+ * cannot hide the others' verdicts. Unknown names are a usage error.
+ */
+export function runCheckers(
+  names: readonly string[],
+  history: readonly HistoryEvent[],
+  final: FinalState,
+  bounds: CheckerBounds = {},
+): InvariantResult[] {
+  for (const [i, name] of names.entries()) {
+    if (!isCheckerName(name)) throw new ValidationError(`checkers[${i}]`, `unknown checker "${name}"; expected one of: ${Object.keys(CHECKERS).join(', ')}`);
+  }
+  return (names as CheckerName[]).map((name) => {
+    const def = CHECKERS[name] as unknown as CheckerDef<unknown>;
+    try {
+      return def.check(history, final, resolveBounds(name, bounds[name]));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { name, pass: 'unknown', figure: `checker threw: ${message}`, bound: 'n/a' };
+    }
+  });
+}
+
+export type Verdict = 'pass' | 'fail' | 'inconclusive';
+
+/**
+ * One verdict for a run: any violated invariant fails it (exit 1), even when
+ * the run was also inconclusive, because a violation seen is a violation;
+ * otherwise any unknown makes it inconclusive (exit 3); else it passes (exit 0).
+ */
+export function verdictOf(results: readonly InvariantResult[]): { verdict: Verdict; exitCode: 0 | 1 | 3; failed: string[]; unknown: string[] } {
+  const failed = results.filter((r) => r.pass === false).map((r) => r.name);
+  const unknown = results.filter((r) => r.pass === 'unknown').map((r) => r.name);
+  if (failed.length) return { verdict: 'fail', exitCode: 1, failed, unknown };
+  if (unknown.length || results.length === 0) return { verdict: 'inconclusive', exitCode: 3, failed, unknown };
+  return { verdict: 'pass', exitCode: 0, failed, unknown };
+}
+
+export { inconclusiveReasons, faultTally } from './inconclusive.ts';
+export { outageWindows } from './retry-spread.ts';
+export { parseOccurrenceKey } from './cron-occurrence.ts';

@@ -1,0 +1,93 @@
+import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { firstN, fmt, type CheckerDef } from './types.ts';
+
+export interface NoConcurrentClaimBounds {
+  /**
+   * The visibility timeout the workers ran with, in ms. A second claim that
+   * comes at least this long after an open claim is a takeover of an expired
+   * lease (at-least-once working as designed), not a concurrent claim. 0 (the
+   * default) counts every overlap, for runs where the rescuer reports every expiry.
+   */
+  leaseMs: number;
+}
+
+interface Hold {
+  claim: EventOf<'job:claimed'>;
+  i: number;
+  endI: number | undefined;
+}
+
+/**
+ * No job is held by two workers at once:
+ * 1. no two `job:claimed` of the same job and the same attempt by different workers;
+ * 2. no claim of a job while another worker's claim of it is still open.
+ *
+ * A claim stays open until its worker reports `job:completed`, `job:failed` or
+ * `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
+ * (the rescuer found the lease expired). Events are taken in history order;
+ * the gap between two claims is measured on the database clock when both carry
+ * `dbTime` (the runner copies the engine's `dbClaimedAt` there), else harness time.
+ */
+export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final: FinalState, bounds: NoConcurrentClaimBounds): InvariantResult {
+  const open = new Map<number, Hold[]>();
+  const sameAttempt: unknown[] = [];
+  const overlaps: unknown[] = [];
+  const seenAttempt = new Map<string, string>();
+  let claims = 0;
+
+  const close = (jobId: number, i: number, match: (h: Hold) => boolean) => {
+    for (const h of open.get(jobId) ?? []) if (h.endI === undefined && match(h)) h.endI = i;
+  };
+
+  history.forEach((e, i) => {
+    switch (e.type) {
+      case 'job:claimed': {
+        claims++;
+        const k = `${e.jobId}/${e.attempt}`;
+        const prev = seenAttempt.get(k);
+        if (prev !== undefined && prev !== e.workerId) sameAttempt.push({ jobId: e.jobId, attempt: e.attempt, workers: [prev, e.workerId] });
+        seenAttempt.set(k, e.workerId);
+        const holds = open.get(e.jobId) ?? [];
+        for (const h of holds) {
+          if (h.endI !== undefined || h.claim.workerId === e.workerId) continue;
+          const gapMs = (e.dbTime ?? e.t) - (h.claim.dbTime ?? h.claim.t);
+          if (bounds.leaseMs > 0 && gapMs >= bounds.leaseMs) {
+            h.endI = i; // the old lease had expired: a legitimate takeover
+            continue;
+          }
+          overlaps.push({ jobId: e.jobId, held: { workerId: h.claim.workerId, attempt: h.claim.attempt, t: h.claim.t }, claimed: { workerId: e.workerId, attempt: e.attempt, t: e.t } });
+        }
+        holds.push({ claim: e, i, endI: undefined });
+        open.set(e.jobId, holds);
+        break;
+      }
+      case 'job:completed':
+      case 'job:failed':
+      case 'lease:lost':
+        close(e.jobId, i, (h) => h.claim.workerId === e.workerId && h.claim.attempt === e.attempt);
+        break;
+      case 'job:dead':
+      case 'lease:rescued':
+        close(e.jobId, i, () => true);
+        break;
+    }
+  });
+
+  const violations = sameAttempt.length + overlaps.length;
+  const examples = [...firstN(sameAttempt), ...firstN(overlaps)];
+  return {
+    name: 'no-concurrent-claim',
+    pass: violations > 0 ? false : claims === 0 ? 'unknown' : true,
+    figure: `${fmt(sameAttempt.length)} attempts claimed twice and ${fmt(overlaps.length)} overlapping holds over ${fmt(claims)} claims`,
+    bound: bounds.leaseMs > 0 ? `0 (takeover after ${fmt(bounds.leaseMs)} ms lease expiry allowed)` : '0',
+    ...(examples.length ? { examples } : {}),
+  };
+}
+
+export const noConcurrentClaim: CheckerDef<NoConcurrentClaimBounds> = {
+  name: 'no-concurrent-claim',
+  says: 'no job is held by two workers at once, and no attempt is claimed twice',
+  check: checkNoConcurrentClaim,
+  bounds: { leaseMs: 'number' },
+  defaults: { leaseMs: 0 },
+};

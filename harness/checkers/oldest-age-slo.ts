@@ -1,0 +1,67 @@
+import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { fmt, percentile, type CheckerDef, type WindowMs } from './types.ts';
+
+export interface OldestAgeSloBounds {
+  /** The SLO on oldest-unclaimed-age, in ms: p99 and max outside the incident must not exceed it. Default 5,000. */
+  sloMs: number;
+  /** The declared incident, in ms since the run started; null (the default) when the scenario declares none. */
+  incident: WindowMs | null;
+  /** Longest the age may stay over the SLO after the incident window ends, in ms. Default 60,000. */
+  maxRecoverMs: number;
+  /** Queues to watch. Default [] : the oldest over every queue. */
+  queues: string[];
+}
+
+/**
+ * Oldest-unclaimed-age is the SLO that matters (the source document's words):
+ * a queue can be deep and healthy, but not old.
+ *
+ * Reads `sample` events. Each sample's age is the largest over the watched
+ * queues. Outside the incident, p99 and max must be within the SLO. The
+ * incident is excused, and so is the recovery after it, up to the first sample
+ * at or after the window's end that is back within the SLO; that recovery
+ * time is bounded by `maxRecoverMs`. A relapse after recovery counts.
+ */
+export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: FinalState, bounds: OldestAgeSloBounds): InvariantResult {
+  const samples = history
+    .filter((e): e is EventOf<'sample'> => e.type === 'sample')
+    .map((s) => {
+      const entries = Object.entries(s.oldestUnclaimedAgeMs).filter(([q]) => bounds.queues.length === 0 || bounds.queues.includes(q));
+      return { t: s.t, age: Math.max(0, ...entries.map(([, v]) => v)) };
+    });
+  const base = { name: 'oldest-age-slo', bound: `p99 and max <= ${fmt(bounds.sloMs)} ms outside the incident` };
+  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no samples recorded' };
+
+  const inc = bounds.incident;
+  let recoveredT: number | undefined;
+  if (inc) recoveredT = samples.find((s) => s.t >= inc.toMs && s.age <= bounds.sloMs)?.t;
+  const excusedUntil = inc ? (recoveredT ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY;
+  const outside = samples.filter((s) => !inc || s.t < inc.fromMs || s.t >= excusedUntil).map((s) => s.age);
+  const p99 = percentile(outside, 99);
+  const max = outside.length ? Math.max(...outside) : Number.NaN;
+  const peakInIncident = inc ? Math.max(0, ...samples.filter((s) => s.t >= inc.fromMs && s.t < excusedUntil).map((s) => s.age)) : undefined;
+  const recoverMs = inc ? (recoveredT === undefined ? Number.POSITIVE_INFINITY : recoveredT - inc.toMs) : undefined;
+
+  const sloOk = outside.length === 0 || max <= bounds.sloMs;
+  const recoverOk = recoverMs === undefined || recoverMs <= bounds.maxRecoverMs;
+  const figure =
+    `p99 ${fmt(p99)} ms, max ${fmt(max)} ms over ${fmt(outside.length)} samples outside the incident` +
+    (inc
+      ? `; peak ${fmt(peakInIncident!)} ms in the incident (${fmt(inc.fromMs)}-${fmt(inc.toMs)} ms); ` +
+        (recoveredT === undefined ? 'never recovered' : `recovered ${fmt(recoverMs!)} ms after it`)
+      : '');
+  return {
+    ...base,
+    bound: base.bound + (inc ? `; recovery <= ${fmt(bounds.maxRecoverMs)} ms` : ''),
+    pass: !sloOk || !recoverOk ? false : outside.length === 0 ? 'unknown' : true,
+    figure,
+  };
+}
+
+export const oldestAgeSlo: CheckerDef<OldestAgeSloBounds> = {
+  name: 'oldest-age-slo',
+  says: 'oldest-unclaimed-age stays within the SLO outside the declared incident, and recovers within its bound after it',
+  check: checkOldestAgeSlo,
+  bounds: { sloMs: 'number', incident: 'window', maxRecoverMs: 'number', queues: 'string[]' },
+  defaults: { sloMs: 5_000, incident: null, maxRecoverMs: 60_000, queues: [] },
+};

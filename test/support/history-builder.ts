@@ -1,0 +1,40 @@
+import type { FinalState, HistoryEvent, JobKind } from '../../harness/history.ts';
+
+/**
+ * Small hand-written histories for checker unit tests. Every helper takes the
+ * harness time `t` explicitly, so a test reads as a timeline.
+ */
+type Extra = { node?: string; dbTime?: number; nodeTime?: number };
+
+export const h = {
+  invoke: (t: number, op: number, kind: JobKind = 'normal', queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:invoke', op, queue, intendedAt: t, kind }),
+  ok: (t: number, op: number, jobId: number, queue = 'default', x: { runAt?: number; intendedAt?: number; sentAt?: number } = {}): HistoryEvent => ({
+    t, node: 'load', type: 'enqueue:ok', op, jobId, queue, runAt: x.runAt ?? t, intendedAt: x.intendedAt ?? t, sentAt: x.sentAt ?? t,
+  }),
+  info: (t: number, op: number, queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:info', op, queue, error: 'connection reset during COMMIT' }),
+  fail: (t: number, op: number, queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:fail', op, queue, error: 'refused' }),
+  claim: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { queue?: string; priority?: number; runAt?: number } = {}): HistoryEvent => ({
+    t, node: x.node ?? workerId, type: 'job:claimed', jobId, queue: x.queue ?? 'default', priority: x.priority ?? 0, attempt, workerId, runAt: x.runAt ?? 0,
+    ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.nodeTime !== undefined ? { nodeTime: x.nodeTime } : {}),
+  }),
+  completed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:completed', jobId, queue: 'default', attempt, workerId, durationMs: 1 }),
+  failed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: 'boom', retryAt: 0 }),
+  dead: (t: number, jobId: number, attempt: number): HistoryEvent => ({ t, node: 'w', type: 'job:dead', jobId, queue: 'default', attempt, reason: 'attempts exhausted' }),
+  leaseLost: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase: 'heartbeat' }),
+  rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
+  fault: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:injected', fault, detail }),
+  evidence: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:evidence', fault, detail }),
+  sample: (t: number, ages: Record<string, number>): HistoryEvent => ({
+    t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: 0, claimed: 0, done: 0, failed: 0, dead: 0,
+  }),
+};
+
+type FinalJob = FinalState['jobs'][number];
+
+export function job(id: number, state: string, x: Partial<Omit<FinalJob, 'id' | 'state'>> = {}): FinalJob {
+  return { id, state, queue: x.queue ?? 'default', attempts: x.attempts ?? 1, priority: x.priority ?? 0, idempotencyKey: x.idempotencyKey ?? `op:${id}`, ...(x.kind ? { kind: x.kind } : {}) };
+}
+
+export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>> = {}): FinalState {
+  return { jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {} };
+}
