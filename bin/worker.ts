@@ -1,0 +1,127 @@
+// A worker process: `tsx bin/worker.ts --handlers ./my-handlers.ts [options]`.
+// Reads DATABASE_URL. SIGTERM/SIGINT: stop claiming, let in-flight jobs
+// finish within --grace-ms, hand back the rest, exit 0.
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { SkewedClock, systemClock } from '../engine/clock.ts';
+import { Db } from '../engine/db.ts';
+import { Events, type EventName } from '../engine/events.ts';
+import type { Handlers } from '../engine/handler.ts';
+import { createLogger } from '../engine/log.ts';
+import { isMutantName } from '../engine/mutants.ts';
+import { SeededRng, randomSeed } from '../engine/rng.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = `usage: tsx bin/worker.ts --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
+  [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
+  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
+env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG`;
+
+const FORWARDED: EventName[] = [
+  'job:claimed',
+  'job:started',
+  'job:completed',
+  'job:failed',
+  'job:dead',
+  'lease:lost',
+  'lease:rescued',
+  'worker:error',
+  'worker:listening',
+];
+
+async function loadHandlers(path: string): Promise<Handlers> {
+  const mod = await import(pathToFileURL(resolve(path)).href);
+  const exported = mod.default ?? mod.handlers;
+  const handlers = typeof exported === 'function' ? await exported() : exported;
+  if (!handlers || typeof handlers !== 'object') {
+    throw new UsageError(`--handlers ${path}: expected a module whose default export is {queue: handler} or a function returning one`);
+  }
+  return handlers as Handlers;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseFlags(process.argv.slice(2), {
+    handlers: { type: 'string' },
+    queues: { type: 'string' },
+    concurrency: { type: 'string' },
+    'lease-ms': { type: 'string' },
+    'heartbeat-ms': { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    'poll-ms': { type: 'string' },
+    'aging-ms': { type: 'string' },
+    'max-crashes': { type: 'string' },
+    'backoff-base-ms': { type: 'string' },
+    'backoff-cap-ms': { type: 'string' },
+    'grace-ms': { type: 'string' },
+    'worker-id': { type: 'string' },
+    seed: { type: 'string' },
+    mutant: { type: 'string' },
+  });
+  if (!values.handlers) throw new UsageError('--handlers is required');
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
+  if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`--mutant: unknown mutant "${values.mutant}"`);
+  const skewMs = Number(process.env.STAMPEDE_CLOCK_SKEW_MS ?? 0);
+  if (!Number.isFinite(skewMs)) throw new UsageError(`STAMPEDE_CLOCK_SKEW_MS: expected a number of ms, got "${process.env.STAMPEDE_CLOCK_SKEW_MS}"`);
+
+  let handlers = await loadHandlers(values.handlers);
+  if (values.queues) {
+    const wanted = values.queues.split(',');
+    for (const q of wanted) if (!handlers[q]) throw new UsageError(`--queues: no handler for queue "${q}" in ${values.handlers}`);
+    handlers = Object.fromEntries(wanted.map((q) => [q, handlers[q]]));
+  }
+  const concurrency = intFlag(values, 'concurrency', 1);
+  const log = createLogger('worker');
+  const db = new Db({ connectionString: url, maxConnections: (concurrency ?? 10) + 4, applicationName: 'stampede:worker' });
+  const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
+  const clock = new SkewedClock(systemClock, skewMs);
+  const send = process.send?.bind(process);
+  if (send) {
+    for (const name of FORWARDED) {
+      events.on(name, (payload) => send({ kind: 'event', name, payload, nodeTime: clock.now() }));
+    }
+  }
+  const seed = values.seed ?? String(randomSeed());
+  const worker = new Worker({
+    db,
+    handlers,
+    events,
+    clock,
+    rng: new SeededRng(seed),
+    log,
+    workerId: values['worker-id'],
+    concurrency,
+    leaseMs: intFlag(values, 'lease-ms', 1),
+    heartbeatMs: intFlag(values, 'heartbeat-ms'),
+    timeoutMs: intFlag(values, 'timeout-ms', 1),
+    pollMs: intFlag(values, 'poll-ms', 1),
+    agingMs: intFlag(values, 'aging-ms', 1),
+    maxCrashes: intFlag(values, 'max-crashes', 1),
+    backoffBaseMs: intFlag(values, 'backoff-base-ms'),
+    backoffCapMs: intFlag(values, 'backoff-cap-ms'),
+    shutdownGraceMs: intFlag(values, 'grace-ms'),
+    mutant: values.mutant as never,
+  });
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping: no new claims; waiting for in-flight jobs');
+    await worker.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('disconnect', shutdown); // the harness that started us is gone
+  worker.start();
+  log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed });
+  send?.({ kind: 'ready', workerId: worker.id, pid: process.pid });
+}
+
+main().catch((err) => {
+  const usage = err instanceof UsageError;
+  process.stderr.write(`stampede worker: ${(err as Error).message}\n${usage ? USAGE + '\n' : ''}`);
+  process.exit(usage ? 2 : 1);
+});

@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { systemClock } from '../../engine/clock.ts';
+import { Events, type EngineEvents, type EventName } from '../../engine/events.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ProcessOptions {
+  /** Script under the repo root, e.g. bin/worker.ts. */
+  script: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Where the child's stderr goes: inherited (default) or collected. */
+  stderr?: 'inherit' | 'collect';
+}
+
+/** How a process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * A stampede node (worker or scheduler) as a real OS process, started with
+ * tsx and an IPC channel over which it forwards its engine events with its own
+ * node time. The harness and the tests share this one way of starting nodes.
+ */
+export class NodeProcess {
+  readonly events = new Events();
+  readonly exited: Promise<Exit>;
+  readonly ready: Promise<{ workerId?: string; pid: number }>;
+  private readonly child: ChildProcess;
+  stderr = '';
+  /** Node time of the last event, per event: handy for skew checks. */
+  onEvent?: (name: EventName, payload: unknown, nodeTime: number) => void;
+
+  constructor(options: ProcessOptions) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', options.script, ...options.args], {
+      cwd: ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'inherit', options.stderr === 'collect' ? 'pipe' : 'inherit', 'ipc'],
+    });
+    this.child.stderr?.on('data', (c) => (this.stderr += c));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
+    this.ready = new Promise((resolve, reject) => {
+      this.child.on('message', (m: any) => {
+        if (m?.kind === 'ready') resolve(m);
+      });
+      void this.exited.then((e) => reject(new Error(`process exited (${e.code ?? e.signal}) before it was ready:\n${this.stderr}`)));
+    });
+    this.ready.catch(() => {});
+    this.child.on('message', (m: any) => {
+      if (m?.kind !== 'event') return;
+      this.onEvent?.(m.name, m.payload, m.nodeTime);
+      this.events.emit(m.name, m.payload as EngineEvents[typeof m.name]);
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  kill(signal: NodeJS.Signals): boolean {
+    return this.alive && this.child.kill(signal);
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+  async stop(graceMs = 5000): Promise<Exit> {
+    if (!this.alive) return this.exited;
+    this.kill('SIGTERM');
+    const grace = new AbortController();
+    systemClock.sleep(graceMs, grace.signal).then(
+      () => this.kill('SIGKILL'),
+      () => {},
+    );
+    const exit = await this.exited;
+    grace.abort();
+    return exit;
+  }
+}

@@ -1,0 +1,19 @@
+import { afterEach } from 'vitest';
+import { NodeProcess } from '../../harness/processes/node-process.ts';
+
+const started: NodeProcess[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((p) => p.stop(1000)));
+});
+
+/** A real worker process on the test database, stopped after each test. */
+export function spawnWorker(url: string, args: string[] = [], handlers = 'test/fixtures/worker-handlers.ts'): NodeProcess {
+  const p = new NodeProcess({
+    script: 'bin/worker.ts',
+    args: ['--handlers', handlers, '--poll-ms', '100', ...args],
+    env: { DATABASE_URL: url, STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
+    stderr: 'collect',
+  });
+  started.push(p);
+  return p;
+}
