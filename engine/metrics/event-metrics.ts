@@ -30,10 +30,15 @@ export function failureReason(error: string): string {
   return 'error';
 }
 
-/** A dead-letter reason reduced to `crashed`, `attempts_exhausted` or `other`. Pure. */
+/**
+ * A dead-letter reason reduced to `attempts_exhausted`, `crashed` or `other`.
+ * Pure. Anchored on the engine's own prefixes ("attempts exhausted: <last
+ * error>", "crashed its worker N times"), so an error message that happens
+ * to say "crash" does not change the class.
+ */
 export function deadReason(reason: string): string {
-  if (/crash/i.test(reason)) return 'crashed';
-  if (/attempt/i.test(reason)) return 'attempts_exhausted';
+  if (/^attempts exhausted\b/i.test(reason)) return 'attempts_exhausted';
+  if (/^crashed its worker\b/i.test(reason)) return 'crashed';
   return 'other';
 }
 

@@ -52,6 +52,12 @@ export class MetricsServer {
     return address && typeof address === 'object' ? (address as AddressInfo).port : null;
   }
 
+  /** The interface address actually bound once started, else null. */
+  get boundAddress(): string | null {
+    const address = this.server?.address();
+    return address && typeof address === 'object' ? (address as AddressInfo).address : null;
+  }
+
   get host(): string {
     return this.config.host ?? '127.0.0.1';
   }
