@@ -1,0 +1,136 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { enqueue, enqueueMany } from '../engine/enqueue.ts';
+import { Events, type EngineEvents } from '../engine/events.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { systemClock } from '../engine/clock.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import type { WorkerOptions } from '../engine/worker/options.ts';
+import { Db } from '../engine/db.ts';
+import { freshDatabase } from './support/db.ts';
+import { countByState, jobRow } from './support/jobs.ts';
+import { until } from './support/wait.ts';
+
+const { db, url } = await freshDatabase({ maxConnections: 20 });
+const workers: Worker[] = [];
+const pools: Db[] = [];
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+function startWorker(options: Omit<WorkerOptions, 'db'> & { db?: Db }): Worker {
+  const w = new Worker({ db, rng: new SeededRng(7), pollMs: 20, rescueIntervalMs: 50, ...options });
+  workers.push(w);
+  w.start();
+  return w;
+}
+
+describe('claims', () => {
+  it('8 concurrent workers on 20,000 jobs: every job claimed exactly once per attempt, never by two at once', async () => {
+    await enqueueMany(db, Array.from({ length: 20_000 }, (_, i) => ({ queue: 'herd', payload: { i } })));
+    const events = new Events();
+    const claims: EngineEvents['job:claimed'][] = [];
+    events.on('job:claimed', (e) => claims.push(e));
+    for (let i = 0; i < 8; i++) {
+      const pool = new Db({ connectionString: url, maxConnections: 4 });
+      pools.push(pool);
+      startWorker({ db: pool, handlers: { herd: () => {} }, concurrency: 16, events, workerId: `w${i}` });
+    }
+    await until('20,000 done', async () => (await countByState(db, 'herd')).done === 20_000, 120_000, 200);
+    const perJob = new Map<number, number>();
+    for (const c of claims) perJob.set(c.jobId, (perJob.get(c.jobId) ?? 0) + 1);
+    expect(perJob.size).toBe(20_000);
+    expect([...perJob.values()].every((n) => n === 1)).toBe(true);
+    // The work really was shared: no single worker did it all.
+    const byWorker = new Map<string, number>();
+    for (const c of claims) byWorker.set(c.workerId, (byWorker.get(c.workerId) ?? 0) + 1);
+    expect(byWorker.size).toBe(8);
+  });
+
+  it('the no-skip-locked mutant double-claims under the same load (the check above can fail)', async () => {
+    await enqueueMany(db, Array.from({ length: 1500 }, (_, i) => ({ queue: 'herd-mutant', payload: { i } })));
+    const events = new Events();
+    const claims: EngineEvents['job:claimed'][] = [];
+    events.on('job:claimed', (e) => claims.push(e));
+    for (let i = 0; i < 8; i++) {
+      const pool = new Db({ connectionString: url, maxConnections: 4 });
+      pools.push(pool);
+      startWorker({ db: pool, handlers: { 'herd-mutant': () => {} }, concurrency: 16, events, mutant: 'no-skip-locked' });
+    }
+    await until('1,500 done', async () => (await countByState(db, 'herd-mutant')).done === 1500, 60_000, 200);
+    const perJob = new Map<number, number>();
+    for (const c of claims) perJob.set(c.jobId, (perJob.get(c.jobId) ?? 0) + 1);
+    expect([...perJob.values()].some((n) => n > 1)).toBe(true);
+  });
+});
+
+describe('leases, heartbeats and fencing', () => {
+  it('a slow-but-alive job longer than the visibility timeout keeps its lease through heartbeats', async () => {
+    const job = await enqueue(db, 'slow-hb', {});
+    const events = new Events();
+    const claims: number[] = [];
+    events.on('job:claimed', (e) => claims.push(e.jobId));
+    startWorker({ handlers: { 'slow-hb': () => systemClock.sleep(1500) }, leaseMs: 400, heartbeatMs: 100, events });
+    startWorker({ handlers: { 'slow-hb': () => {} }, leaseMs: 400, events, workerId: 'thief' });
+    await until('done', async () => (await jobRow(db, job.id)).state === 'done');
+    expect(claims).toEqual([job.id]);
+    expect((await jobRow(db, job.id)).attempts).toBe(1);
+  });
+
+  it('the same job with heartbeats off is stolen, and the fence refuses the first worker\'s late completion', async () => {
+    const job = await enqueue(db, 'slow-nohb', {});
+    const events = new Events();
+    const claims: EngineEvents['job:claimed'][] = [];
+    events.on('job:claimed', (e) => claims.push(e));
+    const refused = events.waitFor('lease:lost', (e) => e.jobId === job.id && e.phase === 'complete');
+    const gate = { open: false };
+    startWorker({
+      handlers: { 'slow-nohb': () => until('gate', () => gate.open, 20_000, 20) },
+      leaseMs: 300,
+      heartbeatMs: 0,
+      events,
+      workerId: 'slow',
+    });
+    await until('first claim', () => claims.length === 1);
+    startWorker({ handlers: { 'slow-nohb': () => until('gate', () => gate.open, 20_000, 20) }, leaseMs: 60_000, heartbeatMs: 0, events, workerId: 'second' });
+    await until('stolen', () => claims.length === 2, 10_000);
+    expect(claims.map((c) => [c.workerId, c.attempt])).toEqual([['slow', 1], ['second', 2]]);
+    gate.open = true; // both finish; the first one's completion must be refused
+    const lost = await refused;
+    expect(lost.workerId).toBe('slow');
+    await until('done', async () => (await jobRow(db, job.id)).state === 'done');
+  });
+
+  it('the no-fencing mutant accepts that stale completion (the fence test can fail)', async () => {
+    const job = await enqueue(db, 'slow-unfenced', {});
+    const events = new Events();
+    const completions: string[] = [];
+    events.on('job:completed', (e) => completions.push(e.workerId));
+    const claims: string[] = [];
+    events.on('job:claimed', (e) => claims.push(e.workerId));
+    const gate = { first: false };
+    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, events, workerId: 'slow', mutant: 'no-fencing' });
+    await until('first claim', () => claims.length === 1);
+    startWorker({ handlers: { 'slow-unfenced': () => systemClock.sleep(60_000) }, leaseMs: 60_000, events, workerId: 'second', mutant: 'no-fencing' });
+    await until('stolen', () => claims.length === 2, 10_000);
+    gate.first = true;
+    await until('stale completion accepted', () => completions.includes('slow'));
+    expect((await jobRow(db, job.id)).state).toBe('done'); // while "second" is still running it
+  });
+});
+
+describe('a dropped connection', () => {
+  it('workers survive pg_terminate_backend of all their connections; no job is lost', async () => {
+    await enqueueMany(db, Array.from({ length: 400 }, (_, i) => ({ queue: 'drop', payload: { i } })));
+    const pool = new Db({ connectionString: url, maxConnections: 6, applicationName: 'victim' });
+    pools.push(pool);
+    const events = new Events();
+    let completed = 0;
+    events.on('job:completed', () => completed++);
+    startWorker({ db: pool, handlers: { drop: () => systemClock.sleep(5) }, concurrency: 4, events, leaseMs: 2000 });
+    await until('some progress', () => completed > 50);
+    const killed = await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%'");
+    expect(killed.rowCount).toBeGreaterThan(0);
+    await until('all 400 done', async () => (await countByState(db, 'drop')).done === 400, 60_000, 100);
+  });
+});
