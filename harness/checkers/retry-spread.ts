@@ -2,9 +2,14 @@ import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { fmt, type CheckerDef, type WindowMs } from './types.ts';
 
 export interface RetrySpreadBounds {
-  /** Largest share of the window's retries that may land in one bucket. Default 0.1 (10 %). */
+  /** Largest share of the window's retries that may land in one bucket. Default 0.15 (15 %). */
   maxPeakShare: number;
-  /** Bucket width in ms: "in any one second". Default 1,000. */
+  /**
+   * Bucket width in ms: "in any one second". Default 1,000. Full jitter spreads
+   * a cohort's first retry over the backoff base, so the bucket must be well
+   * under it (a fifth or less) to tell jitter from lockstep; the scenario's
+   * bounds resolver picks min(1,000, backoffBaseMs / 5).
+   */
   bucketMs: number;
   /** How long after the outage ends its retries are still counted, in ms. Default 60,000. */
   afterMs: number;
@@ -83,5 +88,5 @@ export const retrySpread: CheckerDef<RetrySpreadBounds> = {
   says: 'after a shared outage, no one second holds more than its share of the retries (jitter, not lockstep)',
   check: checkRetrySpread,
   bounds: { maxPeakShare: 'number', bucketMs: 'number', afterMs: 'number', minRetries: 'number' },
-  defaults: { maxPeakShare: 0.1, bucketMs: 1_000, afterMs: 60_000, minRetries: 20 },
+  defaults: { maxPeakShare: 0.15, bucketMs: 1_000, afterMs: 60_000, minRetries: 20 },
 };

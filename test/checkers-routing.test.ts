@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../engine/errors.ts';
+import { MUTANTS } from '../engine/mutants.ts';
+import { checkDeadLetterRouting } from '../harness/checkers/dead-letter-routing.ts';
+import { checkFaultsExercised, checkQueueDrained, inconclusiveReasons } from '../harness/checkers/inconclusive.ts';
+import { CHECKERS, isCheckerName, resolveBounds, runCheckers, verdictOf } from '../harness/checkers/index.ts';
+import type { FinalState } from '../harness/history.ts';
+import { finalState, h, job } from './support/history-builder.ts';
+
+describe('dead-letter-routing', () => {
+  const bounds = { maxAttempts: 3, maxMs: 10_000, poisonKinds: ['poison'] };
+  const history = [h.invoke(0, 1, 'poison'), h.ok(1, 1, 1), h.invoke(2, 2), h.ok(3, 2, 2), h.claim(100, 1, 'w1', 1), h.claim(2_000, 1, 'w2', 2), h.dead(4_100, 1, 2)];
+
+  it('passes when the poison is dead within its attempt and time bounds and nothing healthy died', () => {
+    const r = checkDeadLetterRouting(history, finalState([job(1, 'dead', { attempts: 2 }), job(2, 'done')]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('1 of 1 poison jobs dead, slowest 4,000 ms from first claim, 0 over the attempt bound; 0 healthy jobs dead');
+    expect(r.bound).toBe('poison dead within 3 attempts and 10,000 ms; 0 healthy dead');
+  });
+
+  it('fails (negative control) when the poison keeps going round, as when a crash never charges an attempt', () => {
+    const r = checkDeadLetterRouting(history.slice(0, 6), finalState([job(1, 'pending', { attempts: 0 }), job(2, 'done')]), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ poisonNotDead: { jobId: 1, state: 'pending', attempts: 0 } }]);
+  });
+
+  it('fails when the poison took too many attempts or too long, and when a healthy job is dead', () => {
+    const late = [...history.slice(0, 6), h.dead(60_000, 1, 5)];
+    const r = checkDeadLetterRouting(late, finalState([job(1, 'dead', { attempts: 5 }), job(2, 'dead', { attempts: 1 })], { deadLetters: [{ jobId: 2, reason: 'crashed its worker' }] }), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([
+      { tooManyAttempts: { jobId: 1, attempts: 5 } },
+      { tooSlow: { jobId: 1, firstClaimToDeadMs: 59_900 } },
+      { healthyDead: { jobId: 2, kind: 'normal', attempts: 1, reason: 'crashed its worker' } },
+    ]);
+  });
+
+  it("takes the kind from the final row's payload for jobs no op enqueued, and a rescue that killed the job counts as dead", () => {
+    const r = checkDeadLetterRouting([h.claim(0, 7, 'w'), h.rescued(3_000, 7, 1, true)], finalState([job(7, 'dead', { idempotencyKey: null, kind: 'poison' })]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/^1 of 1 poison jobs dead, slowest 3,000 ms/);
+  });
+});
+
+describe('inconclusive runs', () => {
+  it('faults-exercised: unknown when a fault was injected without evidence, or declared and never injected', () => {
+    const history = [h.fault(1, 'worker-kill'), h.fault(2, 'worker-kill'), h.evidence(3, 'worker-kill', { jobId: 4 }), h.fault(4, 'poison-pill')];
+    const r = checkFaultsExercised(history, finalState([]), { declared: ['worker-kill', 'poison-pill', 'db-restart'] });
+    expect(r.pass).toBe('unknown');
+    expect(r.figure).toBe('evidence/injected: worker-kill 1/2, poison-pill 0/1');
+    expect(r.examples).toEqual(['db-restart: declared, never injected', 'poison-pill: injected 1x, no evidence it bit']);
+    expect(checkFaultsExercised(history.slice(0, 3), finalState([]), { declared: ['worker-kill'] }).pass).toBe(true);
+  });
+
+  it('queue-drained: unknown while jobs are unfinished, true when all are done or dead', () => {
+    const r = checkQueueDrained([], finalState([job(1, 'done'), job(2, 'pending'), job(3, 'failed'), job(4, 'dead')]));
+    expect(r.pass).toBe('unknown');
+    expect(r.figure).toBe('2 of 4 jobs unfinished (1 pending, 1 failed)');
+    expect(checkQueueDrained([], finalState([job(1, 'done')])).pass).toBe(true);
+  });
+
+  it('inconclusiveReasons lists every reason in words', () => {
+    expect(inconclusiveReasons([h.fault(1, 'worker-stop')], finalState([job(1, 'claimed')]))).toEqual([
+      'worker-stop: injected 1x, no evidence it bit',
+      'queue not drained: 1 of 1 jobs unfinished (1 claimed)',
+    ]);
+    expect(inconclusiveReasons([], finalState([job(1, 'done')]))).toEqual([]);
+  });
+});
+
+describe('checker registry', () => {
+  it('has a checker for the invariant every mutant must trip', () => {
+    for (const [mutant, m] of Object.entries(MUTANTS)) expect(isCheckerName(m.caughtBy), `${mutant} → ${m.caughtBy}`).toBe(true);
+  });
+
+  it('names each checker by its key, and every default passes its own bound validation', () => {
+    for (const [name, def] of Object.entries(CHECKERS)) {
+      expect(def.name).toBe(name);
+      expect(() => resolveBounds(name as keyof typeof CHECKERS, def.defaults)).not.toThrow();
+    }
+  });
+
+  it('turns a throwing checker into unknown with the error as its figure, and still runs the others', () => {
+    const broken = { jobs: null } as unknown as FinalState;
+    const [lost, stale] = runCheckers(['no-job-lost', 'no-stale-completion'], [h.claim(1, 1, 'w'), h.completed(2, 1, 'w')], broken);
+    expect(lost.pass).toBe('unknown');
+    expect(lost.figure).toMatch(/^checker threw: /);
+    expect(stale.pass).toBe(true);
+  });
+
+  it('refuses unknown checker names and malformed bounds, naming the field', () => {
+    expect(() => runCheckers(['no-job-lost', 'fast-enough'], [], finalState([]))).toThrow(ValidationError);
+    expect(() => runCheckers(['fast-enough'], [], finalState([]))).toThrow(/checkers\[0\]: unknown checker "fast-enough"; expected one of: no-job-lost,/);
+    expect(() => resolveBounds('fairness', { maxLowWaitMs: 'soon' })).toThrow('checkers.fairness.maxLowWaitMs: expected a non-negative number, got "soon"');
+    expect(() => resolveBounds('fairness', { maxWait: 5 })).toThrow(/checkers.fairness.maxWait: is not a bound of fairness; expected one of: maxLowWaitMs, lowQueues, highQueues/);
+    expect(() => resolveBounds('oldest-age-slo', { incident: { fromMs: 5, toMs: 1 } })).toThrow(/incident: expected null or \{ fromMs, toMs \}/);
+    expect(resolveBounds('fairness', { maxLowWaitMs: 5 })).toEqual({ maxLowWaitMs: 5, lowQueues: [], highQueues: [] });
+  });
+
+  it('gives one verdict: a violation fails the run even if it is also inconclusive', () => {
+    const r = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: '', bound: '' });
+    expect(verdictOf([r('a', true), r('b', 'unknown'), r('c', false)])).toEqual({ verdict: 'fail', exitCode: 1, failed: ['c'], unknown: ['b'] });
+    expect(verdictOf([r('a', true), r('b', 'unknown')])).toMatchObject({ verdict: 'inconclusive', exitCode: 3 });
+    expect(verdictOf([r('a', true)])).toMatchObject({ verdict: 'pass', exitCode: 0 });
+    expect(verdictOf([])).toMatchObject({ verdict: 'inconclusive', exitCode: 3 });
+  });
+});

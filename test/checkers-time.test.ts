@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { SeededRng } from '../engine/rng.ts';
+import { checkCronOccurrence, parseOccurrenceKey } from '../harness/checkers/cron-occurrence.ts';
+import { checkFairness } from '../harness/checkers/fairness.ts';
+import { checkOldestAgeSlo } from '../harness/checkers/oldest-age-slo.ts';
+import { checkRetrySpread, outageWindows } from '../harness/checkers/retry-spread.ts';
+import type { HistoryEvent } from '../harness/history.ts';
+import { finalState, h, job } from './support/history-builder.ts';
+
+describe('fairness', () => {
+  const bounds = { maxLowWaitMs: 1_000, lowQueues: [], highQueues: [] };
+  // Due-to-start wait = claim dbTime - runAt (+ generator lateness on attempt 1).
+  const claims = (lowWait: number): HistoryEvent[] => [
+    h.claim(1, 1, 'w1', 1, { priority: 9, runAt: 1_000, dbTime: 1_010 }),
+    h.claim(2, 2, 'w1', 1, { priority: 9, runAt: 1_000, dbTime: 1_030 }),
+    h.claim(3, 3, 'w2', 1, { priority: 0, runAt: 1_000, dbTime: 1_000 + lowWait }),
+    h.claim(4, 4, 'w2', 1, { priority: 0, runAt: 1_000, dbTime: 1_200 }),
+  ];
+
+  it('passes when the low lane waits within its bound, and reports both medians', () => {
+    const r = checkFairness(claims(900), finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('low-lane max wait 900 ms over 2 claims, 0 never claimed; median wait high 10 ms vs low 200 ms (low priority 0, high priority 9)');
+    expect(r.bound).toBe('low-lane max wait <= 1,000 ms');
+  });
+
+  it('fails (negative control) when a low-lane job waited past the bound, as under pure priority', () => {
+    const r = checkFairness(claims(5_000), finalState([]), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ jobId: 3, queue: 'default', attempt: 1, waitMs: 5_000 }]);
+  });
+
+  it("adds the generator's lateness to a first attempt, so a stalled offer cannot hide the wait", () => {
+    const history = [h.ok(0, 3, 3, 'low', { intendedAt: 0, sentAt: 800 }), h.claim(1, 3, 'w', 1, { queue: 'low', runAt: 1_000, dbTime: 1_300 }), h.claim(2, 4, 'w', 1, { queue: 'high', runAt: 1_000, dbTime: 1_000 })];
+    const r = checkFairness(history, finalState([]), { ...bounds, lowQueues: ['low'] });
+    expect(r.pass).toBe(false);
+    expect(r.figure).toMatch(/^low-lane max wait 1,100 ms/);
+  });
+
+  it('fails when a low-lane job was never claimed for longer than the bound (starved)', () => {
+    const history = [h.ok(0, 5, 5, 'low'), h.claim(100, 6, 'w', 1, { queue: 'low', runAt: 0, dbTime: 10 }), h.sample(5_000, {})];
+    const r = checkFairness(history, finalState([job(5, 'pending', { queue: 'low' }), job(6, 'done', { queue: 'low' })]), { ...bounds, lowQueues: ['low'] });
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ jobId: 5, queue: 'low', neverClaimedForMs: 5_000 }]);
+  });
+
+  it('is unknown when the run had only one lane', () => {
+    expect(checkFairness([h.claim(1, 1, 'w', 1, { dbTime: 5 })], finalState([]), bounds).pass).toBe('unknown');
+  });
+});
+
+describe('oldest-age-slo', () => {
+  const samples = (ages: number[]) => ages.map((a, i) => h.sample(i * 1_000, { high: a, low: a / 2 }));
+  const bounds = { sloMs: 1_000, incident: { fromMs: 3_000, toMs: 5_000 }, maxRecoverMs: 2_000, queues: [] };
+
+  it('passes when the age exceeds the SLO only inside the incident and recovers in time', () => {
+    const r = checkOldestAgeSlo(samples([100, 200, 300, 9_000, 12_000, 4_000, 800, 200]), finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('p99 800 ms, max 800 ms over 5 samples outside the incident; peak 12,000 ms in the incident (3,000-5,000 ms); recovered 1,000 ms after it');
+    expect(r.bound).toBe('p99 and max <= 1,000 ms outside the incident; recovery <= 2,000 ms');
+  });
+
+  it('fails (negative control) when the age breaks the SLO outside the incident', () => {
+    const r = checkOldestAgeSlo(samples([100, 3_000, 300, 400]), finalState([]), { ...bounds, incident: null });
+    expect(r.pass).toBe(false);
+    expect(r.figure).toBe('p99 3,000 ms, max 3,000 ms over 4 samples outside the incident');
+  });
+
+  it('fails when recovery takes longer than its bound, or never comes', () => {
+    const slow = checkOldestAgeSlo(samples([100, 100, 100, 9_000, 9_000, 9_000, 9_000, 9_000, 500]), finalState([]), bounds);
+    expect(slow.pass).toBe(false);
+    expect(slow.figure).toMatch(/recovered 3,000 ms after it$/);
+    const never = checkOldestAgeSlo(samples([100, 100, 100, 9_000, 9_000, 9_000]), finalState([]), bounds);
+    expect(never.pass).toBe(false);
+    expect(never.figure).toMatch(/never recovered$/);
+  });
+
+  it('watches only the named queues when asked, and is unknown without samples', () => {
+    const r = checkOldestAgeSlo([h.sample(0, { high: 5_000, low: 10 })], finalState([]), { ...bounds, incident: null, queues: ['low'] });
+    expect(r.pass).toBe(true);
+    expect(checkOldestAgeSlo([], finalState([]), bounds).pass).toBe('unknown');
+  });
+});
+
+describe('one-job-per-cron-occurrence', () => {
+  const cronJob = (id: number, key: string) => job(id, 'done', { idempotencyKey: key });
+
+  it('parses occurrence keys whose ISO instant itself holds colons, and epoch-ms instants', () => {
+    expect(parseOccurrenceKey('cron:nightly:2026-03-08T02:30:00.000Z')).toEqual({ schedule: 'nightly', instantMs: Date.UTC(2026, 2, 8, 2, 30) });
+    expect(parseOccurrenceKey('cron:a.b-c@1772937000000')).toEqual({ schedule: 'a.b-c', instantMs: 1772937000000 });
+    expect(parseOccurrenceKey('op:7')).toBeUndefined();
+  });
+
+  it('passes when each expected occurrence exists once', () => {
+    const keys = ['cron:s:2026-03-08T01:00:00.000Z', 'cron:s:2026-03-08T01:05:00.000Z'];
+    const r = checkCronOccurrence([], finalState([cronJob(1, keys[0]), cronJob(2, keys[1]), job(3, 'done')]), { expectedKeys: keys });
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('2 occurrence jobs: 0 duplicated, 0 missing and 0 unexpected of 2 expected');
+  });
+
+  it('fails (negative control) on the same occurrence twice under two spellings of its instant', () => {
+    const r = checkCronOccurrence([], finalState([cronJob(1, 'cron:s:2026-03-08T01:00:00.000Z'), cronJob(2, 'cron:s:2026-03-08T02:00:00+01:00')]), { expectedKeys: [] });
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ duplicate: ['cron:s:2026-03-08T01:00:00.000Z', 'cron:s:2026-03-08T02:00:00+01:00'] }]);
+  });
+
+  it('fails when an expected occurrence is missing, or an unexpected one ran (a doubled fall-back hour)', () => {
+    const r = checkCronOccurrence([], finalState([cronJob(1, 'cron:s:2026-10-25T00:30:00.000Z'), cronJob(2, 'cron:s:2026-10-25T01:30:00.000Z')]), {
+      expectedKeys: ['cron:s:2026-10-25T00:30:00.000Z', 'cron:s:2026-10-25T02:30:00.000Z'],
+    });
+    expect(r.pass).toBe(false);
+    expect(r.figure).toBe('2 occurrence jobs: 0 duplicated, 1 missing and 1 unexpected of 2 expected');
+  });
+
+  it('is unknown when there was nothing to check', () => {
+    expect(checkCronOccurrence([], finalState([job(1, 'done')]), { expectedKeys: [] }).pass).toBe('unknown');
+  });
+});
+
+describe('retry-spread', () => {
+  /**
+   * 200 jobs fail together when the outage starts at 10 s (a 10 s outage), then
+   * retry with exponential backoff (base 1 s, cap 5 min) until the outage is over:
+   * with full jitter each wait is random(0, ceiling), with fixed intervals it is the ceiling.
+   */
+  function outageHistory(jitter: boolean, seed = 7): HistoryEvent[] {
+    const rng = new SeededRng(seed);
+    const events: HistoryEvent[] = [h.fault(10_000, 'dependency-outage', { durationMs: 10_000 })];
+    for (let id = 1; id <= 200; id++) {
+      let t = 10_000 + rng.next() * 100;
+      for (let attempt = 2; attempt <= 8; attempt++) {
+        const ceiling = Math.min(300_000, 1_000 * 2 ** (attempt - 2));
+        t += jitter ? rng.next() * ceiling : ceiling;
+        events.push(h.claim(Math.round(t), id, 'w', attempt));
+        if (t >= 20_000) break;
+      }
+    }
+    return events.sort((a, b) => a.t - b.t);
+  }
+  const bounds = { maxPeakShare: 0.15, bucketMs: 200, afterMs: 60_000, minRetries: 20 };
+
+  it('passes with full jitter', () => {
+    for (const seed of [1, 2, 3]) {
+      const r = checkRetrySpread(outageHistory(true, seed), finalState([]), bounds);
+      expect(r.pass, r.figure).toBe(true);
+    }
+    expect(checkRetrySpread(outageHistory(true), finalState([]), bounds).figure).toMatch(/^peak \d+ of \d+ retries \(\d+(\.\d)? %\) in the bucket at/);
+  });
+
+  it('fails (negative control) with fixed intervals: each attempt comes back in lockstep', () => {
+    const r = checkRetrySpread(outageHistory(false), finalState([]), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.figure).toMatch(/^peak 200 of 800 retries \(25 %\)/);
+    expect(r.bound).toBe('peak 200 ms bucket <= 15 % of retries');
+  });
+
+  it('is unknown without an outage or with too few retries to judge', () => {
+    expect(checkRetrySpread([h.claim(1, 1, 'w', 2)], finalState([]), bounds).pass).toBe('unknown');
+    expect(checkRetrySpread([h.fault(0, 'dependency-outage', { durationMs: 5 }), h.claim(1, 1, 'w', 2)], finalState([]), bounds).pass).toBe('unknown');
+  });
+
+  it('reads an outage closed by an end marker', () => {
+    expect(outageWindows([h.fault(1_000, 'dependency-outage'), h.fault(4_000, 'dependency-outage', { phase: 'end' })])).toEqual([{ fromMs: 1_000, toMs: 4_000 }]);
+  });
+});
