@@ -76,6 +76,7 @@ export function expressionsInDashboard(dashboard: unknown): Expression[] {
   };
   walk(d.panels);
   for (const v of (d.templating?.list ?? []) as any[]) {
+    if (v?.type !== 'query') continue; // datasource, interval, custom and constant variables hold no PromQL
     const query = typeof v?.query === 'string' ? v.query : v?.query?.query;
     if (typeof query !== 'string') continue;
     // label_values(metric, label) / label_values(label) / query_result(expr): only the metric part is PromQL.
