@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Db } from '../engine/db.ts';
+import { enqueue, enqueueMany } from '../engine/enqueue.ts';
+import { createLogger } from '../engine/log.ts';
+import { migrate } from '../engine/migrator.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { systemClock } from '../engine/clock.ts';
+import { EmbeddedPostgres } from '../harness/postgres/embedded.ts';
+import { createDatabase } from '../harness/postgres/databases.ts';
+import { countByState } from './support/jobs.ts';
+import { until } from './support/wait.ts';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Runs the hold-postgres fixture, waits for its server, and returns its pid, dir and process. */
+async function holdPostgres() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/hold-postgres.ts'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, DATABASE_URL: '', STAMPEDE_LOG: 'silent' },
+  });
+  let out = '';
+  const info = await new Promise<{ pid: number; dir: string }>((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      out += c;
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
+    });
+    child.once('exit', (code) => reject(new Error(`fixture exited ${code} before the server was up`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { ...info, child, exited };
+}
+
+describe('the embedded server leaves nothing behind', () => {
+  it('on Ctrl-C (SIGINT): the postgres process and the temp dir are gone', async () => {
+    const held = await holdPostgres();
+    expect(alive(held.pid)).toBe(true);
+    expect(existsSync(held.dir)).toBe(true);
+    held.child.kill('SIGINT');
+    expect(await held.exited).toBe(130);
+    expect(alive(held.pid)).toBe(false);
+    expect(existsSync(held.dir)).toBe(false);
+  });
+
+  it('on SIGKILL of its owner: the reaper stops postgres and removes the dir', async () => {
+    const held = await holdPostgres();
+    held.child.kill('SIGKILL');
+    await held.exited;
+    await until('postgres gone', () => !alive(held.pid), 15_000);
+    await until('dir removed', () => !existsSync(held.dir), 15_000);
+  });
+});
+
+describe('durability across a Postgres crash', () => {
+  const server = new EmbeddedPostgres({ log: createLogger('test', 'warn') });
+  let db: Db;
+  afterAll(async () => {
+    await db?.close();
+    await server.stop();
+  });
+
+  it('an acknowledged enqueue survives kill -9 of the server and a restart', async () => {
+    await server.start();
+    const url = await createDatabase(server.adminUrl, 'durable');
+    db = new Db({ connectionString: url, maxConnections: 6, applicationName: 'durable' });
+    await migrate(db);
+    const job = await enqueue(db, 'durable', { important: true });
+    await server.crash();
+    await server.restart();
+    const row = await until('server back', () =>
+      db.query('SELECT payload FROM stampede.jobs WHERE id = $1', [job.id]).then((r) => r.rows[0], () => null),
+    );
+    expect(row.payload).toEqual({ important: true });
+  });
+
+  it('a running worker rides through a Postgres restart: reconnects, loses no job', async () => {
+    await enqueueMany(db, Array.from({ length: 300 }, (_, i) => ({ queue: 'restart', payload: { i } })));
+    let completed = 0;
+    const worker = new Worker({
+      db,
+      handlers: { restart: () => systemClock.sleep(5) },
+      concurrency: 4,
+      pollMs: 50,
+      leaseMs: 1500,
+      rescueIntervalMs: 100,
+      rng: new SeededRng(3),
+    });
+    worker.events.on('job:completed', () => completed++);
+    worker.start();
+    try {
+      await until('some progress', () => completed > 30);
+      await server.crash();
+      await server.restart();
+      await until('all 300 done', () => countByState(db, 'restart').then((c) => c.done === 300, () => false), 60_000, 200);
+    } finally {
+      await worker.stop(0);
+    }
+  });
+});
