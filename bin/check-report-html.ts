@@ -1,0 +1,134 @@
+/**
+ * Opens a rendered report.html in headless Chromium and checks that a person
+ * would see it: the title is there, every chart's <svg> has a non-zero size
+ * and holds data marks, and the page asked the network for nothing (the
+ * report must work offline). Saves a full-page PNG next to the report.
+ *
+ *   npm run check:report -- reports/<scenario>/<run-id>/report.html [--chart-shots]
+ *
+ * Exit codes: 0 renders, 1 a check failed, 2 cannot run (no Chromium, bad arguments).
+ * Needs Debian's chromium at /usr/bin/chromium (`apt-get install -y chromium`).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export interface ChartCheck {
+  id: string;
+  widthPx: number;
+  heightPx: number;
+  marks: number;
+}
+
+export interface HtmlCheckResult {
+  ok: boolean;
+  title: string;
+  charts: ChartCheck[];
+  externalRequests: string[];
+  problems: string[];
+  screenshot: string;
+  chartShots: string[];
+}
+
+export async function checkReportHtml(htmlPath: string, options: { chartShots?: boolean; executablePath?: string } = {}): Promise<HtmlCheckResult> {
+  const file = resolve(htmlPath);
+  const userDataDir = await mkdtemp(join(tmpdir(), 'stampede-report-check-'));
+  // A persistent context is how playwright takes a fresh --user-data-dir.
+  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: options.executablePath ?? CHROMIUM_PATH, headless: true, args: FLAGS });
+  const problems: string[] = [];
+  const externalRequests: string[] = [];
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('file:') || url.startsWith('data:') || url === 'about:blank') return route.continue();
+      externalRequests.push(url);
+      return route.abort();
+    });
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+
+    const title = await page.title();
+    if (!/\S/.test(title)) problems.push('the page has no <title>');
+    const h1 = (await page.locator('h1').first().textContent().catch(() => null)) ?? '';
+    if (!/\S/.test(h1)) problems.push('the page has no <h1> heading');
+
+    const charts = await page.$$eval('figure.chart', (figures) =>
+      figures.map((fig) => {
+        const svg = fig.querySelector('svg');
+        const box = svg?.getBoundingClientRect();
+        // Data marks only (role-mark), not axes or legends; each must have drawn something.
+        const marks = svg ? [...svg.querySelectorAll('g.role-mark > *')].filter((el) => {
+          const b = (el as SVGGraphicsElement).getBBox?.();
+          return b !== undefined && (b.width > 0 || b.height > 0);
+        }).length : 0;
+        return { id: fig.getAttribute('data-chart') ?? fig.id, widthPx: box?.width ?? 0, heightPx: box?.height ?? 0, marks };
+      }),
+    );
+    if (charts.length === 0) problems.push('no <figure class="chart"> in the page');
+    for (const c of charts) {
+      if (!(c.widthPx > 0 && c.heightPx > 0)) problems.push(`chart ${c.id}: its <svg> has size ${c.widthPx}×${c.heightPx} px, expected non-zero`);
+      if (c.marks === 0) problems.push(`chart ${c.id}: its <svg> holds no visible data marks`);
+    }
+    if (externalRequests.length) problems.push(`the page fetched from the network (must work offline): ${externalRequests.join(', ')}`);
+
+    const stem = basename(file).replace(/\.html?$/i, '');
+    const screenshot = join(dirname(file), `${stem}.png`);
+    await page.screenshot({ path: screenshot, fullPage: true });
+    const chartShots: string[] = [];
+    if (options.chartShots) {
+      for (const c of charts) {
+        const shot = join(dirname(file), `${stem}-chart-${c.id}.png`);
+        await page.locator(`figure.chart[data-chart="${c.id}"] svg`).screenshot({ path: shot });
+        chartShots.push(shot);
+      }
+    }
+    return { ok: problems.length === 0, title, charts, externalRequests, problems, screenshot, chartShots };
+  } finally {
+    await context.close();
+    await rm(userDataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const path = argv.find((a) => !a.startsWith('--'));
+  if (!path) {
+    process.stderr.write('usage: check-report-html <report.html> [--chart-shots]\n');
+    return 2;
+  }
+  if (!existsSync(path)) {
+    process.stderr.write(`check-report-html: ${path}: no such file; expected the report.html a run wrote\n`);
+    return 2;
+  }
+  if (!existsSync(CHROMIUM_PATH)) {
+    process.stderr.write(`check-report-html: ${CHROMIUM_PATH} not found. Install Debian's chromium with:\n  apt-get update && apt-get install -y chromium\n`);
+    return 2;
+  }
+  const r = await checkReportHtml(path, { chartShots: argv.includes('--chart-shots') });
+  process.stdout.write(`title: ${r.title}\n`);
+  for (const c of r.charts) process.stdout.write(`chart ${c.id}: ${Math.round(c.widthPx)}×${Math.round(c.heightPx)} px, ${c.marks} marks\n`);
+  process.stdout.write(`screenshot: ${r.screenshot}\n`);
+  for (const s of r.chartShots) process.stdout.write(`chart screenshot: ${s}\n`);
+  if (!r.ok) {
+    for (const p of r.problems) process.stderr.write(`FAIL ${p}\n`);
+    return 1;
+  }
+  process.stdout.write(`ok: ${r.charts.length} charts render\n`);
+  return 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`check-report-html: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(2);
+    },
+  );
+}

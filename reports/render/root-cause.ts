@@ -1,0 +1,246 @@
+import type { EventOf, HistoryEvent } from '../../harness/history.ts';
+import type { ReportInput } from './input.ts';
+import { ranOn, type HistoryIndex, type ProcessLife } from './job-index.ts';
+import { fmtCount, fmtDetail, fmtList, fmtOffset, fmtT, plural } from './format.ts';
+
+/**
+ * Root cause, derived from the history: which job crashed which processes,
+ * which node's clock moved and what it then materialized, whether a herd of
+ * due jobs arrived at once, what the failures said. Every sentence is built
+ * from recorded events; a fault with no recorded consequence says so.
+ */
+export interface Crasher {
+  jobId: number;
+  queue: string;
+  crashes: number;
+  pids: number[];
+  nodes: string[];
+  firstCrashT: number;
+  lastCrashT: number;
+  dead: EventOf<'job:dead'> | null;
+  deadT: number | null;
+  attempts: number;
+}
+
+export interface ClockJump {
+  node: string;
+  t: number;
+  /** The jump the fault asked for, ms; null when its detail did not say. */
+  requestedMs: number | null;
+  /** The node's clock offset measured from its events' nodeTime after the jump, ms; null without nodeTime. */
+  observedMs: number | null;
+  occurrences: number;
+  inserted: number;
+  bySchedule: Record<string, number>;
+  /** Mean occurrences per materialization pass by this node before the jump. */
+  perPassBefore: number | null;
+}
+
+export interface Herd {
+  /** Start of the busiest second, history t ms. */
+  t: number;
+  jobs: number;
+  medianPerSecond: number;
+  notEnqueued: number;
+}
+
+export interface RootCause {
+  crashers: Crasher[];
+  clockJumps: ClockJump[];
+  herd: Herd | null;
+  findings: string[];
+}
+
+/** Per job attempt, when it stopped being in flight (finished, failed, lost its lease, or was rescued). */
+function attemptEnds(history: readonly HistoryEvent[]): Map<string, number> {
+  const ends = new Map<string, number>();
+  for (const e of history) {
+    if (e.type === 'job:completed' || e.type === 'job:failed' || e.type === 'lease:lost') {
+      const k = `${e.jobId}/${e.attempt}`;
+      if (!ends.has(k)) ends.set(k, e.t);
+    }
+  }
+  return ends;
+}
+
+function findCrashers(input: ReportInput, idx: HistoryIndex): { crashers: Crasher[]; unattributed: ProcessLife[] } {
+  const ends = attemptEnds(input.history);
+  const crashesByJob = new Map<number, ProcessLife[]>();
+  const unattributed: ProcessLife[] = [];
+  for (const p of idx.processes) {
+    if (!p.exit || p.exit.expected) continue;
+    const te = p.exit.t;
+    let any = false;
+    for (const f of idx.jobs.values()) {
+      const inFlight = f.starts.some((s, i) => {
+        if (s.t > te || (p.startedT !== null && s.t < p.startedT) || !ranOn(s, p)) return false;
+        const next = f.starts[i + 1]?.t ?? Infinity;
+        const rescued = f.rescues.find((r) => r.t >= s.t)?.t ?? Infinity;
+        const end = Math.min(ends.get(`${s.jobId}/${s.attempt}`) ?? Infinity, next, rescued);
+        return end >= te;
+      });
+      if (inFlight) {
+        any = true;
+        crashesByJob.set(f.jobId, [...(crashesByJob.get(f.jobId) ?? []), p]);
+      }
+    }
+    if (!any) unattributed.push(p);
+  }
+  const crashers: Crasher[] = [];
+  for (const [jobId, lives] of crashesByJob) {
+    const f = idx.jobs.get(jobId)!;
+    const rescuedCrashes = Math.max(0, ...f.rescues.map((r) => r.crashCount));
+    const crashes = Math.max(lives.length, rescuedCrashes);
+    // A job in flight at one crash may be a bystander; the culprit keeps turning up, or is known poison.
+    if (crashes < 2 && f.kind !== 'poison') continue;
+    const deadRescue = f.rescues.find((r) => r.dead);
+    crashers.push({
+      jobId,
+      queue: f.queue,
+      crashes,
+      pids: lives.map((l) => l.pid),
+      nodes: [...new Set(lives.map((l) => l.node))],
+      firstCrashT: lives[0].exit!.t,
+      lastCrashT: lives[lives.length - 1].exit!.t,
+      dead: f.dead,
+      deadT: f.dead?.t ?? deadRescue?.t ?? null,
+      attempts: Math.max(f.dead?.attempt ?? 0, deadRescue?.attempts ?? 0, f.claims.length),
+    });
+  }
+  crashers.sort((a, b) => b.crashes - a.crashes || a.jobId - b.jobId);
+  return { crashers, unattributed };
+}
+
+const CLOCK_FAULT = /clock|skew|time/i;
+const JUMP_KEYS = ['jumpMs', 'offsetMs', 'deltaMs', 'skewMs', 'byMs', 'ms'];
+
+function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
+  const jumps: ClockJump[] = [];
+  const clockFaults = idx.faults.filter((f) => CLOCK_FAULT.test(f.fault));
+  clockFaults.forEach((fault, i) => {
+    const d = fault.detail;
+    const node = String(d.node ?? d.target ?? d.nodeId ?? '');
+    if (!node) return;
+    const key = JUMP_KEYS.find((k) => typeof d[k] === 'number');
+    const until = clockFaults.slice(i + 1).find((f) => String(f.detail.node ?? f.detail.target ?? f.detail.nodeId ?? '') === node)?.t ?? Infinity;
+    const mine = (e: HistoryEvent) => e.node === node || (e.type === 'cron:materialized' && e.nodeId === node);
+    const offsets = input.history
+      .filter((e) => mine(e) && e.t >= fault.t && e.t < until && typeof e.nodeTime === 'number')
+      .map((e) => (e.nodeTime as number) - (idx.base + e.t))
+      .sort((a, b) => a - b);
+    const mats = input.history.filter((e): e is EventOf<'cron:materialized'> => e.type === 'cron:materialized' && mine(e));
+    const after = mats.filter((m) => m.t >= fault.t && m.t < until);
+    const before = mats.filter((m) => m.t < fault.t);
+    const bySchedule: Record<string, number> = {};
+    for (const m of after) bySchedule[m.scheduleId] = (bySchedule[m.scheduleId] ?? 0) + m.occurrences;
+    jumps.push({
+      node,
+      t: fault.t,
+      requestedMs: key ? (d[key] as number) : null,
+      observedMs: offsets.length ? offsets[Math.floor((offsets.length - 1) / 2)] : null,
+      occurrences: after.reduce((n, m) => n + m.occurrences, 0),
+      inserted: after.reduce((n, m) => n + m.inserted, 0),
+      bySchedule,
+      perPassBefore: before.length ? before.reduce((n, m) => n + m.occurrences, 0) / before.length : null,
+    });
+  });
+  return jumps;
+}
+
+/** The busiest second of due times, when it stands far above the typical second (5× the median and at least 50 jobs). */
+function findHerd(idx: HistoryIndex): Herd | null {
+  const bins = new Map<number, { jobs: number; notEnqueued: number }>();
+  for (const f of idx.jobs.values()) {
+    if (f.firstDueAt === null) continue;
+    const sec = Math.floor((f.firstDueAt - idx.base) / 1000);
+    const b = bins.get(sec) ?? { jobs: 0, notEnqueued: 0 };
+    b.jobs++;
+    if (!f.enqueued) b.notEnqueued++;
+    bins.set(sec, b);
+  }
+  if (bins.size === 0) return null;
+  const counts = [...bins.values()].map((b) => b.jobs).sort((a, b) => a - b);
+  const median = counts[Math.floor((counts.length - 1) / 2)];
+  const [sec, peak] = [...bins.entries()].reduce((best, cur) => (cur[1].jobs > best[1].jobs ? cur : best));
+  if (peak.jobs < 50 || peak.jobs < 5 * median) return null;
+  return { t: sec * 1000, jobs: peak.jobs, medianPerSecond: median, notEnqueued: peak.notEnqueued };
+}
+
+function crasherSentence(c: Crasher, idx: HistoryIndex): string {
+  const where = `pids ${fmtList(c.pids)} on ${fmtList(c.nodes)}`;
+  const span = c.crashes > 1 ? ` between ${fmtT(c.firstCrashT)} and ${fmtT(c.lastCrashT)}` : ` at ${fmtT(c.firstCrashT)}`;
+  const head = `Job ${c.jobId} (queue \`${c.queue}\`) crashed ${plural(c.crashes, 'worker process', 'worker processes')} (${where})${span}`;
+  if (c.deadT !== null) {
+    const reason = c.dead ? `: "${c.dead.reason}"` : '';
+    return `${head} before it was dead-lettered at ${fmtT(c.deadT)} after ${plural(c.attempts, 'attempt')}${reason}.`;
+  }
+  const f = idx.jobs.get(c.jobId)!;
+  return `${head} and was still not dead-lettered when the history ended (${plural(f.claims.length, 'claim')}).`;
+}
+
+function clockSentence(j: ClockJump): string {
+  const req = j.requestedMs !== null ? fmtOffset(j.requestedMs) : 'by an unrecorded amount';
+  const seen = j.observedMs !== null ? ` (its own events afterwards ran ${fmtOffset(Math.round(j.observedMs / 1000) * 1000)} from the harness clock)` : '';
+  let s = `Node ${j.node}'s clock jumped ${req} at ${fmtT(j.t)}${seen}`;
+  if (j.occurrences === 0) return `${s}; it materialized no cron occurrences afterwards.`;
+  const schedules = Object.entries(j.bySchedule).map(([id, n]) => `${id} ×${fmtCount(n)}`);
+  s += `; it then materialized ${plural(j.occurrences, 'occurrence')} (${fmtCount(j.inserted)} inserted) of ${plural(schedules.length, 'schedule')} (${fmtList(schedules)})`;
+  if (j.perPassBefore !== null) s += `, against ${j.perPassBefore.toFixed(1)} per pass before the jump`;
+  return `${s}.`;
+}
+
+/** Failure messages grouped with digits folded, so "job 12 timed out" and "job 13 timed out" count together. */
+function failureFindings(input: ReportInput): string[] {
+  const groups = new Map<string, { n: number; jobs: Set<number>; firstT: number; example: string }>();
+  for (const e of input.history) {
+    if (e.type !== 'job:failed') continue;
+    const key = e.error.replace(/\d+/g, 'N');
+    const g = groups.get(key) ?? { n: 0, jobs: new Set<number>(), firstT: e.t, example: e.error };
+    g.n++;
+    g.jobs.add(e.jobId);
+    groups.set(key, g);
+  }
+  return [...groups.values()]
+    .sort((a, b) => b.n - a.n)
+    .slice(0, 3)
+    .map((g) => `${plural(g.n, 'recorded failure')} across ${plural(g.jobs.size, 'job')} said "${g.example}" (first at ${fmtT(g.firstT)}).`);
+}
+
+export function deriveRootCause(input: ReportInput, idx: HistoryIndex): RootCause {
+  const { crashers, unattributed } = findCrashers(input, idx);
+  const clockJumps = findClockJumps(input, idx);
+  const herd = findHerd(idx);
+  const findings: string[] = crashers.slice(0, 5).map((c) => crasherSentence(c, idx));
+  if (crashers.length > 5) findings.push(`${plural(crashers.length - 5, 'more job')} crashed worker processes: ${fmtList(crashers.slice(5).map((c) => c.jobId))}.`);
+  for (const j of clockJumps) findings.push(clockSentence(j));
+  if (herd) {
+    const src = herd.notEnqueued > 0 ? `; ${fmtCount(herd.notEnqueued)} of them were not enqueued by the load generator (materialized by a scheduler)` : '';
+    findings.push(`A thundering herd: ${plural(herd.jobs, 'job')} became due in the one second from ${fmtT(herd.t)}, against a median of ${fmtCount(herd.medianPerSecond)} per second${src}.`);
+  }
+  const killed = new Map<number, EventOf<'fault:injected'>>();
+  for (const f of idx.faults) if (typeof f.detail.pid === 'number') killed.set(f.detail.pid, f);
+  const unexplained = unattributed.filter((p) => !killed.has(p.pid));
+  for (const p of unattributed.filter((p) => killed.has(p.pid))) {
+    const f = killed.get(p.pid)!;
+    findings.push(`Process ${p.pid} on ${p.node} exited at ${fmtT(p.exit!.t)} after fault \`${f.fault}\` targeted it at ${fmtT(f.t)}, with no job in flight.`);
+  }
+  if (unexplained.length > 0) {
+    findings.push(`${plural(unexplained.length, 'process', 'processes')} exited unexpectedly with no job recorded in flight and no fault aimed at them: pids ${fmtList(unexplained.map((p) => `${p.pid} (${p.node}, ${fmtT(p.exit!.t)})`))}.`);
+  }
+  findings.push(...failureFindings(input));
+  // Faults not explained above: say what evidence the history holds that they took effect.
+  const explained = new Set<EventOf<'fault:injected'>>([...killed.values()].filter((f) => unattributed.some((p) => p.pid === f.detail.pid)));
+  for (const f of idx.faults) {
+    if (explained.has(f) || CLOCK_FAULT.test(f.fault)) continue;
+    if (typeof f.detail.jobId === 'number' && crashers.some((c) => c.jobId === f.detail.jobId)) continue;
+    const ev = input.history.filter((e): e is EventOf<'fault:evidence'> => e.type === 'fault:evidence' && e.fault === f.fault && e.t >= f.t);
+    const detail = Object.keys(f.detail).length ? ` (${fmtDetail(f.detail)})` : '';
+    findings.push(
+      ev.length === 0
+        ? `Fault \`${f.fault}\` was injected at ${fmtT(f.t)}${detail}, but no evidence that it took effect was recorded.`
+        : `Fault \`${f.fault}\` was injected at ${fmtT(f.t)}${detail}; ${plural(ev.length, 'evidence record')} show it took effect, first at ${fmtT(ev[0].t)}: ${fmtDetail(ev[0].detail)}.`,
+    );
+  }
+  if (findings.length === 0) findings.push('Nothing in the history points to a cause: no faults, crashes, clock jumps, herds or job failures were recorded.');
+  return { crashers, clockJumps, herd, findings };
+}
