@@ -1,0 +1,179 @@
+import { ValidationError } from '../../engine/errors.ts';
+import { validateQueueName } from '../../engine/validate.ts';
+import { validateTimeZone } from '../../engine/cron/zone.ts';
+
+/**
+ * A scenario's fault timeline, as data. Each entry is one fault at `atS`
+ * seconds after the load starts, optionally repeated every `everyS` ± `jitterS`
+ * seconds until `untilS`. `harness/faults/plan.ts` expands the timeline into
+ * concrete timed actions with the run's seed; the injectors carry them out.
+ */
+export interface FaultTiming {
+  /** First (or only) time, seconds after the load starts. */
+  atS: number;
+  /** Repeat period in seconds. Default: no repeat. */
+  everyS?: number;
+  /** Each gap is everyS plus a uniform draw in [-jitterS, +jitterS]. Must be below everyS. Default 0. */
+  jitterS?: number;
+  /** No repeat after this many seconds. Default: the scenario's durationS. */
+  untilS?: number;
+}
+
+/** A process to act on: `worker:<i>`, `scheduler:<i>`, or `:random` (a seeded pick per occurrence) or `:all`. */
+export type NodeRef = `${'worker' | 'scheduler'}:${number | 'random' | 'all'}`;
+
+export type FaultSpec = FaultTiming &
+  (
+    /** SIGKILL. `point` picks when: any moment, while a handler runs, or after an effect committed but before the worker heard back. */
+    | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'after-effect' }
+    /** SIGSTOP for forS seconds, then SIGCONT: slow but alive. */
+    | { fault: 'worker-stop'; target?: NodeRef; forS: number }
+    /** Set the node's clock offset to skewMs (positive: ahead). */
+    | { fault: 'clock-skew'; target?: NodeRef; skewMs: number }
+    /** Step the node's clock by jumpMs (positive: forward), as NTP or `date -s` would. */
+    | { fault: 'clock-jump'; target?: NodeRef; jumpMs: number }
+    /** Set the node's clock to leadS seconds before a real transition of a real zone, so it crosses it. */
+    | { fault: 'dst'; target?: NodeRef; zone: string; transition: 'spring-forward' | 'fall-back'; year?: number; leadS?: number }
+    /** Enqueue count jobs whose payload crashes the handler's process on every attempt. */
+    | { fault: 'poison-pill'; count: number; queue?: string }
+    /** Enqueue count jobs due at one instant (one bulk insert with one run_at). */
+    | { fault: 'thundering-herd'; count: number; queue?: string }
+    /** pg_terminate_backend on the engine's connections. */
+    | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
+    /** Restart the Postgres server; it is down for downS seconds. */
+    | { fault: 'db-restart'; mode?: 'fast' | 'immediate'; downS?: number }
+    /** Hold `connections` connections busy for forS seconds. */
+    | { fault: 'pool-exhaust'; connections: number; forS: number }
+    /** Keep a transaction open for forS seconds, pinning the xmin horizon (dead tuples pile up). */
+    | { fault: 'xmin-hold'; forS: number }
+    /** The handlers' shared dependency fails every call (or errorRate of them) for forS seconds. */
+    | { fault: 'dependency-outage'; forS: number; errorRate?: number }
+  );
+
+export type FaultName = FaultSpec['fault'];
+
+/** Every fault's parameters: the kind of each, and whether it is required. */
+const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | readonly string[]; required?: boolean }>> = {
+  'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'after-effect'] } },
+  'worker-stop': { target: { kind: 'node' }, forS: { kind: 'posNum', required: true } },
+  'clock-skew': { target: { kind: 'node' }, skewMs: { kind: 'num', required: true } },
+  'clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'num', required: true } },
+  dst: {
+    target: { kind: 'node' },
+    zone: { kind: 'zone', required: true },
+    transition: { kind: ['spring-forward', 'fall-back'], required: true },
+    year: { kind: 'year' },
+    leadS: { kind: 'posNum' },
+  },
+  'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
+  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
+  'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
+  'db-restart': { mode: { kind: ['fast', 'immediate'] }, downS: { kind: 'posNum' } },
+  'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
+  'xmin-hold': { forS: { kind: 'posNum', required: true } },
+  'dependency-outage': { forS: { kind: 'posNum', required: true }, errorRate: { kind: 'rate' } },
+};
+
+export const FAULT_NAMES = Object.keys(PARAMS) as FaultName[];
+const TIMING = ['atS', 'everyS', 'jitterS', 'untilS'];
+const NODE_REF = /^(worker|scheduler):(\d+|random|all)$/;
+
+/** How many processes of each role the scenario runs, to check targets against. */
+export interface FaultContext {
+  workers: number;
+  schedulers: number;
+  durationS: number;
+}
+
+export function parseNodeRef(ref: string): { role: 'worker' | 'scheduler'; index: number | 'random' | 'all' } | undefined {
+  const m = NODE_REF.exec(ref);
+  if (!m) return undefined;
+  return { role: m[1] as 'worker' | 'scheduler', index: /^\d+$/.test(m[2]) ? Number(m[2]) : (m[2] as 'random' | 'all') };
+}
+
+const show = (v: unknown) => (typeof v === 'string' ? `"${v}"` : JSON.stringify(v));
+
+/** Checks a fault timeline; throws ValidationError naming the field, e.g. `scenario.faults[2].forS`. */
+export function validateFaults(faults: unknown, ctx: FaultContext, field = 'faults'): asserts faults is FaultSpec[] {
+  if (!Array.isArray(faults)) throw new ValidationError(field, `expected an array of faults, got ${show(faults)}`);
+  faults.forEach((f, i) => validateFault(f, ctx, `${field}[${i}]`));
+}
+
+function validateFault(f: unknown, ctx: FaultContext, field: string): void {
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new ValidationError(field, `expected { fault, atS, ... }, got ${show(f)}`);
+  const o = f as Record<string, unknown>;
+  const spec = PARAMS[o.fault as FaultName];
+  if (typeof o.fault !== 'string' || !spec) throw new ValidationError(`${field}.fault`, `expected one of ${FAULT_NAMES.join(', ')}, got ${show(o.fault)}`);
+  const secs = (key: string, required: boolean) => {
+    const v = o[key];
+    if (v === undefined && !required) return;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ValidationError(`${field}.${key}`, `expected seconds (a number >= 0), got ${show(v)}`);
+  };
+  secs('atS', true);
+  secs('everyS', false);
+  secs('jitterS', false);
+  secs('untilS', false);
+  if (o.atS as number > ctx.durationS) throw new ValidationError(`${field}.atS`, `${o.atS} s is after the run's end (durationS ${ctx.durationS})`);
+  if (o.everyS !== undefined && (o.everyS as number) <= 0) throw new ValidationError(`${field}.everyS`, `expected a period above 0 s, got ${o.everyS}`);
+  if (o.jitterS !== undefined && (o.everyS === undefined || (o.jitterS as number) >= (o.everyS as number))) {
+    throw new ValidationError(`${field}.jitterS`, `expected less than everyS (${o.everyS ?? 'not set'}), got ${o.jitterS}`);
+  }
+  if (o.untilS !== undefined && (o.untilS as number) < (o.atS as number)) throw new ValidationError(`${field}.untilS`, `expected >= atS (${o.atS}), got ${o.untilS}`);
+  for (const key of Object.keys(o)) {
+    if (key !== 'fault' && !TIMING.includes(key) && !spec[key]) {
+      throw new ValidationError(`${field}.${key}`, `is not a parameter of ${o.fault}; expected one of ${[...TIMING, ...Object.keys(spec)].join(', ')}`);
+    }
+  }
+  for (const [key, p] of Object.entries(spec)) {
+    const v = o[key];
+    const f2 = `${field}.${key}`;
+    if (v === undefined) {
+      if (p.required) throw new ValidationError(f2, `is required for ${o.fault}`);
+      continue;
+    }
+    if (Array.isArray(p.kind)) {
+      if (!p.kind.includes(v as string)) throw new ValidationError(f2, `expected one of ${p.kind.join(', ')}, got ${show(v)}`);
+      continue;
+    }
+    switch (p.kind) {
+      case 'posNum':
+        if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new ValidationError(f2, `expected a number above 0, got ${show(v)}`);
+        break;
+      case 'num':
+        if (typeof v !== 'number' || !Number.isFinite(v)) throw new ValidationError(f2, `expected a number, got ${show(v)}`);
+        break;
+      case 'int':
+        if (!Number.isInteger(v) || (v as number) < 1) throw new ValidationError(f2, `expected an integer >= 1, got ${show(v)}`);
+        break;
+      case 'rate':
+        if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw new ValidationError(f2, `expected a fraction in (0, 1], got ${show(v)}`);
+        break;
+      case 'year':
+        if (!Number.isInteger(v) || (v as number) < 1970 || (v as number) > 2100) throw new ValidationError(f2, `expected a year 1970-2100, got ${show(v)}`);
+        break;
+      case 'zone':
+        validateTimeZone(v, f2);
+        break;
+      case 'queue':
+        validateQueueName(v, f2);
+        break;
+      case 'node':
+        validateTarget(v, ctx, f2);
+        break;
+    }
+  }
+  if (spec.target && o.target === undefined) validateTarget(defaultTarget(o.fault as FaultName), ctx, `${field}.target`);
+}
+
+/** Where a fault lands when the scenario names no target: a random worker for process faults, the first scheduler for clock faults. */
+export function defaultTarget(fault: FaultName): NodeRef {
+  return fault === 'worker-kill' || fault === 'worker-stop' ? 'worker:random' : 'scheduler:0';
+}
+
+function validateTarget(v: unknown, ctx: FaultContext, f2: string): void {
+  const ref = typeof v === 'string' ? parseNodeRef(v) : undefined;
+  if (!ref) throw new ValidationError(f2, `expected "worker:<i>", "scheduler:<i>", "<role>:random" or "<role>:all", got ${show(v)}`);
+  const n = ref.role === 'worker' ? ctx.workers : ctx.schedulers;
+  if (n === 0) throw new ValidationError(f2, `the scenario runs no ${ref.role} processes`);
+  if (typeof ref.index === 'number' && ref.index >= n) throw new ValidationError(f2, `${ref.role} ${ref.index} does not exist; the scenario runs ${n} (0-${n - 1})`);
+}
