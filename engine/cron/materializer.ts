@@ -8,7 +8,9 @@ import { loadQueries } from '../sql.ts';
 import { validateInt } from '../validate.ts';
 import { parseCron } from './expression.ts';
 import { dueOccurrences, occurrenceKey, type OccurrenceRule } from './occurrences.ts';
+import { validateDstPolicy } from './policy.ts';
 import { scheduleFromRow, type Schedule } from './schedule.ts';
+import { validateTimeZone } from './zone.ts';
 
 const q = loadQueries(new URL('./materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
 
@@ -181,7 +183,7 @@ export class CronMaterializer {
   private plan(schedule: Schedule, nowMs: number, dbNowMs: number, skewMs: number): Planned | null {
     let rule: OccurrenceRule;
     try {
-      rule = { spec: parseCron(schedule.cron), timezone: schedule.timezone, dstPolicy: schedule.dstPolicy };
+      rule = { spec: parseCron(schedule.cron), timezone: validateTimeZone(schedule.timezone), dstPolicy: validateDstPolicy(schedule.dstPolicy) };
     } catch (err) {
       // Written around the API (plain SQL); refuse that schedule, keep the others going.
       const reason = `schedule ${schedule.id} is invalid: ${(err as Error).message}`;
@@ -225,11 +227,16 @@ export class CronMaterializer {
     const writeBatch = async (batch: Planned[]) => {
       const jobs = batch.flatMap((p) => p.jobs).sort((a, b) => (a.options!.idempotencyKey! < b.options!.idempotencyKey! ? -1 : 1));
       const advance = [...batch].sort((a, b) => (a.schedule.id < b.schedule.id ? -1 : 1));
-      const rows = await this.db.transaction(async (tx) => {
-        const rows = await enqueueMany(tx, jobs);
-        await tx.query(q.AdvanceProgress, [advance.map((p) => p.schedule.id), advance.map((p) => new Date(p.untilMs))]);
-        return rows;
-      });
+      const progress = [advance.map((p) => p.schedule.id), advance.map((p) => new Date(p.untilMs))];
+      // Nothing to insert (most ticks of most schedules): the progress UPDATE alone, without a transaction.
+      const rows =
+        jobs.length === 0
+          ? (await this.db.query(q.AdvanceProgress, progress), [])
+          : await this.db.transaction(async (tx) => {
+              const rows = await enqueueMany(tx, jobs);
+              await tx.query(q.AdvanceProgress, progress);
+              return rows;
+            });
       const owner = new Map(batch.flatMap((p) => p.jobs.map((j) => [j.options!.idempotencyKey!, p.schedule.id] as const)));
       for (const r of rows) {
         const id = owner.get(r.idempotencyKey!)!;
