@@ -17,6 +17,9 @@ export interface EngineEvents {
   'worker:error': { workerId: string; error: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
   'worker:listening': { workerId: string };
+  'process:started': { slot: number; pid: number };
+  /** A supervised process ended; `restartInMs` is null when the supervisor is stopping. */
+  'process:exited': { slot: number; pid: number; code: number | null; signal: string | null; restartInMs: number | null };
   'cron:materialized': { scheduleId: string; occurrences: number; inserted: number; nodeId: string };
   'cron:refused': { scheduleId?: string; nodeId: string; reason: string; skewMs: number };
 }

@@ -20,9 +20,6 @@ export interface Job<P = unknown> {
   createdAt: Date;
 }
 
-export const JOB_COLUMNS = `id, queue, priority, state, run_at, attempts, max_attempts, crash_count, payload,
-  idempotency_key, lease_owner, lease_token, lease_expires_at, last_error, created_at`;
-
 export function jobFromRow(r: any): Job {
   return {
     id: r.id,

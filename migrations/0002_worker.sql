@@ -16,3 +16,10 @@ CREATE TABLE stampede.effect_keys (
 );
 
 CREATE INDEX effect_keys_applied_at_idx ON stampede.effect_keys (applied_at);
+
+-- Suspects: due jobs that were in flight when a worker died (crash_count > 0).
+-- A worker runs a suspect alone, so that a second crash convicts the job that
+-- caused it and not the innocent jobs that happened to share the process.
+-- Few rows, so a small index; the normal claim skips them.
+CREATE INDEX jobs_suspect_idx ON stampede.jobs (queue, run_at, id)
+  WHERE state IN ('pending', 'failed') AND crash_count > 0;

@@ -13,9 +13,10 @@ export interface QueueStateSamplerConfig {
   /** Time between samples, in ms. Default 5000. Each round is a handful of index probes, whatever the table size. */
   intervalMs?: number;
   /**
-   * Per-queue ceiling on counted claimable rows. Default 100,000. Beyond it a
-   * queue's pending/failed/due figures are lower bounds and `depthCapped` is
-   * true; the oldest-unclaimed age stays exact.
+   * Per-queue ceiling on counted claimable (and failed) rows. Default
+   * 100,000. Beyond it a queue's figures are lower bounds (pending, being
+   * claimable less failed, only roughly) and `depthCapped` is true; the
+   * oldest-unclaimed age stays exact.
    */
   depthCapRows?: number;
   /**
@@ -227,7 +228,8 @@ function buildSnapshot(rows: Record<string, any[]>, sampledAt: number, durationM
   const queue = (name: string) => (queues[name] ??= { ...EMPTY_QUEUE });
   for (const r of rows.ClaimableByQueue) {
     Object.assign(queue(r.queue), {
-      pending: r.pending,
+      // Both counts stop at depthCapRows; when capped, pending is a lower bound at best.
+      pending: Math.max(0, r.claimable - r.failed),
       failed: r.failed,
       due: r.due,
       depthCapped: r.capped,

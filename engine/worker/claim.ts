@@ -42,3 +42,14 @@ export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<Claimed
   ]);
   return res.rows.map(toClaimed);
 }
+
+/** Is a suspect (a job that was in flight when a worker died) due in these queues? */
+export async function suspectsWaiting(db: Queryable, queues: string[]): Promise<boolean> {
+  return (await db.query(q.SuspectsWaiting, [queues])).rows[0].waiting;
+}
+
+/** Claims one suspect, to be run alone. */
+export async function claimSuspect(db: Queryable, r: Omit<ClaimRequest, 'limit' | 'agingMs'>): Promise<ClaimedJob | undefined> {
+  const res = await db.query(q.ClaimSuspect, [r.queues, r.workerId, r.leaseMs, r.mutant !== 'charge-on-failure']);
+  return res.rows.map(toClaimed)[0];
+}

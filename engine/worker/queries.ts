@@ -2,6 +2,8 @@ import { loadQueries } from '../sql.ts';
 
 export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url), [
   'ClaimJobs',
+  'SuspectsWaiting',
+  'ClaimSuspect',
   'SelectDueIdsUnlocked',
   'ClaimIdsUnchecked',
   'RenewLease',

@@ -18,6 +18,8 @@ export interface LeaseRescuerOptions {
   events?: Events;
   log?: Logger;
   mutant?: MutantName;
+  /** Called after a pass that rescued anything (the rescued jobs are now suspects). */
+  onRescued?: (count: number) => void;
 }
 
 /**
@@ -73,7 +75,10 @@ export class LeaseRescuer {
         if (dead) this.events.emit('job:dead', { jobId: r.id, queue: r.queue, attempt: r.attempts, reason: r.reason });
       }
       total += res.rowCount ?? 0;
-      if ((res.rowCount ?? 0) < batch) return total;
+      if ((res.rowCount ?? 0) < batch) {
+        if (total > 0) this.options.onRescued?.(total);
+        return total;
+      }
     }
   }
 

@@ -15,6 +15,7 @@
 --    state/run_at predicate is re-checked under the lock.
 --  * Attempts are charged here, at claim, so a handler that kills its process
 --    still uses up an attempt ($7 = false is the charge-on-failure mutant).
+--  * Suspects (crash_count > 0) are left to ClaimSuspect, which runs them alone.
 -- Measured alternative: locking inside the per-lane probes (LIMIT n FOR UPDATE
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
@@ -30,7 +31,7 @@ WITH candidates AS (
      SELECT j.id, j.run_at
        FROM stampede.jobs j
       WHERE j.queue = q.queue AND j.priority = p.priority
-        AND j.state IN ('pending', 'failed') AND j.run_at <= now()
+        AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
       ORDER BY j.run_at, j.id
       LIMIT $2 * 2
    ) c
@@ -40,7 +41,7 @@ WITH candidates AS (
   SELECT j.id, c.score, c.lease_ms
     FROM candidates c
     JOIN stampede.jobs j ON j.id = c.id
-   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now()
+   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
    ORDER BY c.score DESC
    LIMIT $2
      FOR UPDATE OF j SKIP LOCKED
@@ -49,6 +50,37 @@ UPDATE stampede.jobs j
    SET state = 'claimed',
        attempts = j.attempts + CASE WHEN $7::boolean THEN 1 ELSE 0 END,
        lease_owner = $3,
+       lease_token = gen_random_uuid(),
+       lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
+  FROM locked
+ WHERE j.id = locked.id
+RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attempts, j.crash_count, j.payload,
+          j.idempotency_key, j.lease_owner, j.lease_token, j.lease_expires_at, j.last_error, j.created_at,
+          now() AS db_now;
+
+-- name: SuspectsWaiting
+-- Is any suspect due in these queues? Rides jobs_suspect_idx.
+SELECT EXISTS (
+  SELECT 1 FROM stampede.jobs
+   WHERE queue = ANY($1::text[]) AND state IN ('pending', 'failed') AND run_at <= now() AND crash_count > 0
+) AS waiting;
+
+-- name: ClaimSuspect
+-- Claims one suspect, oldest first, for a worker that has nothing else in
+-- flight and will claim nothing else until it is done.
+WITH locked AS (
+  SELECT j.id, q.lease_ms
+    FROM stampede.jobs j
+    JOIN unnest($1::text[], $3::float8[]) AS q(queue, lease_ms) ON q.queue = j.queue
+   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count > 0
+   ORDER BY j.run_at, j.id
+   LIMIT 1
+     FOR UPDATE OF j SKIP LOCKED
+)
+UPDATE stampede.jobs j
+   SET state = 'claimed',
+       attempts = j.attempts + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
+       lease_owner = $2,
        lease_token = gen_random_uuid(),
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
   FROM locked

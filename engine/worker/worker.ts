@@ -4,7 +4,8 @@ import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
-import { claimJobs } from './claim.ts';
+import { claimJobs, claimSuspect, suspectsWaiting } from './claim.ts';
+import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
 import { JobRun } from './job-runner.ts';
 import { EnqueueListener } from './notifier.ts';
@@ -31,6 +32,10 @@ export class Worker {
   private readonly rescuer?: LeaseRescuer;
   private readonly inFlight = new Set<JobRun>();
   private running = false;
+  /** Running a suspect alone: claim nothing else until it is done. */
+  private isolating = false;
+  private suspectsDue = false;
+  private suspectsCheckedAt = -Infinity;
   private loop?: Promise<void>;
   private stopping?: Promise<void>;
   private wake = new AbortController();
@@ -63,6 +68,9 @@ export class Worker {
         events: this.events,
         log: this.log.child('rescuer'),
         mutant: options.mutant,
+        onRescued: () => {
+          this.suspectsDue = true;
+        },
       });
     }
     if (options.mutant) this.log.warn(`running the "${options.mutant}" mutant: a deliberately broken engine`);
@@ -91,45 +99,68 @@ export class Worker {
     return this.stopping;
   }
 
-  /** One claim: fills free slots with due jobs and starts them. Returns how many it claimed. */
+  /**
+   * One claim: fills free slots with due jobs and starts them. Returns how
+   * many it claimed. Suspects (jobs that were in flight when a worker died)
+   * come first, one at a time, each run alone: the worker drains, runs the
+   * suspect by itself, and claims nothing else until it is done. So when a
+   * job kills its process again, it alone is charged with the crash, and the
+   * innocent jobs that shared the first crashed process go free.
+   */
   async runOnce(): Promise<number> {
+    if (this.isolating) return 0;
+    const db = this.options.db;
+    const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
+    const base = { queues: this.queues, leaseMs, workerId: this.id, mutant: this.options.mutant };
+    const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
+    if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
+      this.suspectsCheckedAt = this.clock.now();
+      this.suspectsDue = await suspectsWaiting(db, this.queues);
+    }
+    if (this.suspectsDue) {
+      if (this.inFlight.size > 0) return 0; // drain first; a freed slot wakes the loop
+      const suspect = await claimSuspect(db, base);
+      if (suspect) {
+        this.isolating = true;
+        this.launch(suspect).finally(() => {
+          this.isolating = false;
+        });
+        return 1;
+      }
+      this.suspectsDue = false;
+    }
     const free = (this.options.concurrency ?? DEFAULTS.concurrency) - this.inFlight.size;
     if (free <= 0) return 0;
-    const jobs = await claimJobs(this.options.db, {
-      queues: this.queues,
-      leaseMs: this.queues.map((name) => this.queueOptions.get(name)!.leaseMs),
-      limit: free,
+    const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+    for (const job of jobs) void this.launch(job);
+    return jobs.length;
+  }
+
+  private launch(job: ClaimedJob): Promise<void> {
+    this.events.emit('job:claimed', {
+      jobId: job.id,
+      queue: job.queue,
+      priority: job.priority,
+      attempt: job.attempts,
       workerId: this.id,
-      agingMs: this.options.agingMs ?? DEFAULTS.agingMs,
+      runAt: job.runAt.getTime(),
+      dbClaimedAt: job.dbClaimedAt.getTime(),
+    });
+    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
+      db: this.options.db,
+      clock: this.clock,
+      rng: this.rng,
+      events: this.events,
+      log: this.log,
+      completer: this.completer,
+      workerId: this.id,
       mutant: this.options.mutant,
     });
-    for (const job of jobs) {
-      this.events.emit('job:claimed', {
-        jobId: job.id,
-        queue: job.queue,
-        priority: job.priority,
-        attempt: job.attempts,
-        workerId: this.id,
-        runAt: job.runAt.getTime(),
-        dbClaimedAt: job.dbClaimedAt.getTime(),
-      });
-      const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
-        db: this.options.db,
-        clock: this.clock,
-        rng: this.rng,
-        events: this.events,
-        log: this.log,
-        completer: this.completer,
-        workerId: this.id,
-        mutant: this.options.mutant,
-      });
-      this.inFlight.add(run);
-      void run.done.finally(() => {
-        this.inFlight.delete(run);
-        this.wakeUp();
-      });
-    }
-    return jobs.length;
+    this.inFlight.add(run);
+    return run.done.finally(() => {
+      this.inFlight.delete(run);
+      this.wakeUp();
+    });
   }
 
   private wakeUp(): void {

@@ -1,5 +1,5 @@
 import { afterEach } from 'vitest';
-import { NodeProcess } from '../../harness/processes/node-process.ts';
+import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 
 const started: NodeProcess[] = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../../engine/clock.ts';
-import { Events, type EngineEvents, type EventName } from '../../engine/events.ts';
+import { Events, type EventName } from '../../engine/events.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -49,10 +49,10 @@ export class NodeProcess {
       void this.exited.then((e) => reject(new Error(`process exited (${e.code ?? e.signal}) before it was ready:\n${this.stderr}`)));
     });
     this.ready.catch(() => {});
-    this.child.on('message', (m: any) => {
+    this.child.on('message', (m: { kind?: string; name: EventName; payload: never; nodeTime: number }) => {
       if (m?.kind !== 'event') return;
       this.onEvent?.(m.name, m.payload, m.nodeTime);
-      this.events.emit(m.name, m.payload as EngineEvents[typeof m.name]);
+      this.events.emit(m.name, m.payload);
     });
   }
 

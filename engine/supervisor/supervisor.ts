@@ -1,0 +1,90 @@
+import { systemClock, type Clock } from '../clock.ts';
+import { Events } from '../events.ts';
+import { createLogger, type Logger } from '../log.ts';
+import type { NodeProcess } from './node-process.ts';
+import { restartDecision, type RestartPolicy } from './restart-policy.ts';
+
+export interface SupervisorOptions {
+  /** How many processes to keep running. */
+  processes: number;
+  /** Starts the process for a slot (0-based). Called again for every restart. */
+  spawn: (slot: number) => NodeProcess;
+  /** Restart backoff. Defaults: 500 ms base, 30 s cap, 10 s stable. */
+  restart?: Partial<RestartPolicy>;
+  clock?: Clock;
+  events?: Events;
+  log?: Logger;
+}
+
+const DEFAULT_RESTART: RestartPolicy = { baseMs: 500, capMs: 30_000, stableMs: 10_000 };
+
+/**
+ * Keeps N worker processes alive. A process that exits (a crash, an OOM kill,
+ * a poison job's SIGKILL) is restarted after a backoff that grows with
+ * consecutive crashes of that slot; stop() sends SIGTERM to all and waits.
+ */
+export class ProcessSupervisor {
+  readonly events: Events;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly policy: RestartPolicy;
+  private readonly current = new Map<number, NodeProcess>();
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private stopController = new AbortController();
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.events = options.events ?? new Events();
+    this.log = options.log ?? createLogger('supervisor');
+    this.policy = { ...DEFAULT_RESTART, ...options.restart };
+  }
+
+  /** The live processes by slot. */
+  get processes(): NodeProcess[] {
+    return [...this.current.values()].filter((p) => p.alive);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopController = new AbortController();
+    this.loops = Array.from({ length: this.options.processes }, (_, slot) => this.keepAlive(slot));
+  }
+
+  /** SIGTERM to every process (SIGKILL after `graceMs`), and no more restarts. Safe to call twice. */
+  async stop(graceMs = 15_000): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopController.abort();
+    await Promise.all([...this.current.values()].map((p) => p.stop(graceMs)));
+    await Promise.all(this.loops);
+  }
+
+  private async keepAlive(slot: number): Promise<void> {
+    let crashes = 0;
+    while (this.running) {
+      const started = this.clock.now();
+      const proc = this.options.spawn(slot);
+      this.current.set(slot, proc);
+      this.events.emit('process:started', { slot, pid: proc.pid });
+      const exit = await proc.exited;
+      if (!this.running) {
+        this.events.emit('process:exited', { slot, pid: proc.pid, ...exit, restartInMs: null });
+        return;
+      }
+      const decision = restartDecision(crashes, this.clock.now() - started, this.policy);
+      crashes = decision.crashes;
+      this.events.emit('process:exited', { slot, pid: proc.pid, ...exit, restartInMs: decision.delayMs });
+      this.log.warn('worker process exited; restarting', {
+        slot,
+        pid: proc.pid,
+        code: exit.code,
+        signal: exit.signal,
+        consecutiveCrashes: crashes,
+        restartInMs: decision.delayMs,
+      });
+      await this.clock.sleep(decision.delayMs, this.stopController.signal).catch(() => {});
+    }
+  }
+}
