@@ -115,6 +115,21 @@ describe('QueueStateSampler figures equal what is in the table', () => {
   });
 });
 
+describe('a queue that empties', () => {
+  it('keeps reporting 0 (its alert resolves) instead of a stale last value', async () => {
+    const metrics = createMetrics();
+    const sampler = new QueueStateSampler(db, systemClock, metrics, {}, quiet);
+    await db.query(`INSERT INTO stampede.jobs (queue, run_at) SELECT 'brief', now() - interval '10 s' FROM generate_series(1, 3)`);
+    expect((await sampler.runOnce()).queues.brief).toMatchObject({ pending: 3, due: 3 });
+    expect(await metrics.text()).toContain('stampede_queue_depth{queue="brief",state="pending"} 3');
+    await db.query(`DELETE FROM stampede.jobs WHERE queue = 'brief'`);
+    expect((await sampler.runOnce()).queues.brief).toBeUndefined();
+    const text = await metrics.text();
+    expect(text).toContain('stampede_queue_depth{queue="brief",state="pending"} 0');
+    expect(text).toContain('stampede_queue_oldest_unclaimed_age_seconds{queue="brief"} 0');
+  });
+});
+
 describe('sampling queries stay off the done rows', () => {
   it('no query of a default round does a Seq Scan on stampede.jobs (200k done rows, 3.5k claimable)', async () => {
     const sampler = new QueueStateSampler(db, systemClock, null, {}, quiet);
@@ -124,6 +139,17 @@ describe('sampling queries stay off the done rows', () => {
     for (const q of sampler.plannedQueries()) {
       expect({ query: q.name, seqScans: await seqScansOnJobs(q.text, q.params) }).toEqual({ query: q.name, seqScans: [] });
     }
+  });
+
+  it('ClaimableByQueue reads stampede.jobs through index-only scans: no heap visit per claimable row', async () => {
+    await db.query('VACUUM ANALYZE stampede.jobs'); // sets the visibility map, as autovacuum does on a live table
+    const q = new QueueStateSampler(db, systemClock, null, {}, quiet).plannedQueries().find((x) => x.name === 'ClaimableByQueue')!;
+    const res = await db.query(`EXPLAIN (FORMAT JSON) ${q.text}`, q.params);
+    const onJobs = planNodes(res.rows[0]['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'jobs');
+    expect(onJobs.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(onJobs.map((n) => `${n['Node Type']} using ${n['Index Name']}`))).toEqual(
+      new Set(['Index Only Scan using jobs_due_idx', 'Index Only Scan using jobs_failed_queue_idx']),
+    );
   });
 
   it('negative control: the exact done count is caught scanning the table', async () => {

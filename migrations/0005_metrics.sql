@@ -1,0 +1,14 @@
+-- Metrics: what the queue-state sampler needs to stay cheap at any table size.
+--
+-- The sampler reports depth by queue and state every few seconds. Claimable
+-- rows (pending + failed) are counted from jobs_due_idx by an index-only scan,
+-- but that index does not carry the state, so telling failed from pending
+-- would mean a heap visit per claimable row: O(backlog) random reads each
+-- round, measured at 130-550 ms for a 500k backlog. This partial index holds
+-- only failed rows and only their queue, so the failed count per queue is an
+-- index-only scan too, and pending = claimable - failed.
+--
+-- Its cost on the write path: one index entry per failed attempt (a row
+-- version in state 'failed'); claims, completions and enqueues never touch
+-- it. Vacuum removes entries of rows that moved on.
+CREATE INDEX jobs_failed_queue_idx ON stampede.jobs (queue) WHERE state = 'failed';
