@@ -1,0 +1,109 @@
+// A cron materializer node: turns due occurrences of every enabled schedule
+// into job rows, until SIGTERM/SIGINT (or an IPC {kind:'stop'}).
+//
+//   DATABASE_URL=... tsx bin/scheduler.ts [--node-id ID] [--tick-ms N] [--lookahead-ms N]
+//                                         [--max-skew-ms N] [--catch-up-window-ms N]
+//
+// STAMPEDE_CLOCK_SKEW_MS skews this node's clock (a SkewedClock over the
+// system clock), so a scenario can run nodes ahead of or behind the database.
+// Started with an IPC channel (child_process.fork), it forwards every engine
+// event as {kind:'event', name, payload, nodeTime} and accepts
+// {kind:'clock:jump', deltaMs} (step this node's clock) and {kind:'stop'}.
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { SkewedClock, systemClock } from '../engine/clock.ts';
+import { CRON_DEFAULTS, CronMaterializer } from '../engine/cron/materializer.ts';
+import { Db } from '../engine/db.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
+import { createLogger } from '../engine/log.ts';
+import { redactSecrets } from '../engine/redact.ts';
+
+const log = createLogger('scheduler');
+
+function int(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n)) throw new ValidationError(flag, `"${value}" is not an integer number of milliseconds`);
+  return n;
+}
+
+/** Events that also go to the parent process, when there is one. */
+class ForwardingEvents extends Events {
+  constructor(private readonly nodeTime: () => number) {
+    super((err, event) => log.error('event listener threw', { event, error: (err as Error).message }));
+  }
+  override emit<E extends EventName>(event: E, payload: EngineEvents[E]): void {
+    super.emit(event, payload);
+    if (process.send && process.connected) process.send({ kind: 'event', name: event, payload, nodeTime: this.nodeTime() });
+  }
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      'node-id': { type: 'string' },
+      'tick-ms': { type: 'string' },
+      'lookahead-ms': { type: 'string' },
+      'max-skew-ms': { type: 'string' },
+      'catch-up-window-ms': { type: 'string' },
+    },
+  });
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    process.stderr.write('scheduler: DATABASE_URL is not set; expected postgres://user:pass@host:port/db\n');
+    return 2;
+  }
+  const skewMs = int(process.env.STAMPEDE_CLOCK_SKEW_MS, 'STAMPEDE_CLOCK_SKEW_MS', 0);
+  const clock = new SkewedClock(systemClock, skewMs);
+  const events = new ForwardingEvents(() => clock.now());
+  const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
+  const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
+  const m = new CronMaterializer(db, {
+    nodeId,
+    clock,
+    events,
+    tickMs: int(values['tick-ms'], '--tick-ms', CRON_DEFAULTS.tickMs),
+    lookaheadMs: int(values['lookahead-ms'], '--lookahead-ms', CRON_DEFAULTS.lookaheadMs),
+    maxSkewMs: int(values['max-skew-ms'], '--max-skew-ms', CRON_DEFAULTS.maxSkewMs),
+    catchUpWindowMs: int(values['catch-up-window-ms'], '--catch-up-window-ms', CRON_DEFAULTS.catchUpWindowMs),
+    logger: log.child(nodeId),
+  });
+
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info('stopping', { nodeId });
+      await m.stop();
+      await db.close();
+      resolveDone();
+    })());
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('message', (msg: any) => {
+    if (msg?.kind === 'clock:jump' && Number.isFinite(msg.deltaMs)) {
+      clock.jump(msg.deltaMs);
+      log.info('clock jumped', { deltaMs: msg.deltaMs, skewMs: clock.skewMs });
+    } else if (msg?.kind === 'stop') {
+      void stop();
+    }
+  });
+  // The parent going away is a stop, not an orphaned node materializing on its own.
+  process.on('disconnect', stop);
+
+  log.info('materializing', { nodeId, skewMs, tickMs: m.tickMs, lookaheadMs: m.lookaheadMs, maxSkewMs: m.maxSkewMs });
+  m.start();
+  await done;
+  return 0;
+}
+
+try {
+  process.exitCode = await main();
+  if (process.connected) process.disconnect();
+} catch (err) {
+  process.stderr.write(redactSecrets(`scheduler: ${(err as Error).message}\n`));
+  process.exitCode = err instanceof ValidationError ? 2 : 1;
+  if (process.connected) process.disconnect();
+}

@@ -1,0 +1,123 @@
+// Manage recurring schedules in the database named by DATABASE_URL.
+//
+//   tsx bin/schedules.ts add <id> --cron "*/5 * * * *" --queue Q [--tz ZONE] [--payload JSON]
+//                            [--priority 0-9] [--max-attempts N] [--dst-policy P] [--catch-up P] [--paused]
+//   tsx bin/schedules.ts list [--json]
+//   tsx bin/schedules.ts pause|resume|remove <id>
+//
+// Exit status: 0 done, 2 refused input (the message names the field), 1 anything else.
+import { parseArgs } from 'node:util';
+import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, type Schedule, type ScheduleInput } from '../engine/cron/schedule.ts';
+import { Db } from '../engine/db.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { redactSecrets } from '../engine/redact.ts';
+
+const USAGE = `usage: schedules <add|list|pause|resume|remove> ...
+  add <id> --cron EXPR --queue Q [--tz ZONE] [--payload JSON] [--priority 0-9] [--max-attempts N]
+           [--dst-policy shift-first|shift-both|skip-first|skip-both] [--catch-up none|latest|all] [--paused]
+  list [--json]
+  pause <id> | resume <id> | remove <id>
+env: DATABASE_URL=postgres://user:pass@host:port/db`;
+
+function int(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n)) throw new ValidationError(field, `"${value}" is not an integer`);
+  return n;
+}
+
+function describe(s: Schedule): string {
+  const state = s.enabled ? 'enabled' : 'paused';
+  return `${s.id}\t${s.cron}\t${s.timezone}\tqueue=${s.queue}\tdst=${s.dstPolicy}\tcatch-up=${s.catchUp}\t${state}\tmaterialized-until=${s.lastMaterializedUntil.toISOString()}`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      cron: { type: 'string' },
+      queue: { type: 'string' },
+      tz: { type: 'string' },
+      payload: { type: 'string' },
+      priority: { type: 'string' },
+      'max-attempts': { type: 'string' },
+      'dst-policy': { type: 'string' },
+      'catch-up': { type: 'string' },
+      paused: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, id] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(USAGE + '\n');
+    return values.help ? 0 : 2;
+  }
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    process.stderr.write('schedules: DATABASE_URL is not set; expected postgres://user:pass@host:port/db\n');
+    return 2;
+  }
+  const needId = () => {
+    if (!id) throw new ValidationError('id', `"${command}" needs a schedule id`);
+    return id;
+  };
+  const db = new Db({ connectionString: url, maxConnections: 1, applicationName: 'stampede:schedules' });
+  try {
+    switch (command) {
+      case 'add': {
+        let payload: unknown;
+        if (values.payload !== undefined) {
+          try {
+            payload = JSON.parse(values.payload);
+          } catch {
+            throw new ValidationError('payload', `${values.payload} is not JSON; expected a JSON object`);
+          }
+        }
+        const input: ScheduleInput = {
+          id: needId(),
+          cron: values.cron as string,
+          queue: values.queue as string,
+          timezone: values.tz,
+          payload: payload as Record<string, unknown> | undefined,
+          priority: int(values.priority, 'priority'),
+          maxAttempts: int(values['max-attempts'], 'maxAttempts'),
+          dstPolicy: values['dst-policy'] as ScheduleInput['dstPolicy'],
+          catchUp: values['catch-up'] as ScheduleInput['catchUp'],
+          enabled: !values.paused,
+        };
+        // Drop the flags not given, so the defaults apply.
+        for (const k of Object.keys(input) as (keyof ScheduleInput)[]) if (input[k] === undefined) delete input[k];
+        process.stdout.write(`added ${describe(await addSchedule(db, input))}\n`);
+        return 0;
+      }
+      case 'list': {
+        const all = await listSchedules(db);
+        process.stdout.write(values.json ? JSON.stringify(all, null, 2) + '\n' : all.map((s) => describe(s) + '\n').join('') || 'no schedules\n');
+        return 0;
+      }
+      case 'pause':
+        process.stdout.write(`paused ${describe(await pauseSchedule(db, needId()))}\n`);
+        return 0;
+      case 'resume':
+        process.stdout.write(`resumed ${describe(await resumeSchedule(db, needId()))}\n`);
+        return 0;
+      case 'remove':
+        process.stdout.write(`removed ${(await removeSchedule(db, needId())).id}\n`);
+        return 0;
+      default:
+        process.stderr.write(`schedules: unknown command "${command}"\n${USAGE}\n`);
+        return 2;
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(redactSecrets(`schedules: ${(err as Error).message}\n`));
+  process.exitCode = err instanceof ValidationError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+}
