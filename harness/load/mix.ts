@@ -55,6 +55,10 @@ function num(obj: Record<string, unknown>, key: string, field: string, what = 'a
   if (!isNum(obj[key], min)) throw new ValidationError(`${field}.${key}`, `expected ${what}, got ${show(obj[key])}`);
 }
 
+function onlyKeys(o: Record<string, unknown>, keys: readonly string[], field: string): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new ValidationError(`${field}.${k}`, `is not a field here; expected one of ${keys.join(', ')}`);
+}
+
 export function validateDuration(d: unknown, field: string): void {
   if (typeof d !== 'object' || d === null) throw new ValidationError(field, `expected a duration distribution such as { dist: 'fixed', ms: 10 }, got ${show(d)}`);
   const o = d as Record<string, unknown>;
@@ -87,6 +91,7 @@ export function validateLanes(lanes: unknown, field: string): asserts lanes is L
     const f = `${field}[${i}]`;
     if (typeof lane !== 'object' || lane === null) throw new ValidationError(f, `expected { queue, priority, share }, got ${show(lane)}`);
     const l = lane as Record<string, unknown>;
+    onlyKeys(l, ['queue', 'priority', 'share'], f);
     validateQueueName(l.queue, `${f}.queue`);
     if (seen.has(l.queue as string)) throw new ValidationError(`${f}.queue`, `"${l.queue}" appears twice; each lane is one queue`);
     seen.add(l.queue as string);
@@ -105,6 +110,7 @@ export function validateMix(mix: unknown, lanes: readonly Lane[], field: string)
     const f = `${field}[${i}]`;
     if (typeof entry !== 'object' || entry === null) throw new ValidationError(f, `expected { kind, share | count }, got ${show(entry)}`);
     const e = entry as Record<string, unknown>;
+    onlyKeys(e, ['kind', 'share', 'count', 'durationMs', 'failAttempts', 'lanes'], f);
     if (!JOB_KINDS.includes(e.kind as JobKind)) throw new ValidationError(`${f}.kind`, `expected one of ${JOB_KINDS.join(', ')}, got ${show(e.kind)}`);
     if ((e.share === undefined) === (e.count === undefined)) throw new ValidationError(f, 'give share or count, exactly one of them');
     if (e.share !== undefined) num(e, 'share', f);

@@ -1,0 +1,40 @@
+import type { Scenario } from '../scenario.ts';
+import { engineSettingsFor, enabledCheckers } from '../scenario.ts';
+import { resolveBounds, type CheckerBounds, type CheckerName } from './index.ts';
+
+/** What the runner passes in that only the run knows (the occurrences the schedules should have produced). */
+export interface RunFacts {
+  /** `cron:<schedule>:<instant>` keys expected over the run, from the schedules and the run's real start and end. */
+  expectedCronKeys?: string[];
+}
+
+/**
+ * The checkers a scenario turns on, and the bounds each is held to: first
+ * what follows from the scenario itself (its SLO threshold, incident window,
+ * lease, attempt budget, backoff base, declared faults), then the bounds the
+ * scenario wrote for that checker, which win.
+ */
+export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: CheckerName[]; bounds: CheckerBounds } {
+  const workers = Array.from({ length: s.workers }, (_, i) => engineSettingsFor(s, i));
+  const min = (pick: (e: (typeof workers)[number]) => number) => Math.min(...workers.map(pick));
+  const derived: CheckerBounds = {
+    'no-concurrent-claim': { leaseMs: min((e) => e.leaseMs) },
+    'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => e.maxAttempts)) },
+    'oldest-age-slo': {
+      sloMs: s.thresholds.oldestAgeSloMs,
+      incident: s.incident ? { fromMs: s.incident.fromS * 1000, toMs: s.incident.toS * 1000 } : null,
+    },
+    // Full jitter spreads a cohort's first retry over the backoff base; a bucket a fifth of it tells jitter from lockstep.
+    'retry-spread': { bucketMs: Math.max(1, Math.min(1_000, Math.floor(min((e) => e.backoffBaseMs) / 5))) },
+    'faults-exercised': { declared: [...new Set(s.faults.map((f) => f.fault))] },
+    ...(facts.expectedCronKeys ? { 'one-job-per-cron-occurrence': { expectedKeys: facts.expectedCronKeys } } : {}),
+  };
+  const names = enabledCheckers(s);
+  const bounds: CheckerBounds = {};
+  for (const name of names) {
+    const own = s.checkers[name];
+    const given = { ...(derived[name] ?? {}), ...(typeof own === 'object' ? own : {}) };
+    (bounds as Record<string, unknown>)[name] = resolveBounds(name, given, `scenario.checkers.${name}`);
+  }
+  return { names, bounds };
+}

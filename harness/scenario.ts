@@ -1,0 +1,304 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { validateSchedule, type ScheduleInput } from '../engine/cron/schedule.ts';
+import { DEFAULTS } from '../engine/defaults.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { isMutantName, MUTANTS, type MutantName } from '../engine/mutants.ts';
+import { CHECKERS, isCheckerName, resolveBounds, type BoundsOf, type CheckerName } from './checkers/index.ts';
+import { validateFaults, type FaultSpec } from './faults/plan.ts';
+import { validateLanes, validateMix } from './load/mix.ts';
+import type { Lane, LoadSpec, MixEntry } from './load/types.ts';
+
+/**
+ * A scenario is data: a plain object merged onto BASE_SCENARIO and validated.
+ * The runner reads it; nothing here touches a process, a clock or a database.
+ * See docs/scenario-format.md for the format with a commented example.
+ */
+export interface Scenario {
+  /** Short name, as typed after `npm run scenario`. */
+  name: string;
+  /** What it reproduces: the real way job queues fail that it stands for. One line for `--list`, more below it. */
+  description: string;
+  /** Seeds the load plan, the fault timeline and the engine's jitter. `--seed` overrides it. */
+  seed: number;
+  /** How long load is offered, in seconds (the drain comes after). */
+  durationS: number;
+  /** Open-model arrivals: `constant` or `poisson`, at `rate` jobs/s whether or not the system keeps up. */
+  load: LoadSpec;
+  /** Worker processes. */
+  workers: number;
+  /** Jobs in flight at once in each worker process. */
+  concurrency: number;
+  /** Queues, the priority their jobs carry and their share of the load. */
+  lanes: Lane[];
+  /** Kinds of job and their shares (or exact counts), with handler parameters. */
+  mix: MixEntry[];
+  /** Engine options of every worker. */
+  engine: EngineSettings;
+  /** Per-worker overrides: entry i applies to worker i (a mutant on one worker, a slower poll on another). */
+  engineByWorker: Partial<EngineSettings>[];
+  /** Scheduler (cron materializer) nodes, each with its own clock skew, and the schedules they materialize. */
+  scheduler: { nodes: { skewMs: number }[]; schedules: ScheduleInput[] };
+  /** The fault timeline; see harness/faults/spec.ts. */
+  faults: FaultSpec[];
+  /** The declared incident window, in seconds after the load starts; excused by the oldest-age SLO. */
+  incident: { fromS: number; toS: number } | null;
+  /** Invariants to check, by name: `true` for default bounds, an object of bounds, `false` to drop one the base turns on. */
+  checkers: { [N in CheckerName]?: Partial<BoundsOf<N>> | boolean };
+  /** Alert thresholds: the runner records when each signal crosses its threshold. */
+  thresholds: { oldestAgeSloMs: number; deadLetterDepthAlert: number };
+  /** After the load stops, how long the queue may take to drain before the run is inconclusive. */
+  drainTimeoutS: number;
+  /** Module whose exports are the handlers, by path from the repository root or absolute. */
+  handlers: string;
+}
+
+/** The worker options a scenario sets (names as in engine/worker/options.ts), plus the attempt budget given at enqueue. */
+export interface EngineSettings {
+  leaseMs: number;
+  /** 0 turns heartbeats off. */
+  heartbeatMs: number;
+  pollMs: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** Attempts before a job is dead-lettered; set on each job at enqueue. */
+  maxAttempts: number;
+  maxCrashes: number;
+  /** Priority p overtakes q > p after waiting (q - p) * agingMs longer. */
+  agingMs: number;
+  rescueIntervalMs: number;
+  /** A deliberately broken engine variant (a negative control); null for the real engine. */
+  mutant: MutantName | null;
+}
+
+/** What a scenario file or a caller writes: any top-level field, and any part of the object-valued ones. Arrays are replaced whole. */
+export type ScenarioInput = { [K in keyof Scenario]?: Scenario[K] extends unknown[] | null ? Scenario[K] : Scenario[K] extends object ? Partial<Scenario[K]> : Scenario[K] };
+
+/** The no-op base every scenario is merged onto: steady, modest, no faults, the always-on invariants. */
+export const BASE_SCENARIO: Scenario = deepFreeze({
+  name: '',
+  description: '',
+  seed: 1,
+  durationS: 30,
+  load: { model: 'constant', rate: 500 },
+  workers: 2,
+  concurrency: DEFAULTS.concurrency,
+  lanes: [{ queue: 'default', priority: 0, share: 1 }],
+  mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } }],
+  engine: {
+    leaseMs: DEFAULTS.leaseMs,
+    heartbeatMs: DEFAULTS.heartbeatMs,
+    pollMs: DEFAULTS.pollMs,
+    backoffBaseMs: DEFAULTS.backoffBaseMs,
+    backoffCapMs: DEFAULTS.backoffCapMs,
+    maxAttempts: DEFAULTS.maxAttempts,
+    maxCrashes: DEFAULTS.maxCrashes,
+    agingMs: DEFAULTS.agingMs,
+    rescueIntervalMs: DEFAULTS.rescueIntervalMs,
+    mutant: null,
+  },
+  engineByWorker: [],
+  scheduler: { nodes: [], schedules: [] },
+  faults: [],
+  incident: null,
+  checkers: {
+    'no-job-lost': true,
+    'exactly-one-effect': true,
+    'no-concurrent-claim': true,
+    'no-stale-completion': true,
+    'dead-letter-routing': true,
+    'queue-drained': true,
+    'faults-exercised': true,
+  },
+  thresholds: { oldestAgeSloMs: 5_000, deadLetterDepthAlert: 1 },
+  drainTimeoutS: 30,
+  handlers: 'harness/handlers.ts',
+} satisfies Scenario);
+
+const FIELDS = Object.keys(BASE_SCENARIO) as (keyof Scenario)[];
+/** Object-valued fields merged key by key; every other field (arrays included) is replaced whole. */
+const MERGED: ReadonlySet<string> = new Set(['load', 'engine', 'scheduler', 'checkers', 'thresholds']);
+
+/** `partial` over `base`: object-valued fields merge one level deep, everything else replaces. Undefined leaves the base. */
+export function mergeScenario(base: Scenario, partial: ScenarioInput): Scenario {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    const b = (base as unknown as Record<string, unknown>)[k];
+    out[k] = MERGED.has(k) && isPlainObject(v) && isPlainObject(b) ? { ...b, ...v } : v;
+  }
+  return out as unknown as Scenario;
+}
+
+/**
+ * A scenario from a partial: merged onto `base` (BASE_SCENARIO, or a
+ * scenario to override, as `--seed` does), validated, and frozen. Throws
+ * ValidationError naming the field, e.g.
+ * `scenario.load.rate: expected a positive number, got "fast"`.
+ */
+export function defineScenario(partial: ScenarioInput, base: Scenario = BASE_SCENARIO): Scenario {
+  if (!isPlainObject(partial)) throw new ValidationError('scenario', `expected an object, got ${show(partial)}`);
+  for (const k of Object.keys(partial)) {
+    if (!FIELDS.includes(k as keyof Scenario)) throw new ValidationError(`scenario.${k}`, `is not a scenario field; expected one of ${FIELDS.join(', ')}`);
+  }
+  for (const k of MERGED) {
+    const v = (partial as Record<string, unknown>)[k];
+    if (v !== undefined && !isPlainObject(v)) throw new ValidationError(`scenario.${k}`, `expected an object, got ${show(v)}`);
+  }
+  const s = mergeScenario(base, partial);
+  validateScenario(s);
+  // A copy, so freezing it leaves the caller's objects alone; validation has already refused what cannot be copied.
+  return deepFreeze(structuredClone(s));
+}
+
+/** Checks every field of a whole scenario; throws ValidationError naming the first wrong one. */
+export function validateScenario(s: Scenario): void {
+  const f = (path: string) => `scenario.${path}`;
+  if (typeof s.name !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(s.name)) {
+    throw new ValidationError(f('name'), `expected 1-64 of letters, digits, . _ - (starting with a letter or digit), got ${show(s.name)}`);
+  }
+  if (typeof s.description !== 'string' || s.description.trim() === '') throw new ValidationError(f('description'), 'expected a sentence saying which real failure this reproduces');
+  int(s.seed, f('seed'), 0);
+  positive(s.durationS, f('durationS'));
+  if (s.load.model !== 'constant' && s.load.model !== 'poisson') throw new ValidationError(f('load.model'), `expected "constant" or "poisson", got ${show(s.load.model)}`);
+  positive(s.load.rate, f('load.rate'));
+  onlyKeys(s.load, ['model', 'rate'], f('load'));
+  int(s.workers, f('workers'), 1);
+  int(s.concurrency, f('concurrency'), 1);
+  validateLanes(s.lanes, f('lanes'));
+  validateMix(s.mix, s.lanes, f('mix'));
+  validateEngine(s.engine, f('engine'), false);
+  if (!Array.isArray(s.engineByWorker)) throw new ValidationError(f('engineByWorker'), `expected an array of per-worker overrides, got ${show(s.engineByWorker)}`);
+  if (s.engineByWorker.length > s.workers) throw new ValidationError(f('engineByWorker'), `has ${s.engineByWorker.length} entries but the scenario runs ${s.workers} workers`);
+  s.engineByWorker.forEach((o, i) => validateEngine(o, f(`engineByWorker[${i}]`), true));
+  validateScheduler(s, f('scheduler'));
+  validateFaults(s.faults, { workers: s.workers, schedulers: s.scheduler.nodes.length, durationS: s.durationS }, f('faults'));
+  if (s.incident !== null) {
+    if (!isPlainObject(s.incident)) throw new ValidationError(f('incident'), `expected null or { fromS, toS }, got ${show(s.incident)}`);
+    nonNegative(s.incident.fromS, f('incident.fromS'));
+    nonNegative(s.incident.toS, f('incident.toS'));
+    if (s.incident.toS < s.incident.fromS) throw new ValidationError(f('incident.toS'), `expected >= fromS (${s.incident.fromS}), got ${s.incident.toS}`);
+  }
+  for (const [name, bounds] of Object.entries(s.checkers)) {
+    if (!isCheckerName(name)) throw new ValidationError(f(`checkers.${name}`), `unknown checker; expected one of ${Object.keys(CHECKERS).join(', ')}`);
+    if (bounds !== false) resolveBounds(name, bounds, f(`checkers.${name}`));
+  }
+  if (!Object.values(s.checkers).some((b) => b !== false)) throw new ValidationError(f('checkers'), 'expected at least one checker turned on; a run that checks nothing proves nothing');
+  positive(s.thresholds.oldestAgeSloMs, f('thresholds.oldestAgeSloMs'));
+  int(s.thresholds.deadLetterDepthAlert, f('thresholds.deadLetterDepthAlert'), 1);
+  onlyKeys(s.thresholds, ['oldestAgeSloMs', 'deadLetterDepthAlert'], f('thresholds'));
+  positive(s.drainTimeoutS, f('drainTimeoutS'));
+  if (typeof s.handlers !== 'string' || s.handlers.trim() === '') throw new ValidationError(f('handlers'), `expected a module path, got ${show(s.handlers)}`);
+}
+
+const ENGINE_KEYS = Object.keys(BASE_SCENARIO.engine) as (keyof EngineSettings)[];
+
+function validateEngine(e: Partial<EngineSettings>, field: string, partial: boolean): void {
+  if (!isPlainObject(e)) throw new ValidationError(field, `expected an object of engine options, got ${show(e)}`);
+  onlyKeys(e, ENGINE_KEYS, field);
+  const has = (k: keyof EngineSettings) => !partial || e[k] !== undefined;
+  for (const k of ['leaseMs', 'pollMs', 'agingMs', 'rescueIntervalMs'] as const) if (has(k)) positive(e[k], `${field}.${k}`);
+  for (const k of ['heartbeatMs', 'backoffBaseMs', 'backoffCapMs'] as const) if (has(k)) nonNegative(e[k], `${field}.${k}`);
+  if (has('maxAttempts')) int(e.maxAttempts, `${field}.maxAttempts`, 1);
+  if (has('maxCrashes')) int(e.maxCrashes, `${field}.maxCrashes`, 1);
+  if (e.heartbeatMs && e.leaseMs && e.heartbeatMs >= e.leaseMs) {
+    throw new ValidationError(`${field}.heartbeatMs`, `expected below leaseMs (${e.leaseMs}) so a renewal lands before the lease ends, got ${e.heartbeatMs}; 0 turns heartbeats off`);
+  }
+  if (e.mutant !== undefined && e.mutant !== null && !isMutantName(e.mutant)) {
+    throw new ValidationError(`${field}.mutant`, `expected null or one of ${Object.keys(MUTANTS).join(', ')}, got ${show(e.mutant)}`);
+  }
+}
+
+function validateScheduler(s: Scenario, field: string): void {
+  const sch = s.scheduler;
+  onlyKeys(sch, ['nodes', 'schedules'], field);
+  if (!Array.isArray(sch.nodes)) throw new ValidationError(`${field}.nodes`, `expected an array of { skewMs }, got ${show(sch.nodes)}`);
+  sch.nodes.forEach((n, i) => {
+    if (!isPlainObject(n)) throw new ValidationError(`${field}.nodes[${i}]`, `expected { skewMs }, got ${show(n)}`);
+    onlyKeys(n, ['skewMs'], `${field}.nodes[${i}]`);
+    if (typeof n.skewMs !== 'number' || !Number.isFinite(n.skewMs)) throw new ValidationError(`${field}.nodes[${i}].skewMs`, `expected a number of ms (negative: behind), got ${show(n.skewMs)}`);
+  });
+  if (!Array.isArray(sch.schedules)) throw new ValidationError(`${field}.schedules`, `expected an array of schedules, got ${show(sch.schedules)}`);
+  if (sch.schedules.length > 0 && sch.nodes.length === 0) throw new ValidationError(`${field}.nodes`, 'expected at least one scheduler node to materialize the schedules');
+  const ids = new Set<string>();
+  sch.schedules.forEach((sc, i) => {
+    const at = `${field}.schedules[${i}]`;
+    try {
+      validateSchedule(sc);
+    } catch (err) {
+      // The cron module names fields relative to the schedule; say where in the scenario.
+      if (err instanceof ValidationError) throw new ValidationError(`${at}.${err.field}`, err.message.slice(err.field.length + 2));
+      throw err;
+    }
+    if (ids.has(sc.id)) throw new ValidationError(`${at}.id`, `"${sc.id}" appears twice`);
+    ids.add(sc.id);
+  });
+}
+
+/** The engine options of worker `index`: the scenario's, with that worker's overrides. */
+export function engineSettingsFor(s: Scenario, index: number): EngineSettings {
+  return { ...s.engine, ...(s.engineByWorker[index] ?? {}) };
+}
+
+/** The checkers a scenario turns on, in registry order. */
+export function enabledCheckers(s: Scenario): CheckerName[] {
+  return (Object.keys(CHECKERS) as CheckerName[]).filter((n) => s.checkers[n] !== undefined && s.checkers[n] !== false);
+}
+
+/**
+ * Loads a user's own scenario file (`.ts` or `.js`): its default export must
+ * be a scenario, from defineScenario() or a plain object, which is merged and
+ * validated here. Refuses a missing file, a missing default export and any
+ * wrong field, naming it.
+ */
+export async function loadScenarioFile(path: string): Promise<Scenario> {
+  const abs = resolve(path);
+  if (!existsSync(abs)) throw new ValidationError('scenario file', `${path} does not exist`);
+  let mod: { default?: unknown };
+  try {
+    mod = await import(pathToFileURL(abs).href);
+  } catch (err) {
+    throw new ValidationError('scenario file', `${path} could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  // A file outside an ESM package is compiled as CommonJS, and interop can wrap the default export once more.
+  if (isPlainObject(mod.default) && isPlainObject(mod.default.default) && !('name' in mod.default)) mod = mod.default;
+  if (mod.default === undefined) throw new ValidationError(`${path}: default export`, 'is missing; expected `export default defineScenario({ ... })` or a plain scenario object');
+  if (!isPlainObject(mod.default)) throw new ValidationError(`${path}: default export`, `expected a scenario object, got ${show(mod.default)}`);
+  return defineScenario(mod.default as ScenarioInput);
+}
+
+function isPlainObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function show(v: unknown): string {
+  if (typeof v === 'string') return `"${v}"`;
+  if (typeof v === 'function') return 'a function';
+  return JSON.stringify(v) ?? String(v);
+}
+
+function positive(v: unknown, field: string): void {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new ValidationError(field, `expected a positive number, got ${show(v)}`);
+}
+
+function nonNegative(v: unknown, field: string): void {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ValidationError(field, `expected a number >= 0, got ${show(v)}`);
+}
+
+function int(v: unknown, field: string, min: number): void {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new ValidationError(field, `expected an integer >= ${min}, got ${show(v)}`);
+}
+
+function onlyKeys(o: object, keys: readonly string[], field: string): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new ValidationError(`${field}.${k}`, `is not a field of ${field.replace(/^scenario\./, '')}; expected one of ${keys.join(', ')}`);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+

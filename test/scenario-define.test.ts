@@ -1,0 +1,153 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../engine/errors.ts';
+import { checkerPlan } from '../harness/checkers/from-scenario.ts';
+import { BASE_SCENARIO, defineScenario, enabledCheckers, engineSettingsFor, loadScenarioFile, type ScenarioInput } from '../harness/scenario.ts';
+
+const minimal = { name: 'tiny', description: 'a steady trickle; reproduces nothing, proves the harness' };
+
+describe('defineScenario', () => {
+  it('merges a partial onto the base: objects key by key, arrays whole', () => {
+    const s = defineScenario({
+      ...minimal,
+      load: { rate: 50 },
+      engine: { leaseMs: 5_000, heartbeatMs: 0 },
+      lanes: [{ queue: 'high', priority: 9, share: 1 }, { queue: 'low', priority: 0, share: 1 }],
+      checkers: { fairness: { maxLowWaitMs: 2_000 }, 'faults-exercised': false },
+    });
+    expect(s.load).toEqual({ model: 'constant', rate: 50 });
+    expect(s.engine).toEqual({ ...BASE_SCENARIO.engine, leaseMs: 5_000, heartbeatMs: 0 });
+    expect(s.lanes.map((l) => l.queue)).toEqual(['high', 'low']);
+    expect(s.durationS).toBe(BASE_SCENARIO.durationS);
+    expect(enabledCheckers(s)).toEqual(['no-job-lost', 'exactly-one-effect', 'no-concurrent-claim', 'dead-letter-routing', 'fairness', 'no-stale-completion', 'queue-drained']);
+  });
+
+  it('returns a frozen copy and leaves the caller’s objects alone', () => {
+    const lanes = [{ queue: 'q', priority: 1, share: 1 }];
+    const s = defineScenario({ ...minimal, lanes });
+    expect(Object.isFrozen(s.lanes[0])).toBe(true);
+    expect(Object.isFrozen(lanes[0])).toBe(false);
+    expect(() => ((s as any).seed = 3)).toThrow(TypeError);
+  });
+
+  it('overrides a defined scenario, as --seed and --rate do, keeping the rest', () => {
+    const s = defineScenario({ ...minimal, load: { model: 'poisson', rate: 200 }, workers: 3 });
+    const o = defineScenario({ seed: 99, load: { rate: 10 } }, s);
+    expect(o).toMatchObject({ name: 'tiny', seed: 99, workers: 3, load: { model: 'poisson', rate: 10 } });
+  });
+
+  it('gives each worker its engine options with its own overrides', () => {
+    const s = defineScenario({ ...minimal, workers: 2, engineByWorker: [{}, { mutant: 'no-fencing', pollMs: 50 }] });
+    expect(engineSettingsFor(s, 0).mutant).toBeNull();
+    expect(engineSettingsFor(s, 1)).toMatchObject({ mutant: 'no-fencing', pollMs: 50, leaseMs: BASE_SCENARIO.engine.leaseMs });
+  });
+});
+
+describe('scenario validation names the field and what was expected', () => {
+  const bad = (partial: Record<string, unknown>, message: string | RegExp) => {
+    const run = () => defineScenario({ ...minimal, ...partial } as ScenarioInput);
+    expect(run).toThrow(ValidationError);
+    expect(run).toThrow(message);
+  };
+
+  it('top-level fields', () => {
+    bad({ load: { rate: 'fast' } }, 'scenario.load.rate: expected a positive number, got "fast"');
+    bad({ load: { model: 'ramp' } }, 'scenario.load.model: expected "constant" or "poisson", got "ramp"');
+    bad({ load: { rate: 5, burst: 3 } }, /^scenario.load.burst: is not a field of load; expected one of model, rate$/);
+    bad({ speed: 3 }, /^scenario.speed: is not a scenario field; expected one of name, description, seed/);
+    bad({ name: 'has space' }, /^scenario.name: expected 1-64 of letters/);
+    bad({ description: ' ' }, 'scenario.description: expected a sentence saying which real failure this reproduces');
+    bad({ workers: 0 }, 'scenario.workers: expected an integer >= 1, got 0');
+    bad({ durationS: -1 }, 'scenario.durationS: expected a positive number, got -1');
+    bad({ engine: 'fast' }, 'scenario.engine: expected an object, got "fast"');
+    bad({ drainTimeoutS: '30s' }, 'scenario.drainTimeoutS: expected a positive number, got "30s"');
+    bad({ handlers: '' }, 'scenario.handlers: expected a module path, got ""');
+    bad({ incident: { fromS: 10, toS: 5 } }, 'scenario.incident.toS: expected >= fromS (10), got 5');
+    bad({ thresholds: { deadLetterDepthAlert: 0 } }, 'scenario.thresholds.deadLetterDepthAlert: expected an integer >= 1, got 0');
+  });
+
+  it('load mix, lanes and engine options', () => {
+    bad({ mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'fixed', ms: -5 } }] }, 'scenario.mix[0].durationMs.ms: expected a non-negative number, got -5');
+    bad({ mix: [{ kind: 'normal', share: 1, colour: 'red' }] }, /^scenario.mix\[0\].colour: is not a field here/);
+    bad({ lanes: [{ queue: 'bad queue', priority: 0, share: 1 }] }, /^scenario.lanes\[0\].queue: "bad queue" is not a queue name/);
+    bad({ engine: { mutant: 'no-brakes' } }, /^scenario.engine.mutant: expected null or one of no-skip-locked, /);
+    bad({ engine: { leaseMs: 1_000, heartbeatMs: 1_000 } }, /^scenario.engine.heartbeatMs: expected below leaseMs \(1000\)/);
+    bad({ engine: { lease: 5 } }, /^scenario.engine.lease: is not a field of engine; expected one of leaseMs,/);
+    bad({ workers: 1, engineByWorker: [{}, {}] }, 'scenario.engineByWorker: has 2 entries but the scenario runs 1 workers');
+    bad({ engineByWorker: [{ maxAttempts: 0 }] }, 'scenario.engineByWorker[0].maxAttempts: expected an integer >= 1, got 0');
+  });
+
+  it('schedules, faults and checkers', () => {
+    const schedule = { id: 'nightly', cron: '30 2 * * *', timezone: 'America/New_York', queue: 'default' };
+    bad({ scheduler: { schedules: [schedule] } }, 'scenario.scheduler.nodes: expected at least one scheduler node to materialize the schedules');
+    bad({ scheduler: { nodes: [{ skewMs: 0 }], schedules: [{ ...schedule, cron: 'every day' }] } }, /^scenario.scheduler.schedules\[0\].cron: /);
+    bad({ scheduler: { nodes: [{ skewMs: 0 }], schedules: [{ ...schedule, timezone: 'Moon/Base' }] } }, /^scenario.scheduler.schedules\[0\].timezone: "Moon\/Base" is not a known IANA time zone/);
+    bad({ scheduler: { nodes: [{ skew: 5 }] } }, /^scenario.scheduler.nodes\[0\].skew: is not a field/);
+    bad({ faults: [{ fault: 'worker-kill', atS: 5, target: 'worker:2' }] }, 'scenario.faults[0].target: worker 2 does not exist; the scenario runs 2 (0-1)');
+    bad({ faults: [{ fault: 'clock-jump', atS: 5, jumpMs: 1 }] }, 'scenario.faults[0].target: the scenario runs no scheduler processes');
+    bad({ checkers: { 'fast-enough': true } }, /^scenario.checkers.fast-enough: unknown checker; expected one of no-job-lost,/);
+    bad({ checkers: { fairness: { maxLowWaitMs: 'soon' } } }, 'scenario.checkers.fairness.maxLowWaitMs: expected a non-negative number, got "soon"');
+    const allOff = Object.fromEntries(Object.keys(BASE_SCENARIO.checkers).map((k) => [k, false]));
+    bad({ checkers: allOff }, 'scenario.checkers: expected at least one checker turned on; a run that checks nothing proves nothing');
+  });
+
+  it('accepts schedules and faults that are right', () => {
+    const s = defineScenario({
+      ...minimal,
+      scheduler: { nodes: [{ skewMs: 0 }, { skewMs: -1_500 }], schedules: [{ id: 'nightly', cron: '30 2 * * *', timezone: 'America/New_York', queue: 'default' }] },
+      faults: [{ fault: 'dst', atS: 2, target: 'scheduler:1', zone: 'America/New_York', transition: 'spring-forward' }],
+    });
+    expect(s.scheduler.nodes[1].skewMs).toBe(-1_500);
+  });
+});
+
+describe('checkerPlan', () => {
+  it('derives bounds from the scenario, and the scenario’s own bounds win', () => {
+    const s = defineScenario({
+      ...minimal,
+      engine: { leaseMs: 4_000, heartbeatMs: 1_000, backoffBaseMs: 2_000, maxAttempts: 4 },
+      engineByWorker: [{ leaseMs: 3_000 }],
+      incident: { fromS: 10, toS: 20 },
+      thresholds: { oldestAgeSloMs: 2_000 },
+      faults: [{ fault: 'worker-kill', atS: 5 }, { fault: 'worker-kill', atS: 6 }, { fault: 'dependency-outage', atS: 8, forS: 2 }],
+      checkers: { 'oldest-age-slo': { maxRecoverMs: 9_000 }, 'retry-spread': true, 'dead-letter-routing': { maxAttempts: 3 } },
+    });
+    const { names, bounds } = checkerPlan(s, { expectedCronKeys: ['cron:a:2026-01-01T00:00:00.000Z'] });
+    expect(names).toContain('retry-spread');
+    expect(names).not.toContain('one-job-per-cron-occurrence');
+    expect(bounds['no-concurrent-claim']).toEqual({ leaseMs: 3_000 });
+    expect(bounds['dead-letter-routing']).toEqual({ maxAttempts: 3, maxMs: 120_000, poisonKinds: ['poison'] });
+    expect(bounds['oldest-age-slo']).toEqual({ sloMs: 2_000, incident: { fromMs: 10_000, toMs: 20_000 }, maxRecoverMs: 9_000, queues: [] });
+    expect(bounds['retry-spread']).toMatchObject({ bucketMs: 400 });
+    expect(bounds['faults-exercised']).toEqual({ declared: ['worker-kill', 'dependency-outage'] });
+  });
+});
+
+describe('loadScenarioFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stampede-scenario-'));
+  const file = (name: string, text: string) => {
+    const p = join(dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+  const scenarioModule = new URL('../harness/scenario.ts', import.meta.url).pathname;
+
+  it('loads a user’s .ts file whose default export is defineScenario(...) or a plain object', async () => {
+    const a = await loadScenarioFile(file('a.ts', `import { defineScenario } from '${scenarioModule}';\nexport default defineScenario({ name: 'mine', description: 'our 2026-03-08 outage', durationS: 5 });\n`));
+    expect(a).toMatchObject({ name: 'mine', durationS: 5, load: { rate: 500 } });
+    const b = await loadScenarioFile(file('b.ts', `export default { name: 'plain', description: 'a plain object', workers: 3 } as const;\n`));
+    expect(b.workers).toBe(3);
+  });
+
+  it('refuses a missing file, a missing default export and a malformed field, naming it', async () => {
+    await expect(loadScenarioFile(join(dir, 'nope.ts'))).rejects.toThrow(/^scenario file: .*nope.ts does not exist$/);
+    await expect(loadScenarioFile(file('c.ts', 'export const scenario = {};\n'))).rejects.toThrow(/c.ts: default export: is missing; expected `export default defineScenario/);
+    await expect(loadScenarioFile(file('d.ts', 'export default 42;\n'))).rejects.toThrow(/d.ts: default export: expected a scenario object, got 42/);
+    await expect(loadScenarioFile(file('e.ts', `export default { name: 'e', description: 'x', load: { rate: 'fast' } };\n`))).rejects.toThrow(
+      'scenario.load.rate: expected a positive number, got "fast"',
+    );
+    await expect(loadScenarioFile(file('f.ts', 'export default {{;\n'))).rejects.toThrow(/^scenario file: .*f.ts could not be loaded/);
+  });
+});
