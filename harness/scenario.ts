@@ -6,9 +6,11 @@ import { DEFAULTS } from '../engine/defaults.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { isMutantName, MUTANTS, type MutantName } from '../engine/mutants.ts';
 import { CHECKERS, isCheckerName, resolveBounds, type BoundsOf, type CheckerName } from './checkers/index.ts';
-import { validateFaults, type FaultSpec } from './faults/plan.ts';
+import { planFaults, validateFaults, type FaultAction, type FaultSpec } from './faults/plan.ts';
 import { validateLanes, validateMix } from './load/mix.ts';
-import type { Lane, LoadSpec, MixEntry } from './load/types.ts';
+import { arrivals } from './load/plan.ts';
+import type { Arrival, Lane, LoadSpec, MixEntry } from './load/types.ts';
+import { SeededRng, type Rng } from '../engine/rng.ts';
 
 /**
  * A scenario is data: a plain object merged onto BASE_SCENARIO and validated.
@@ -239,6 +241,18 @@ function validateScheduler(s: Scenario, field: string): void {
 /** The engine options of worker `index`: the scenario's, with that worker's overrides. */
 export function engineSettingsFor(s: Scenario, index: number): EngineSettings {
   return { ...s.engine, ...(s.engineByWorker[index] ?? {}) };
+}
+
+/**
+ * Everything a run will do that the seed decides, from the one place that
+ * forks it: the load plan (lazy: iterate it as the run goes) and the fault
+ * actions. Same scenario, same seed: the same workload and the same faults.
+ */
+export function planScenario(s: Scenario, rng: Rng = new SeededRng(s.seed)): { arrivals: Iterable<Arrival>; faults: FaultAction[] } {
+  return {
+    arrivals: arrivals(s, rng.fork('load')),
+    faults: planFaults(s.faults, { workers: s.workers, schedulers: s.scheduler.nodes.length, durationS: s.durationS }, rng.fork('faults'), 'scenario.faults'),
+  };
 }
 
 /** The checkers a scenario turns on, in registry order. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../engine/rng.ts';
+import { retryDelayMs } from '../engine/worker/backoff.ts';
 import { checkCronOccurrence, parseOccurrenceKey } from '../harness/checkers/cron-occurrence.ts';
 import { checkFairness } from '../harness/checkers/fairness.ts';
 import { checkOldestAgeSlo } from '../harness/checkers/oldest-age-slo.ts';
@@ -120,8 +121,8 @@ describe('one-job-per-cron-occurrence', () => {
 describe('retry-spread', () => {
   /**
    * 200 jobs fail together when the outage starts at 10 s (a 10 s outage), then
-   * retry with exponential backoff (base 1 s, cap 5 min) until the outage is over:
-   * with full jitter each wait is random(0, ceiling), with fixed intervals it is the ceiling.
+   * retry with the engine's backoff (base 1 s, cap 5 min) until the outage is over:
+   * with full jitter each wait is random(0, ceiling), without it (the no-jitter mutant) the ceiling.
    */
   function outageHistory(jitter: boolean, seed = 7): HistoryEvent[] {
     const rng = new SeededRng(seed);
@@ -129,8 +130,8 @@ describe('retry-spread', () => {
     for (let id = 1; id <= 200; id++) {
       let t = 10_000 + rng.next() * 100;
       for (let attempt = 2; attempt <= 8; attempt++) {
-        const ceiling = Math.min(300_000, 1_000 * 2 ** (attempt - 2));
-        t += jitter ? rng.next() * ceiling : ceiling;
+        // The engine's own retry policy; jitter=false is exactly what the no-jitter mutant does.
+        t += retryDelayMs(attempt - 1, { baseMs: 1_000, capMs: 300_000 }, rng, jitter);
         events.push(h.claim(Math.round(t), id, 'w', attempt));
         if (t >= 20_000) break;
       }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../engine/errors.ts';
 import { checkerPlan } from '../harness/checkers/from-scenario.ts';
-import { BASE_SCENARIO, defineScenario, enabledCheckers, engineSettingsFor, loadScenarioFile, type ScenarioInput } from '../harness/scenario.ts';
+import { BASE_SCENARIO, defineScenario, enabledCheckers, engineSettingsFor, loadScenarioFile, planScenario, type ScenarioInput } from '../harness/scenario.ts';
 
 const minimal = { name: 'tiny', description: 'a steady trickle; reproduces nothing, proves the harness' };
 
@@ -149,5 +149,22 @@ describe('loadScenarioFile', () => {
       'scenario.load.rate: expected a positive number, got "fast"',
     );
     await expect(loadScenarioFile(file('f.ts', 'export default {{;\n'))).rejects.toThrow(/^scenario file: .*f.ts could not be loaded/);
+  });
+});
+
+describe('planScenario', () => {
+  it('gives the same workload and faults for the same seed, and different ones for another', () => {
+    const s = defineScenario({ ...minimal, durationS: 2, load: { model: 'poisson', rate: 100 }, faults: [{ fault: 'worker-kill', atS: 0.5, everyS: 0.5, jitterS: 0.2 }] });
+    const plan = (scenario: typeof s) => {
+      const p = planScenario(scenario);
+      return { arrivals: [...p.arrivals], faults: p.faults };
+    };
+    const a = plan(s);
+    expect(a.arrivals.length).toBeGreaterThan(100);
+    expect(a.faults.length).toBeGreaterThan(1);
+    expect(plan(s)).toEqual(a);
+    const b = plan(defineScenario({ seed: 2 }, s));
+    expect(b.arrivals).not.toEqual(a.arrivals);
+    expect(b.faults).not.toEqual(a.faults);
   });
 });
