@@ -4,9 +4,10 @@
  * and holds data marks, and the page asked the network for nothing (the
  * report must work offline). Saves a full-page PNG next to the report.
  *
- *   npm run check:report -- reports/<scenario>/<run-id>/report.html [--chart-shots]
+ *   npm run check:report -- reports/<scenario>/<run-id>/report.html [more.html …] [--chart-shots]
  *
- * Exit codes: 0 renders, 1 a check failed, 2 cannot run (no Chromium, bad arguments).
+ * Several files are checked in one browser (launching Chromium is most of the cost).
+ * Exit codes: 0 all render, 1 a check failed, 2 cannot run (no Chromium, bad arguments).
  * Needs Debian's chromium at /usr/bin/chromium (`apt-get install -y chromium`).
  */
 import { existsSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -27,6 +28,7 @@ export interface ChartCheck {
 }
 
 export interface HtmlCheckResult {
+  file: string;
   ok: boolean;
   title: string;
   charts: ChartCheck[];
@@ -36,15 +38,31 @@ export interface HtmlCheckResult {
   chartShots: string[];
 }
 
+/** Checks one report in one fresh browser. */
 export async function checkReportHtml(htmlPath: string, options: { chartShots?: boolean; executablePath?: string } = {}): Promise<HtmlCheckResult> {
-  const file = resolve(htmlPath);
+  return (await checkReportHtmls([htmlPath], options))[0];
+}
+
+/** Checks each report in turn, in one browser with a fresh --user-data-dir, each in its own page. */
+export async function checkReportHtmls(htmlPaths: string[], options: { chartShots?: boolean; executablePath?: string } = {}): Promise<HtmlCheckResult[]> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'stampede-report-check-'));
   // A persistent context is how playwright takes a fresh --user-data-dir.
   const context = await chromium.launchPersistentContext(userDataDir, { executablePath: options.executablePath ?? CHROMIUM_PATH, headless: true, args: FLAGS });
+  try {
+    const results: HtmlCheckResult[] = [];
+    for (const path of htmlPaths) results.push(await checkPage(context, resolve(path), options.chartShots ?? false));
+    return results;
+  } finally {
+    await context.close();
+    await rm(userDataDir, { recursive: true, force: true });
+  }
+}
+
+async function checkPage(context: BrowserContext, file: string, chartShots: boolean): Promise<HtmlCheckResult> {
   const problems: string[] = [];
   const externalRequests: string[] = [];
+  const page = await context.newPage();
   try {
-    const page = context.pages()[0] ?? (await context.newPage());
     await page.route('**/*', (route) => {
       const url = route.request().url();
       if (url.startsWith('file:') || url.startsWith('data:') || url === 'about:blank') return route.continue();
@@ -81,46 +99,45 @@ export async function checkReportHtml(htmlPath: string, options: { chartShots?: 
     const stem = basename(file).replace(/\.html?$/i, '');
     const screenshot = join(dirname(file), `${stem}.png`);
     await page.screenshot({ path: screenshot, fullPage: true });
-    const chartShots: string[] = [];
-    if (options.chartShots) {
+    const shots: string[] = [];
+    if (chartShots) {
       for (const c of charts) {
         const shot = join(dirname(file), `${stem}-chart-${c.id}.png`);
         await page.locator(`figure.chart[data-chart="${c.id}"] svg`).screenshot({ path: shot });
-        chartShots.push(shot);
+        shots.push(shot);
       }
     }
-    return { ok: problems.length === 0, title, charts, externalRequests, problems, screenshot, chartShots };
+    return { file, ok: problems.length === 0, title, charts, externalRequests, problems, screenshot, chartShots: shots };
   } finally {
-    await context.close();
-    await rm(userDataDir, { recursive: true, force: true });
+    await page.close();
   }
 }
 
 async function main(argv: string[]): Promise<number> {
-  const path = argv.find((a) => !a.startsWith('--'));
-  if (!path) {
-    process.stderr.write('usage: check-report-html <report.html> [--chart-shots]\n');
+  const paths = argv.filter((a) => !a.startsWith('--'));
+  if (paths.length === 0) {
+    process.stderr.write('usage: check-report-html <report.html> [more.html …] [--chart-shots]\n');
     return 2;
   }
-  if (!existsSync(path)) {
-    process.stderr.write(`check-report-html: ${path}: no such file; expected the report.html a run wrote\n`);
+  const missing = paths.filter((p) => !existsSync(p));
+  if (missing.length) {
+    process.stderr.write(`check-report-html: no such file: ${missing.join(', ')}; expected the report.html a run wrote\n`);
     return 2;
   }
   if (!existsSync(CHROMIUM_PATH)) {
     process.stderr.write(`check-report-html: ${CHROMIUM_PATH} not found. Install Debian's chromium with:\n  apt-get update && apt-get install -y chromium\n`);
     return 2;
   }
-  const r = await checkReportHtml(path, { chartShots: argv.includes('--chart-shots') });
-  process.stdout.write(`title: ${r.title}\n`);
-  for (const c of r.charts) process.stdout.write(`chart ${c.id}: ${Math.round(c.widthPx)}×${Math.round(c.heightPx)} px, ${c.marks} marks\n`);
-  process.stdout.write(`screenshot: ${r.screenshot}\n`);
-  for (const s of r.chartShots) process.stdout.write(`chart screenshot: ${s}\n`);
-  if (!r.ok) {
-    for (const p of r.problems) process.stderr.write(`FAIL ${p}\n`);
-    return 1;
+  const results = await checkReportHtmls(paths, { chartShots: argv.includes('--chart-shots') });
+  for (const r of results) {
+    process.stdout.write(`${r.file}\ntitle: ${r.title}\n`);
+    for (const c of r.charts) process.stdout.write(`chart ${c.id}: ${Math.round(c.widthPx)}×${Math.round(c.heightPx)} px, ${c.marks} marks\n`);
+    process.stdout.write(`screenshot: ${r.screenshot}\n`);
+    for (const s of r.chartShots) process.stdout.write(`chart screenshot: ${s}\n`);
+    for (const p of r.problems) process.stderr.write(`FAIL ${r.file}: ${p}\n`);
+    if (r.ok) process.stdout.write(`ok: ${r.charts.length} charts render\n`);
   }
-  process.stdout.write(`ok: ${r.charts.length} charts render\n`);
-  return 0;
+  return results.every((r) => r.ok) ? 0 : 1;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

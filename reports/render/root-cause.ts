@@ -63,41 +63,66 @@ function attemptEnds(history: readonly HistoryEvent[]): Map<string, number> {
   return ends;
 }
 
-function findCrashers(input: ReportInput, idx: HistoryIndex): { crashers: Crasher[]; unattributed: ProcessLife[] } {
+interface CrashAnalysis {
+  crashers: Crasher[];
+  /** Unexpected exits with no job recorded in flight. */
+  unattributed: ProcessLife[];
+  /** Unexpected exits with jobs in flight, none of which turned up in another crash. */
+  unexplained: { life: ProcessLife; jobIds: number[] }[];
+  /** Jobs that went down with a crasher's process without being the crasher. */
+  bystanders: number;
+}
+
+function findCrashers(input: ReportInput, idx: HistoryIndex): CrashAnalysis {
   const ends = attemptEnds(input.history);
-  const crashesByJob = new Map<number, ProcessLife[]>();
+  // Per unexpected exit, the jobs in flight on that process, with how long each had been running.
+  const crashes: { life: ProcessLife; inFlight: { jobId: number; ranMs: number }[] }[] = [];
+  const involvements = new Map<number, number>();
   const unattributed: ProcessLife[] = [];
   for (const p of idx.processes) {
     if (!p.exit || p.exit.expected) continue;
     const te = p.exit.t;
-    let any = false;
+    const inFlight: { jobId: number; ranMs: number }[] = [];
     for (const f of idx.jobs.values()) {
-      const inFlight = f.starts.some((s, i) => {
+      const attempt = f.starts.find((s, i) => {
         if (s.t > te || (p.startedT !== null && s.t < p.startedT) || !ranOn(s, p)) return false;
         const next = f.starts[i + 1]?.t ?? Infinity;
         const rescued = f.rescues.find((r) => r.t >= s.t)?.t ?? Infinity;
-        const end = Math.min(ends.get(`${s.jobId}/${s.attempt}`) ?? Infinity, next, rescued);
-        return end >= te;
+        return Math.min(ends.get(`${s.jobId}/${s.attempt}`) ?? Infinity, next, rescued) >= te;
       });
-      if (inFlight) {
-        any = true;
-        crashesByJob.set(f.jobId, [...(crashesByJob.get(f.jobId) ?? []), p]);
+      if (attempt) {
+        inFlight.push({ jobId: f.jobId, ranMs: te - attempt.t });
+        involvements.set(f.jobId, (involvements.get(f.jobId) ?? 0) + 1);
       }
     }
-    if (!any) unattributed.push(p);
+    if (inFlight.length === 0) unattributed.push(p);
+    else crashes.push({ life: p, inFlight });
+  }
+  // Every job on a crashed process dies with it; the likely culprit of each crash is the one that keeps
+  // turning up in crashes (then: known poison, then: the one that had run the shortest time).
+  const blamed = new Map<number, ProcessLife[]>();
+  const onCrashed = new Set<number>();
+  for (const c of crashes) {
+    const rank = (j: { jobId: number; ranMs: number }) => [-(involvements.get(j.jobId) ?? 0), idx.jobs.get(j.jobId)!.kind === 'poison' ? 0 : 1, j.ranMs];
+    const top = [...c.inFlight].sort((a, b) => {
+      const ra = rank(a);
+      const rb = rank(b);
+      return ra[0] - rb[0] || ra[1] - rb[1] || ra[2] - rb[2];
+    })[0];
+    blamed.set(top.jobId, [...(blamed.get(top.jobId) ?? []), c.life]);
+    for (const j of c.inFlight) onCrashed.add(j.jobId);
   }
   const crashers: Crasher[] = [];
-  for (const [jobId, lives] of crashesByJob) {
+  for (const [jobId, lives] of blamed) {
     const f = idx.jobs.get(jobId)!;
-    const rescuedCrashes = Math.max(0, ...f.rescues.map((r) => r.crashCount));
-    const crashes = Math.max(lives.length, rescuedCrashes);
-    // A job in flight at one crash may be a bystander; the culprit keeps turning up, or is known poison.
-    if (crashes < 2 && f.kind !== 'poison') continue;
+    const crashCount = Math.max(involvements.get(jobId) ?? 0, ...f.rescues.map((r) => r.crashCount));
+    // One crash with a job in flight is not a pattern, unless the job is known poison.
+    if (crashCount < 2 && f.kind !== 'poison') continue;
     const deadRescue = f.rescues.find((r) => r.dead);
     crashers.push({
       jobId,
       queue: f.queue,
-      crashes,
+      crashes: crashCount,
       pids: lives.map((l) => l.pid),
       nodes: [...new Set(lives.map((l) => l.node))],
       firstCrashT: lives[0].exit!.t,
@@ -108,7 +133,11 @@ function findCrashers(input: ReportInput, idx: HistoryIndex): { crashers: Crashe
     });
   }
   crashers.sort((a, b) => b.crashes - a.crashes || a.jobId - b.jobId);
-  return { crashers, unattributed };
+  const named = new Set(crashers.map((c) => c.jobId));
+  const unexplained = crashes.filter((c) => !c.inFlight.some((j) => named.has(j.jobId))).map((c) => ({ life: c.life, jobIds: c.inFlight.map((j) => j.jobId) }));
+  const explainedJobs = new Set(crashes.filter((c) => c.inFlight.some((j) => named.has(j.jobId))).flatMap((c) => c.inFlight.map((j) => j.jobId)));
+  const bystanders = [...onCrashed].filter((id) => explainedJobs.has(id) && !named.has(id)).length;
+  return { crashers, unattributed, unexplained, bystanders };
 }
 
 const CLOCK_FAULT = /clock|skew|time/i;
@@ -207,11 +236,17 @@ function failureFindings(input: ReportInput): string[] {
 }
 
 export function deriveRootCause(input: ReportInput, idx: HistoryIndex): RootCause {
-  const { crashers, unattributed } = findCrashers(input, idx);
+  const { crashers, unattributed, unexplained: lonely, bystanders } = findCrashers(input, idx);
   const clockJumps = findClockJumps(input, idx);
   const herd = findHerd(idx);
   const findings: string[] = crashers.slice(0, 5).map((c) => crasherSentence(c, idx));
   if (crashers.length > 5) findings.push(`${plural(crashers.length - 5, 'more job')} crashed worker processes: ${fmtList(crashers.slice(5).map((c) => c.jobId))}.`);
+  for (const c of lonely.slice(0, 5)) {
+    findings.push(`Process ${c.life.pid} on ${c.life.node} exited unexpectedly at ${fmtT(c.life.exit!.t)} with ${plural(c.jobIds.length, 'job')} in flight (${fmtList(c.jobIds)}); none of them turned up in another crash, so no job is blamed.`);
+  }
+  if (crashers.length > 0 && bystanders > 0) {
+    findings.push(`${plural(bystanders, 'other job')} ${bystanders === 1 ? 'was' : 'were'} in flight on the crashed processes and went down with them; their leases expired and they ran again.`);
+  }
   for (const j of clockJumps) findings.push(clockSentence(j));
   if (herd) {
     const src = herd.notEnqueued > 0 ? `; ${fmtCount(herd.notEnqueued)} of them were not enqueued by the load generator (materialized by a scheduler)` : '';
