@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -166,5 +166,20 @@ describe('planScenario', () => {
     const b = plan(defineScenario({ seed: 2 }, s));
     expect(b.arrivals).not.toEqual(a.arrivals);
     expect(b.faults).not.toEqual(a.faults);
+  });
+});
+
+describe('the documented example (docs/scenario-format.md)', () => {
+  it('is a valid scenario that loads as a user file', async () => {
+    const doc = readFileSync(new URL('../docs/scenario-format.md', import.meta.url), 'utf8');
+    const example = /```ts\n([\s\S]*?)```/.exec(doc)![1];
+    const dir = mkdtempSync(join(tmpdir(), 'stampede-doc-'));
+    const path = join(dir, '2026-03-08-dst.ts');
+    writeFileSync(path, example.replace("'../harness/scenario.ts'", `'${new URL('../harness/scenario.ts', import.meta.url).pathname}'`));
+    const s = await loadScenarioFile(path);
+    expect(s).toMatchObject({ name: 'billing-dst-2026', workers: 3, load: { model: 'poisson', rate: 200 } });
+    const { faults } = planScenario(s);
+    expect(faults[0]).toMatchObject({ fault: 'dst', dst: { transitionAtMs: Date.UTC(2026, 2, 8, 7) } });
+    expect(checkerPlan(s).names).toContain('one-job-per-cron-occurrence');
   });
 });
