@@ -40,6 +40,25 @@ function parse(expression: string, fromMs: number) {
 }
 
 /**
+ * Parsed expressions, reused across ticks: parsing costs about as much as
+ * enumerating a tick's window, and a node asks for the same few hundred
+ * expressions every few seconds. Cleared wholesale when it grows past the bound.
+ */
+const parsed = new Map<string, ReturnType<typeof parse>>();
+const MAX_CACHED = 10_000;
+
+function iteratorFrom(expression: string, fromMs: number) {
+  let it = parsed.get(expression);
+  if (!it) {
+    if (parsed.size >= MAX_CACHED) parsed.clear();
+    parsed.set(expression, (it = parse(expression, fromMs)));
+  } else {
+    it.reset(new Date(fromMs));
+  }
+  return it;
+}
+
+/**
  * Checks a 5-field cron expression (minute hour day-of-month month
  * day-of-week) or a minute-resolution alias; throws ValidationError naming
  * `field` and what was expected.
@@ -84,7 +103,8 @@ export const MAX_WALL_TIMES = 200_000;
 export function wallTimesBetween(spec: CronSpec, fromWallMs: number, toWallMs: number): number[] {
   const out: number[] = [];
   if (toWallMs <= fromWallMs) return out;
-  const it = parse(spec.expression, fromWallMs);
+  // Synchronous from reset to the last next(), so sharing one iterator per expression is safe.
+  const it = iteratorFrom(spec.expression, fromWallMs);
   for (;;) {
     const next = it.next().getTime();
     if (next > toWallMs) return out;

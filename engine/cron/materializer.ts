@@ -161,10 +161,14 @@ export class CronMaterializer {
       return { skewMs, refused: true, schedules: [] };
     }
     const planned: Planned[] = [];
+    const seen = new Set<string>();
     for (const row of (await this.db.query(q.EnabledSchedules)).rows) {
-      const p = this.plan(scheduleFromRow(row), nowMs, dbNow, skewMs);
+      const schedule = scheduleFromRow(row);
+      seen.add(schedule.id);
+      const p = this.plan(schedule, nowMs, dbNow, skewMs);
       if (p) planned.push(p);
     }
+    for (const id of this.rules.keys()) if (!seen.has(id)) this.rules.delete(id);
     const inserted = await this.write(planned);
     const out: ScheduleTick[] = [];
     for (const p of planned) {
@@ -180,10 +184,22 @@ export class CronMaterializer {
     return { skewMs, refused: false, schedules: out };
   }
 
+  /** Validated rules by schedule id, re-validated only when the row's cron, zone or policy changes. */
+  private readonly rules = new Map<string, { signature: string; rule: OccurrenceRule }>();
+
+  private ruleOf(schedule: Schedule): OccurrenceRule {
+    const signature = `${schedule.cron}\u0000${schedule.timezone}\u0000${schedule.dstPolicy}`;
+    const cached = this.rules.get(schedule.id);
+    if (cached?.signature === signature) return cached.rule;
+    const rule = { spec: parseCron(schedule.cron), timezone: validateTimeZone(schedule.timezone), dstPolicy: validateDstPolicy(schedule.dstPolicy) };
+    this.rules.set(schedule.id, { signature, rule });
+    return rule;
+  }
+
   private plan(schedule: Schedule, nowMs: number, dbNowMs: number, skewMs: number): Planned | null {
     let rule: OccurrenceRule;
     try {
-      rule = { spec: parseCron(schedule.cron), timezone: validateTimeZone(schedule.timezone), dstPolicy: validateDstPolicy(schedule.dstPolicy) };
+      rule = this.ruleOf(schedule);
     } catch (err) {
       // Written around the API (plain SQL); refuse that schedule, keep the others going.
       const reason = `schedule ${schedule.id} is invalid: ${(err as Error).message}`;
