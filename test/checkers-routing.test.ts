@@ -97,6 +97,15 @@ describe('checker registry', () => {
     expect(resolveBounds('fairness', { maxLowWaitMs: 5 })).toEqual({ maxLowWaitMs: 5, lowQueues: [], highQueues: [] });
   });
 
+  it('copes with a long run: 200,000 claims and samples, more than one call can take as spread arguments', () => {
+    const history = [];
+    for (let id = 1; id <= 200_000; id++) history.push(h.claim(id / 10, id, 'w', 1, { priority: id % 2 ? 9 : 0, runAt: id / 10, dbTime: id / 10 + 5 }));
+    for (let i = 1; i <= 200_000; i++) history.push(h.sample(20_000 + i, { default: i % 100 }));
+    const results = runCheckers(['fairness', 'oldest-age-slo', 'no-concurrent-claim'], history, finalState([]));
+    expect(results.map((r) => r.pass)).toEqual([true, true, true]);
+    expect(results[0].figure).toMatch(/^low-lane max wait 5 ms over 100,000 claims/);
+  });
+
   it('gives one verdict: a violation fails the run even if it is also inconclusive', () => {
     const r = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: '', bound: '' });
     expect(verdictOf([r('a', true), r('b', 'unknown'), r('c', false)])).toEqual({ verdict: 'fail', exitCode: 1, failed: ['c'], unknown: ['b'] });

@@ -1,6 +1,6 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { JobIndex } from './jobs.ts';
-import { firstN, fmt, type CheckerDef } from './types.ts';
+import { firstN, fmt, maxOf, type CheckerDef } from './types.ts';
 
 export interface DeadLetterRoutingBounds {
   /** Attempts a poison job may use before it is dead. Default 6 (the engine's maxAttempts). */
@@ -60,7 +60,7 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
     }
   }
   const violations = poisonNotDead.length + tooManyAttempts.length + tooSlow.length + healthyDead.length;
-  const slowest = times.length ? Math.max(...times) : undefined;
+  const slowest = times.length ? maxOf(times) : undefined;
   const examples = [
     ...firstN(poisonNotDead).map((x) => ({ poisonNotDead: x })),
     ...firstN(tooManyAttempts).map((x) => ({ tooManyAttempts: x })),

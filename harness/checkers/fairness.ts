@@ -1,5 +1,5 @@
 import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { firstN, fmt, median, type CheckerDef } from './types.ts';
+import { firstN, fmt, maxOf, median, minOf, type CheckerDef } from './types.ts';
 
 export interface FairnessBounds {
   /** Longest a low-lane job may wait from due to claimed, in ms. Default 30,000. */
@@ -23,9 +23,8 @@ export interface FairnessBounds {
  */
 export function checkFairness(history: readonly HistoryEvent[], final: FinalState, bounds: FairnessBounds): InvariantResult {
   const claims = history.filter((e): e is EventOf<'job:claimed'> => e.type === 'job:claimed');
-  const priorities = claims.map((c) => c.priority);
-  const lowP = Math.min(...priorities);
-  const highP = Math.max(...priorities);
+  const lowP = minOf(claims.map((c) => c.priority));
+  const highP = maxOf(claims.map((c) => c.priority));
   const byQueues = bounds.lowQueues.length > 0;
   const isLow = (queue: string, priority: number) => (byQueues ? bounds.lowQueues.includes(queue) : priority === lowP);
   const isHigh = (queue: string, priority: number) =>
@@ -61,7 +60,7 @@ export function checkFairness(history: readonly HistoryEvent[], final: FinalStat
     if (ok && lastT - ok.t > bounds.maxLowWaitMs) starved.push({ jobId: job.id, queue: job.queue, neverClaimedForMs: lastT - ok.t });
   }
 
-  const maxLow = low.length ? Math.max(...low) : Number.NaN;
+  const maxLow = maxOf(low);
   const lanes = byQueues ? `low ${bounds.lowQueues.join(',')}` : `low priority ${lowP}, high priority ${highP}`;
   const figure =
     `low-lane max wait ${fmt(maxLow)} ms over ${fmt(low.length)} claims, ${fmt(starved.length)} never claimed; ` +

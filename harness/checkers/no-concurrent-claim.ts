@@ -50,7 +50,8 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
         const holds = open.get(e.jobId) ?? [];
         for (const h of holds) {
           if (h.endI !== undefined || h.claim.workerId === e.workerId) continue;
-          const gapMs = (e.dbTime ?? e.t) - (h.claim.dbTime ?? h.claim.t);
+          // One clock for both ends: the database's when both carry it, else the harness's.
+          const gapMs = e.dbTime !== undefined && h.claim.dbTime !== undefined ? e.dbTime - h.claim.dbTime : e.t - h.claim.t;
           if (bounds.leaseMs > 0 && gapMs >= bounds.leaseMs) {
             h.endI = i; // the old lease had expired: a legitimate takeover
             continue;

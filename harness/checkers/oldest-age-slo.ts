@@ -1,5 +1,5 @@
 import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { fmt, percentile, type CheckerDef, type WindowMs } from './types.ts';
+import { fmt, maxOf, percentile, type CheckerDef, type WindowMs } from './types.ts';
 
 export interface OldestAgeSloBounds {
   /** The SLO on oldest-unclaimed-age, in ms: p99 and max outside the incident must not exceed it. Default 5,000. */
@@ -27,7 +27,7 @@ export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: Fina
     .filter((e): e is EventOf<'sample'> => e.type === 'sample')
     .map((s) => {
       const entries = Object.entries(s.oldestUnclaimedAgeMs).filter(([q]) => bounds.queues.length === 0 || bounds.queues.includes(q));
-      return { t: s.t, age: Math.max(0, ...entries.map(([, v]) => v)) };
+      return { t: s.t, age: Math.max(0, maxOf(entries.map(([, v]) => v)) || 0) };
     });
   const base = { name: 'oldest-age-slo', bound: `p99 and max <= ${fmt(bounds.sloMs)} ms outside the incident` };
   if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no samples recorded' };
@@ -38,8 +38,8 @@ export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: Fina
   const excusedUntil = inc ? (recoveredT ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY;
   const outside = samples.filter((s) => !inc || s.t < inc.fromMs || s.t >= excusedUntil).map((s) => s.age);
   const p99 = percentile(outside, 99);
-  const max = outside.length ? Math.max(...outside) : Number.NaN;
-  const peakInIncident = inc ? Math.max(0, ...samples.filter((s) => s.t >= inc.fromMs && s.t < excusedUntil).map((s) => s.age)) : undefined;
+  const max = maxOf(outside);
+  const peakInIncident = inc ? maxOf([0, ...samples.filter((s) => s.t >= inc.fromMs && s.t < excusedUntil).map((s) => s.age)]) : undefined;
   const recoverMs = inc ? (recoveredT === undefined ? Number.POSITIVE_INFINITY : recoveredT - inc.toMs) : undefined;
 
   const sloOk = outside.length === 0 || max <= bounds.sloMs;

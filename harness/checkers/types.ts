@@ -40,6 +40,20 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
 }
 
+/** Largest of `values` (NaN for none), without spreading: a long run has more claims than a call can take arguments. */
+export function maxOf(values: Iterable<number>): number {
+  let m = Number.NaN;
+  for (const v of values) if (!(v <= m)) m = v;
+  return m;
+}
+
+/** Smallest of `values` (NaN for none). */
+export function minOf(values: Iterable<number>): number {
+  let m = Number.NaN;
+  for (const v of values) if (!(v >= m)) m = v;
+  return m;
+}
+
 export function median(values: readonly number[]): number {
   return percentile(values, 50);
 }
