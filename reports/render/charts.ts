@@ -146,7 +146,7 @@ export function chartSpecs(input: ReportInput, idx: HistoryIndex, rates: RateRow
     ]),
     chart('rates', 'Claims, completions and failures per second', 'Counted per second from job events.', [
       ...marks(),
-      { data: { values: rateRows(['claimed', 'completed', 'failed', 'dead']) }, mark: line({ interpolate: 'step-after' }), encoding: { x: { ...x, field: 's' }, y: { field: 'n', ...count('per second') }, color: { field: 'series', type: 'nominal', title: 'event', scale: { domain: ['claimed', 'completed', 'failed', 'dead'], range: ['#1f77b4', '#2ca02c', '#d62728', '#6a3d9a'] } } } },
+      { data: { values: rateRows(['claimed', 'completed', 'failed', 'dead']) }, mark: line({ interpolate: 'step-after' }), encoding: { x: { ...x, field: 's' }, y: { field: 'n', ...count('per second') }, color: { field: 'series', type: 'nominal', title: 'event', scale: { domain: ['claimed', 'completed', 'failed', 'dead'], range: ['#1f77b4', '#2ca02c', '#8c564b', '#6a3d9a'] } } } },
     ]),
     chart('load', 'Offered vs achieved load', `Enqueues per second: offered (intended, ${input.offeredRate.toFixed(1)}/s overall) against achieved (acknowledged, ${input.achievedRate.toFixed(1)}/s overall).`, [
       ...marks(),

@@ -154,5 +154,6 @@ export function indexHistory(input: ReportInput): HistoryIndex {
 /** Does a job event (its reporting node and workerId) come from this process? By node name, or by the pid inside the workerId. */
 export function ranOn(e: { node: string; workerId: string }, p: ProcessLife): boolean {
   if (e.node === p.node) return true;
-  return new RegExp(`(^|[^0-9])${p.pid}([^0-9]|$)`).test(e.workerId);
+  const numbers: string[] = e.workerId.match(/\d+/g) ?? [];
+  return numbers.includes(String(p.pid));
 }

@@ -30,7 +30,9 @@ export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCa
       const s = f.starts[0];
       if (!s || f.firstDueAt === null || s.t < window.fromT || s.t > window.toT) continue;
       const v = (s.dbTime ?? idx.base + s.t) - f.firstDueAt;
-      lat.set(f.queue, [...(lat.get(f.queue) ?? []), v]);
+      const list = lat.get(f.queue) ?? [];
+      list.push(v);
+      lat.set(f.queue, list);
     }
     const lanes = [...new Set([...done.keys(), ...lat.keys()])].sort();
     if (lanes.length > 0) {

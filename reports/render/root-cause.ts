@@ -31,6 +31,8 @@ export interface ClockJump {
   observedMs: number | null;
   occurrences: number;
   inserted: number;
+  /** Materialization passes by this node after the jump. */
+  passes: number;
   bySchedule: Record<string, number>;
   /** Mean occurrences per materialization pass by this node before the jump. */
   perPassBefore: number | null;
@@ -169,6 +171,7 @@ function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
       observedMs: offsets.length ? offsets[Math.floor((offsets.length - 1) / 2)] : null,
       occurrences: after.reduce((n, m) => n + m.occurrences, 0),
       inserted: after.reduce((n, m) => n + m.inserted, 0),
+      passes: new Set(after.map((m) => m.t)).size,
       bySchedule,
       perPassBefore: before.length ? before.reduce((n, m) => n + m.occurrences, 0) / before.length : null,
     });
@@ -213,7 +216,7 @@ function clockSentence(j: ClockJump): string {
   let s = `Node ${j.node}'s clock jumped ${req} at ${fmtT(j.t)}${seen}`;
   if (j.occurrences === 0) return `${s}; it materialized no cron occurrences afterwards.`;
   const schedules = Object.entries(j.bySchedule).map(([id, n]) => `${id} ×${fmtCount(n)}`);
-  s += `; it then materialized ${plural(j.occurrences, 'occurrence')} (${fmtCount(j.inserted)} inserted) of ${plural(schedules.length, 'schedule')} (${fmtList(schedules)})`;
+  s += `; it then materialized ${plural(j.occurrences, 'occurrence')} (${fmtCount(j.inserted)} inserted) in ${plural(j.passes, 'pass', 'passes')}, of ${plural(schedules.length, 'schedule')} (${fmtList(schedules)})`;
   if (j.perPassBefore !== null) s += `, against ${j.perPassBefore.toFixed(1)} per pass before the jump`;
   return `${s}.`;
 }
@@ -273,7 +276,7 @@ export function deriveRootCause(input: ReportInput, idx: HistoryIndex): RootCaus
     findings.push(
       ev.length === 0
         ? `Fault \`${f.fault}\` was injected at ${fmtT(f.t)}${detail}, but no evidence that it took effect was recorded.`
-        : `Fault \`${f.fault}\` was injected at ${fmtT(f.t)}${detail}; ${plural(ev.length, 'evidence record')} show it took effect, first at ${fmtT(ev[0].t)}: ${fmtDetail(ev[0].detail)}.`,
+        : `Fault \`${f.fault}\` was injected at ${fmtT(f.t)}${detail}; ${plural(ev.length, 'evidence record')} ${ev.length === 1 ? 'shows' : 'show'} it took effect, first at ${fmtT(ev[0].t)}: ${fmtDetail(ev[0].detail)}.`,
     );
   }
   if (findings.length === 0) findings.push('Nothing in the history points to a cause: no faults, crashes, clock jumps, herds or job failures were recorded.');

@@ -115,8 +115,10 @@ export function buildTimeline(input: ReportInput, rc: RootCause, breaches: Breac
   if (alerts.length > MAX_ALERT_ROWS) rows.push({ t: alerts[MAX_ALERT_ROWS].t, kind: 'alert', text: `…and ${plural(alerts.length - MAX_ALERT_ROWS, 'more alert crossing')} (see report.json history).` });
   if (crashes.length > MAX_CRASH_ROWS) rows.push({ t: crashes[MAX_CRASH_ROWS].t, kind: 'crash', text: `…and ${plural(crashes.length - MAX_CRASH_ROWS, 'more unexpected exit')}.` });
   for (const j of rc.clockJumps) {
-    const first = input.history.find((e) => e.type === 'cron:materialized' && (e.nodeId === j.node || e.node === j.node) && e.t >= j.t);
-    if (first && j.occurrences > 0) rows.push({ t: first.t, kind: 'cron', text: `${j.node} materialized ${plural(j.occurrences, 'cron occurrence')} after its clock jump.` });
+    const mine = input.history.filter((e): e is EventOf<'cron:materialized'> => e.type === 'cron:materialized' && (e.nodeId === j.node || e.node === j.node) && e.t >= j.t);
+    const first = mine.filter((e) => e.t === mine[0]?.t);
+    const n = first.reduce((sum, e) => sum + e.occurrences, 0);
+    if (n > 0) rows.push({ t: first[0].t, kind: 'cron', text: `${j.node}'s first materialization pass after its clock jump: ${plural(n, 'cron occurrence')} (${first.reduce((sum, e) => sum + e.inserted, 0)} inserted).` });
   }
   for (const c of rc.crashers) {
     if (c.deadT !== null) {
