@@ -22,6 +22,14 @@ export interface EngineEvents {
   'process:exited': { slot: number; pid: number; code: number | null; signal: string | null; restartInMs: number | null };
   'cron:materialized': { scheduleId: string; occurrences: number; inserted: number; nodeId: string };
   'cron:refused': { scheduleId?: string; nodeId: string; reason: string; skewMs: number };
+  /** The receiver acknowledged an outbox row. */
+  'outbox:delivered': { id: number; topic: string; key: string; attempt: number; relayId: string; durationMs: number };
+  /** A delivery failed; `retryAt` is when the row is due again (db clock, epoch ms), or null when it is dead. */
+  'outbox:failed': { id: number; topic: string; key: string; attempt: number; relayId: string; error: string; retryAt: number | null };
+  /** An outbox row spent its attempt budget; listOutbox(db, {state: 'dead'}) shows it. */
+  'outbox:dead': { id: number; topic: string; key: string; attempts: number; reason: string };
+  /** A pruner pass deleted dedup keys and delivered outbox rows older than the retention. */
+  'effects:pruned': { effectKeys: number; outboxRows: number };
 }
 
 export type EventName = keyof EngineEvents;
