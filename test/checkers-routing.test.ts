@@ -35,6 +35,16 @@ describe('dead-letter-routing', () => {
     ]);
   });
 
+  it('fails when the poison was retired only by the attempt budget, as without crash-loop detection', () => {
+    const claims = [1, 2, 3, 4, 5, 6].map((a) => h.claim(a * 1_000, 1, `w${a}`, a));
+    const r = checkDeadLetterRouting([h.invoke(0, 1, 'poison'), h.ok(1, 1, 1), ...claims, h.dead(6_500, 1, 6)], finalState([job(1, 'dead', { attempts: 6 })]), {
+      ...bounds,
+      maxAttempts: 2,
+    });
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ tooManyAttempts: { jobId: 1, attempts: 6 } }]);
+  });
+
   it("takes the kind from the final row's payload for jobs no op enqueued, and a rescue that killed the job counts as dead", () => {
     const r = checkDeadLetterRouting([h.claim(0, 7, 'w'), h.rescued(3_000, 7, 1, true)], finalState([job(7, 'dead', { idempotencyKey: null, kind: 'poison' })]), bounds);
     expect(r.pass).toBe(true);

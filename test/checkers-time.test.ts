@@ -160,7 +160,11 @@ describe('retry-spread', () => {
     expect(checkRetrySpread([h.fault(0, 'dependency-outage', { durationMs: 5 }), h.claim(1, 1, 'w', 2)], finalState([]), bounds).pass).toBe('unknown');
   });
 
-  it('reads an outage closed by an end marker', () => {
+  it('reads an outage closed by an end marker, or sized by forS or untilMs', () => {
     expect(outageWindows([h.fault(1_000, 'dependency-outage'), h.fault(4_000, 'dependency-outage', { phase: 'end' })])).toEqual([{ fromMs: 1_000, toMs: 4_000 }]);
+    expect(outageWindows([h.fault(1_000, 'dependency-outage', { forS: 2 }), h.fault(9_000, 'dependency-outage', { untilMs: 9_500 })])).toEqual([
+      { fromMs: 1_000, toMs: 3_000 },
+      { fromMs: 9_000, toMs: 9_500 },
+    ]);
   });
 });

@@ -119,6 +119,9 @@ describe('checkerPlan', () => {
     expect(names).not.toContain('one-job-per-cron-occurrence');
     expect(bounds['no-concurrent-claim']).toEqual({ leaseMs: 3_000 });
     expect(bounds['dead-letter-routing']).toEqual({ maxAttempts: 3, maxMs: 120_000, poisonKinds: ['poison'] });
+    // Derived from the crash-loop limit, not the attempt budget, so the no-crash-detection mutant cannot pass.
+    const derived = checkerPlan(defineScenario({ ...minimal, engine: { maxAttempts: 8, maxCrashes: 3 } })).bounds['dead-letter-routing'];
+    expect(derived).toMatchObject({ maxAttempts: 3 });
     expect(bounds['oldest-age-slo']).toEqual({ sloMs: 2_000, incident: { fromMs: 10_000, toMs: 20_000 }, maxRecoverMs: 9_000, queues: [] });
     expect(bounds['retry-spread']).toMatchObject({ bucketMs: 400 });
     expect(bounds['faults-exercised']).toEqual({ declared: ['worker-kill', 'dependency-outage'] });

@@ -1,9 +1,15 @@
+import { DEFAULTS } from '../../engine/defaults.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { JobIndex } from './jobs.ts';
 import { firstN, fmt, maxOf, type CheckerDef } from './types.ts';
 
 export interface DeadLetterRoutingBounds {
-  /** Attempts a poison job may use before it is dead. Default 6 (the engine's maxAttempts). */
+  /**
+   * Attempts a poison job may use before it is dead. A poison job kills its
+   * worker on every attempt, so the crash-loop verdict (maxCrashes) must
+   * retire it, not the attempt budget: default 2, the engine's maxCrashes. A
+   * bound of maxAttempts would let the no-crash-detection mutant pass.
+   */
   maxAttempts: number;
   /** Time from a poison job's first claim to its dead-lettering, in ms. Default 120,000. */
   maxMs: number;
@@ -84,5 +90,5 @@ export const deadLetterRouting: CheckerDef<DeadLetterRoutingBounds> = {
   says: 'every poison job is dead-lettered within its attempt and time bounds, and no healthy job is',
   check: checkDeadLetterRouting,
   bounds: { maxAttempts: 'number', maxMs: 'number', poisonKinds: 'string[]' },
-  defaults: { maxAttempts: 6, maxMs: 120_000, poisonKinds: ['poison'] },
+  defaults: { maxAttempts: DEFAULTS.maxCrashes, maxMs: 120_000, poisonKinds: ['poison'] },
 };

@@ -11,7 +11,7 @@ export interface RunFacts {
 /**
  * The checkers a scenario turns on, and the bounds each is held to: first
  * what follows from the scenario itself (its SLO threshold, incident window,
- * lease, attempt budget, backoff base, declared faults), then the bounds the
+ * lease, crash-loop limit, backoff base, declared faults), then the bounds the
  * scenario wrote for that checker, which win.
  */
 export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: CheckerName[]; bounds: CheckerBounds } {
@@ -19,7 +19,8 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
   const min = (pick: (e: (typeof workers)[number]) => number) => Math.min(...workers.map(pick));
   const derived: CheckerBounds = {
     'no-concurrent-claim': { leaseMs: min((e) => e.leaseMs) },
-    'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => e.maxAttempts)) },
+    // Poison kills its worker each attempt: the crash-loop verdict must retire it, well before the attempt budget.
+    'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => Math.min(e.maxCrashes, e.maxAttempts))) },
     'oldest-age-slo': {
       sloMs: s.thresholds.oldestAgeSloMs,
       incident: s.incident ? { fromMs: s.incident.fromS * 1000, toMs: s.incident.toS * 1000 } : null,

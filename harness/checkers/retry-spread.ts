@@ -22,8 +22,9 @@ export const OUTAGE_FAULT = 'dependency-outage';
 
 /**
  * Outage windows from `fault:injected` events of the outage fault: from the
- * event's `t` for `detail.durationMs`, or until a later `fault:injected` of
- * the same fault with `detail.phase: 'end'` (a zero-length window if neither).
+ * event's `t` for `detail.durationMs` (or `detail.forS`, as the fault plan
+ * declares it), or until `detail.untilMs`, or until a later `fault:injected`
+ * of the same fault with `detail.phase: 'end'` (a zero-length window if none).
  */
 export function outageWindows(history: readonly HistoryEvent[]): WindowMs[] {
   const windows: WindowMs[] = [];
@@ -34,8 +35,10 @@ export function outageWindows(history: readonly HistoryEvent[]): WindowMs[] {
       if (open) open.toMs = e.t;
       continue;
     }
-    const d = e.detail.durationMs;
-    windows.push({ fromMs: e.t, toMs: e.t + (typeof d === 'number' && d > 0 ? d : 0) });
+    const { durationMs, forS, untilMs } = e.detail;
+    const lengthMs =
+      typeof durationMs === 'number' ? durationMs : typeof forS === 'number' ? forS * 1000 : typeof untilMs === 'number' ? untilMs - e.t : 0;
+    windows.push({ fromMs: e.t, toMs: e.t + Math.max(0, lengthMs) });
   }
   return windows;
 }
