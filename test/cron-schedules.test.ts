@@ -138,11 +138,16 @@ describe('scheduler process', () => {
     expect((await runAts('cron-proc')).length).toBeGreaterThanOrEqual(1);
   });
 
-  it('with STAMPEDE_CLOCK_SKEW_MS beyond --max-skew-ms it refuses, reporting the skew it measured', async () => {
-    const child = start({ STAMPEDE_CLOCK_SKEW_MS: '600000' }, '--node-id', 'proc-skewed', '--max-skew-ms', '5000');
+  it('with STAMPEDE_CLOCK_SKEW_MS beyond --max-skew-ms it refuses, reporting the skew it measured, until its clock is stepped back', async () => {
+    const child = start({ STAMPEDE_CLOCK_SKEW_MS: '600000' }, '--node-id', 'proc-skewed', '--max-skew-ms', '5000', '--tick-ms', '1000');
     const msg = await nextEvent(child, 'cron:refused');
     expect(msg.payload.nodeId).toBe('proc-skewed');
     expect(Math.abs(msg.payload.skewMs - 600_000)).toBeLessThan(5_000);
+    // Stepping the clock back over IPC ends the refusal: it materializes a schedule added meanwhile.
+    await addSchedule(db, { id: 'proc-after-jump', cron: '* * * * *', queue: 'cron-proc-jump' });
+    const materialized = nextEvent(child, 'cron:materialized', 'proc-after-jump');
+    child.send({ kind: 'clock:jump', deltaMs: -600_000 });
+    expect((await materialized).payload).toMatchObject({ nodeId: 'proc-skewed', occurrences: 1 });
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);

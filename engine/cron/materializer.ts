@@ -186,6 +186,7 @@ export class CronMaterializer {
 
   /** Validated rules by schedule id, re-validated only when the row's cron, zone or policy changes. */
   private readonly rules = new Map<string, { signature: string; rule: OccurrenceRule }>();
+  private readonly reportedInvalid = new Set<string>();
 
   private ruleOf(schedule: Schedule): OccurrenceRule {
     const signature = `${schedule.cron}\u0000${schedule.timezone}\u0000${schedule.dstPolicy}`;
@@ -203,7 +204,12 @@ export class CronMaterializer {
     } catch (err) {
       // Written around the API (plain SQL); refuse that schedule, keep the others going.
       const reason = `schedule ${schedule.id} is invalid: ${(err as Error).message}`;
-      this.log.error(reason);
+      // Logged once per broken version of the row, not every tick; the event still fires each tick.
+      const signature = `${schedule.id}\u0000${schedule.cron}\u0000${schedule.timezone}\u0000${schedule.dstPolicy}`;
+      if (!this.reportedInvalid.has(signature)) {
+        this.reportedInvalid.add(signature);
+        this.log.error(reason);
+      }
       this.events.emit('cron:refused', { scheduleId: schedule.id, nodeId: this.nodeId, reason, skewMs });
       return null;
     }
