@@ -1,0 +1,25 @@
+import { loadQueries } from '../engine/sql.ts';
+
+export const benchQueries = loadQueries(new URL('./queries.sql', import.meta.url), [
+  'RemainingStampede',
+  'RemainingGraphile',
+  'RemainingPgBoss',
+  'RawCreateTable',
+  'RawInsertOne',
+  'RawInsertOneNotify',
+  'RawFill',
+  'RawTruncate',
+  'RawVacuum',
+  'RawClaimAndDone',
+  'RawClaim',
+  'RawDone',
+  'ScaleGenerateFinished',
+  'ScaleFillPending',
+  'ScaleFinishClaimed',
+  'ScaleCountDue',
+  'ExplainPrefix',
+  'ScaleVacuum',
+  'TableSizes',
+  'WalLsn',
+  'WalBytesSince',
+] as const);

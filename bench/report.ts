@@ -1,0 +1,210 @@
+import type { BenchPlan } from './options.ts';
+import { median, medianOf, verdict, type TargetVerdict } from './stats.ts';
+import { CONFIGS, configById } from './systems/configs.ts';
+import type { DrainResult } from './workloads/drain.ts';
+import type { EnqueueResult } from './workloads/enqueue.ts';
+import type { LatencyResult } from './workloads/latency.ts';
+import type { RawLimitResult } from './workloads/raw-limit.ts';
+import type { ScaleResult } from './workloads/scale.ts';
+
+export interface RoundResults {
+  enqueue: Record<string, EnqueueResult>;
+  /** Keyed `configId@procs`. */
+  drain: Record<string, DrainResult>;
+  latency: Record<string, LatencyResult>;
+}
+
+export interface Machine {
+  cores: number;
+  cpuModel: string;
+  memGiB: number;
+  node: string;
+  postgres: string;
+  server: string;
+  versions: Record<string, string>;
+  loadAverage1m: number;
+}
+
+export interface Medians {
+  enqueueOne: Record<string, number | null>;
+  enqueueBatch: Record<string, number | null>;
+  drain: Record<string, { drainJobsPerSec: number | null; peakRssMiB: number | null }>;
+  latency: Record<string, { p50: number | null; p95: number | null; p99: number | null; max: number | null; achievedPerSec: number | null; shed: number | null }>;
+}
+
+export interface BenchResults {
+  date: string;
+  command: string;
+  machine: Machine;
+  plan: Omit<BenchPlan, 'skip'> & { skip: string[] };
+  rounds: RoundResults[];
+  raw: RawLimitResult | null;
+  scale: ScaleResult | null;
+  medians: Medians;
+  targets: TargetVerdict[];
+  durationSeconds: number;
+  loadAverage1mAtEnd: number;
+}
+
+const isStampede = (id: string) => configById(id).family === 'stampede';
+
+/** Medians over rounds of every per-config figure. Pure. */
+export function summarize(rounds: RoundResults[]): Medians {
+  const ids = (pick: (r: RoundResults) => Record<string, unknown>) => [...new Set(rounds.flatMap((r) => Object.keys(pick(r))))];
+  const m: Medians = { enqueueOne: {}, enqueueBatch: {}, drain: {}, latency: {} };
+  for (const id of ids((r) => r.enqueue)) {
+    m.enqueueOne[id] = medianOf(rounds.filter((r) => r.enqueue[id]).map((r) => ({ v: r.enqueue[id].oneJobsPerSec }))).v;
+  }
+  for (const key of ids((r) => r.drain)) {
+    const rs = rounds.filter((r) => r.drain[key]).map((r) => r.drain[key]);
+    m.drain[key] = medianOf(rs.map((d) => ({ drainJobsPerSec: d.drainJobsPerSec, peakRssMiB: d.peakRssMiB })));
+  }
+  // Bulk enqueue is timed while loading every drain; all of a config's drains count.
+  for (const id of new Set(ids((r) => r.drain).map((k) => k.split('@')[0]))) {
+    const vals = rounds.flatMap((r) => Object.entries(r.drain).filter(([k]) => k.split('@')[0] === id).map(([, d]) => d.batchJobsPerSec));
+    m.enqueueBatch[id] = vals.length ? median(vals) : null;
+  }
+  for (const id of ids((r) => r.latency)) {
+    const rs = rounds.filter((r) => r.latency[id]).map((r) => r.latency[id]);
+    m.latency[id] = medianOf(rs.map((l) => ({ p50: l.p50, p95: l.p95, p99: l.p99, max: l.max, achievedPerSec: l.achievedPerSec, shed: l.shed })));
+  }
+  return m;
+}
+
+const best = (entries: [string, number | null][], pick: 'max' | 'min'): [string, number] | null => {
+  const ok = entries.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]));
+  if (!ok.length) return null;
+  return ok.reduce((a, b) => ((pick === 'max' ? b[1] > a[1] : b[1] < a[1]) ? b : a));
+};
+
+/** The issue's targets against this run's figures; each says by how much it was missed. Pure. */
+export function checkTargets(m: Medians, scale: ScaleResult | null): TargetVerdict[] {
+  const out: TargetVerdict[] = [];
+  const drains = Object.entries(m.drain).map(([k, v]) => [k, v.drainJobsPerSec] as [string, number | null]);
+  const ours = best(drains.filter(([k]) => isStampede(k.split('@')[0])), 'max');
+  const peer = best(drains.filter(([k]) => !isStampede(k.split('@')[0])), 'max');
+  out.push(
+    verdict('drain >= 1.2x best peer', ours?.[1] ?? null, peer ? peer[1] * 1.2 : null, 'higher', ours && peer ? `stampede ${ours[0]} vs ${peer[0]}` : ''),
+  );
+  const lat = Object.entries(m.latency);
+  const ourLat = lat.find(([k]) => k === 'stampede')?.[1];
+  const peerP99 = best(lat.filter(([k]) => !isStampede(k)).map(([k, v]) => [k, v.p99]), 'min');
+  out.push(verdict('latency p99 <= best peer p99', ourLat?.p99 ?? null, peerP99?.[1] ?? null, 'lower', peerP99 ? `best peer ${peerP99[0]}` : ''));
+  out.push(verdict('latency max <= 50 ms', ourLat?.max ?? null, 50, 'lower'));
+  if (scale && scale.points.length >= 2) {
+    const first = scale.points[0];
+    const last = scale.points[scale.points.length - 1];
+    out.push(
+      verdict(`claim p50 at ${fmtRows(last.finishedRows)} finished <= 1.25x at ${fmtRows(first.finishedRows)}`, last.claimP50Ms, first.claimP50Ms * 1.25, 'lower'),
+    );
+    out.push(verdict('claim plan uses indexes only (no Seq Scan)', scale.indexOnly ? 1 : 0, 1, 'higher'));
+  }
+  const rss = Object.entries(m.drain).map(([k, v]) => [k, v.peakRssMiB] as [string, number | null]);
+  const ourRss = best(rss.filter(([k]) => isStampede(k.split('@')[0])), 'max');
+  const peerRss = best(rss.filter(([k]) => !isStampede(k.split('@')[0])), 'min');
+  out.push(verdict('worker peak RSS <= the leanest peer', ourRss?.[1] ?? null, peerRss?.[1] ?? null, 'lower', peerRss ? `largest stampede vs ${peerRss[0]}` : ''));
+  return out;
+}
+
+export const fmtRows = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : String(n));
+const fmt = (v: number | null | undefined, digits = 0) =>
+  v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const ratio = (ours: number | null | undefined, theirs: number | null | undefined) =>
+  ours && theirs && Number.isFinite(ours) && Number.isFinite(theirs) ? `${(ours / theirs).toFixed(2)}x` : '—';
+
+interface Row {
+  workload: string;
+  config: string;
+  value: string;
+  ratio: string;
+}
+
+/** The rows of the results table: one per workload and config, with stampede's best / the peer's figure. */
+export function tableRows(r: BenchResults): Row[] {
+  const m = r.medians;
+  const rows: Row[] = [];
+  const label = (id: string) => `${id} (${configById(id).label})`;
+  const section = (workload: string, values: Record<string, number | null>, unit: string, digits: number, better: 'max' | 'min', ourRef?: number | null) => {
+    const ours = ourRef ?? best(Object.entries(values).filter(([k]) => isStampede(k)), better)?.[1];
+    for (const id of CONFIGS.map((c) => c.id).filter((c) => c in values)) {
+      rows.push({ workload, config: label(id), value: `${fmt(values[id], digits)} ${unit}`, ratio: isStampede(id) ? '' : ratio(ours, values[id]) });
+    }
+  };
+  section(`enqueue, one INSERT each (${r.plan.enqueueConcurrency} at once)`, m.enqueueOne, 'jobs/s', 0, 'max');
+  section('enqueue, one batch', m.enqueueBatch, 'jobs/s', 0, 'max');
+  for (const p of r.plan.drainProcs) {
+    const vals = Object.fromEntries(Object.entries(m.drain).filter(([k]) => k.endsWith(`@${p}`)).map(([k, v]) => [k.split('@')[0], v.drainJobsPerSec]));
+    section(`drain ${fmt(r.plan.drainJobs)} jobs, ${p} process${p > 1 ? 'es' : ''}`, vals, 'jobs/s', 0, 'max');
+    const rss = Object.fromEntries(Object.entries(m.drain).filter(([k]) => k.endsWith(`@${p}`)).map(([k, v]) => [k.split('@')[0], v.peakRssMiB]));
+    section(`worker peak RSS, ${p} process${p > 1 ? 'es' : ''}`, rss, 'MiB', 0, 'max');
+  }
+  const lat = m.latency;
+  section(`enqueues committed of ${r.plan.latencyRatePerSec}/s offered`, Object.fromEntries(Object.entries(lat).map(([k, v]) => [k, v.achievedPerSec])), 'jobs/s', 0, 'max');
+  for (const pct of ['p50', 'p99', 'max'] as const) {
+    const vals = Object.fromEntries(Object.entries(lat).map(([k, v]) => [k, v[pct]]));
+    section(`due-to-start ${pct} at ${r.plan.latencyRatePerSec}/s`, vals, 'ms', 1, 'min', lat.stampede?.[pct]);
+  }
+  if (r.raw) {
+    const raw = r.raw;
+    const rawRow = (workload: string, v: number) => rows.push({ workload: 'physical limit (raw SQL)', config: workload, value: `${fmt(v)} /s`, ratio: '' });
+    rawRow('single-row INSERT commits, 1 client', raw.insert1PerSec);
+    rawRow('single-row INSERT commits, 16 clients', raw.insert16PerSec);
+    rawRow('single-row INSERT + NOTIFY commits, 16 clients', raw.insertNotify16PerSec);
+    rawRow(`claim 50 SKIP LOCKED + done, one commit, ${raw.clients} clients`, raw.claimDonePerSec);
+    rawRow(`claim 50 SKIP LOCKED, then done, two commits, ${raw.clients} clients`, raw.claimThenDonePerSec);
+  }
+  if (r.scale) {
+    for (const p of r.scale.points) {
+      rows.push({ workload: 'claim latency (10 jobs, committed)', config: `${fmtRows(p.finishedRows)} finished rows`, value: `p50 ${fmt(p.claimP50Ms, 3)} ms, p99 ${fmt(p.claimP99Ms, 3)} ms`, ratio: '' });
+    }
+  }
+  return rows;
+}
+
+export function renderTable(r: BenchResults): string {
+  const rows = tableRows(r);
+  const head: Row = { workload: 'workload', config: 'system (config)', value: 'median', ratio: 'stampede/peer' };
+  const w = (k: keyof Row) => Math.max(...[head, ...rows].map((x) => x[k].length));
+  const line = (x: Row) => `${x.workload.padEnd(w('workload'))}  ${x.config.padEnd(w('config'))}  ${x.value.padStart(w('value'))}  ${x.ratio.padStart(w('ratio'))}`;
+  const out = [line(head), '-'.repeat(line(head).length), ...rows.map(line), '', renderTargets(r.targets)];
+  return out.join('\n');
+}
+
+export function renderTargets(targets: TargetVerdict[]): string {
+  return targets
+    .map((t) => {
+      const status = t.met === null ? 'NOT MEASURED' : t.met ? 'met' : `MISSED by ${(t.shortfall! * 100).toFixed(0)}%`;
+      return `target: ${t.name}: measured ${fmt(t.measured, 2)} vs ${fmt(t.target, 2)}: ${status}${t.note ? ` (${t.note})` : ''}`;
+    })
+    .join('\n');
+}
+
+/** docs/readme/bench.md: the latest figures in plain words. */
+export function renderMarkdown(r: BenchResults): string {
+  const rows = tableRows(r);
+  const esc = (s: string) => s.replace(/\|/g, '\\|');
+  const lines = [
+    '## Benchmark',
+    '',
+    `Run it yourself: \`${r.command}\` (about ${Math.round(r.durationSeconds / 60)} minutes here; \`npm run bench -- --quick\` is a one-minute smoke run, \`-- --json\` prints one JSON object). Every run writes \`bench/results/<date>.json\`.`,
+    '',
+    `Latest run: ${r.date}, on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB RAM, Node ${r.machine.node}, ${r.machine.postgres} (${r.machine.server}, fsync and synchronous_commit on). ` +
+      `Peers: graphile-worker ${r.machine.versions['graphile-worker']}, pg-boss ${r.machine.versions['pg-boss']}. Medians of ${r.plan.rounds} rounds, systems interleaved, a fresh database per system per round. ` +
+      'The last column is stampede\'s best figure for that row divided by the peer\'s (above 1 is better for throughput, below 1 is better for latency and memory).',
+    '',
+    '| workload | system (config) | median | stampede/peer |',
+    '|---|---|---:|---:|',
+    ...rows.map((x) => `| ${esc(x.workload)} | ${esc(x.config)} | ${esc(x.value)} | ${x.ratio} |`),
+    '',
+    'Against the targets of issue 10:',
+    '',
+    ...renderTargets(r.targets).split('\n').map((l) => `- ${l.replace(/^target: /, '')}`),
+    '',
+    'How it measures: drains start 1 or 2 worker OS processes on jobs already enqueued and stop the clock when the database shows every completion committed; ' +
+      'peak RSS is VmHWM of the worker processes (every system runs under the same tsx loader). Latency offers 500 jobs/s open-model (each enqueued at its own instant, not after the previous one) ' +
+      'and measures from that instant to the start of the handler. The physical-limit rows are plain SQL on a bare table on the same server. ' +
+      'Sizing for 500 jobs/s over 7 days, retention and sharding are in docs/scaling.md.',
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,66 @@
+import { graphileFamily } from './graphile.ts';
+import { pgBossFamily } from './pgboss.ts';
+import { stampedeFamily } from './stampede.ts';
+import type { FamilyName, SystemConfig, SystemFamily } from './types.ts';
+
+export const FAMILIES: Record<FamilyName, SystemFamily> = {
+  stampede: stampedeFamily,
+  'graphile-worker': graphileFamily,
+  'pg-boss': pgBossFamily,
+};
+
+/**
+ * Every configuration the bench runs. Peers run as their documentation
+ * recommends; stampede runs with its defaults and with a larger batch.
+ */
+export const CONFIGS: SystemConfig[] = [
+  {
+    id: 'stampede',
+    family: 'stampede',
+    label: 'defaults (concurrency 10, LISTEN)',
+    settings: {},
+    notify: true,
+  },
+  {
+    id: 'stampede-c50',
+    family: 'stampede',
+    label: 'concurrency 50 (claims up to 50 per statement)',
+    settings: { concurrency: 50 },
+    notify: true,
+  },
+  {
+    id: 'graphile-default',
+    family: 'graphile-worker',
+    label: 'defaults (concurrency 1, LISTEN)',
+    settings: {},
+    notify: true,
+  },
+  {
+    // https://worker.graphile.org/docs/performance: the configuration behind its published figures.
+    id: 'graphile-batched',
+    family: 'graphile-worker',
+    label: 'concurrency 24, localQueue 500, batch completion 0 ms',
+    settings: { concurrency: 24, maxPoolSize: 25, localQueueSize: 500, completeJobBatchDelay: 0, failJobBatchDelay: 0 },
+    notify: true,
+  },
+  {
+    id: 'pgboss-batch',
+    family: 'pg-boss',
+    label: 'batchSize 50, burst, polling 0.5 s (no NOTIFY)',
+    settings: { batchSize: 50, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, notify: false },
+    notify: false,
+  },
+  {
+    id: 'pgboss-batch-notify',
+    family: 'pg-boss',
+    label: 'batchSize 50, burst, LISTEN/NOTIFY',
+    settings: { batchSize: 50, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, notify: true },
+    notify: true,
+  },
+];
+
+export function configById(id: string): SystemConfig {
+  const c = CONFIGS.find((x) => x.id === id);
+  if (!c) throw new Error(`unknown system config "${id}"; expected one of ${CONFIGS.map((x) => x.id).join(', ')}`);
+  return c;
+}

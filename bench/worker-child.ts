@@ -1,0 +1,56 @@
+// One worker OS process of the bench: `node --import tsx bench/worker-child.ts <configId> <url>`.
+// Protocol over IPC: sends `ready` once connected; on `go` starts claiming
+// and sends `started`; reports its handled count every 10 ms; on `stop`
+// stops the worker and sends `stopped` with the due-to-start latencies.
+import { systemClock } from '../engine/clock.ts';
+import { dueToStartMs, type ChildMessage } from './proc.ts';
+import { CONFIGS, FAMILIES } from './systems/configs.ts';
+import type { BenchJob, WorkerHandle } from './systems/types.ts';
+
+const send = (m: ChildMessage) => process.send?.(m);
+
+async function main(): Promise<void> {
+  const [configId, url] = process.argv.slice(2);
+  const config = CONFIGS.find((c) => c.id === configId);
+  if (!config || !url) throw new Error(`usage: worker-child.ts <configId> <url>; got "${configId}"`);
+  let n = 0;
+  const latencies: number[] = [];
+  const onJob = (job: BenchJob) => {
+    n++;
+    if (typeof job?.t === 'number' && job.t > 0) latencies.push(dueToStartMs(job));
+  };
+  const handle: WorkerHandle = await FAMILIES[config.family].worker(url, config.settings, onJob);
+  const reporter = new AbortController();
+  const report = async () => {
+    // Every 10 ms, only when it changed: the parent ends a drain on these, so a coarse report would inflate short drains.
+    let last = -1;
+    while (!reporter.signal.aborted) {
+      if (n !== last) send({ type: 'count', n });
+      last = n;
+      await systemClock.sleep(10, reporter.signal).catch(() => {});
+    }
+  };
+  process.on('message', async (m: { type: string }) => {
+    try {
+      if (m.type === 'go') {
+        await handle.start();
+        send({ type: 'started' });
+        void report();
+      } else if (m.type === 'stop') {
+        reporter.abort();
+        await handle.stop();
+        // Exit once the message is out: some libraries leave timers behind after stop().
+        process.send!({ type: 'stopped', n, latenciesMs: latencies } satisfies ChildMessage, () => process.exit(0));
+      }
+    } catch (err) {
+      send({ type: 'error', error: (err as Error).stack ?? String(err) });
+    }
+  });
+  send({ type: 'ready' });
+}
+
+main().catch((err) => {
+  send({ type: 'error', error: (err as Error).stack ?? String(err) });
+  process.exitCode = 1;
+  process.disconnect?.();
+});

@@ -1,0 +1,62 @@
+import { systemClock } from '../../engine/clock.ts';
+import { peakRssBytes, wallMs, WorkerChild } from '../proc.ts';
+import type { BenchContext } from '../context.ts';
+import { FAMILIES } from '../systems/configs.ts';
+import type { BenchJob, SystemConfig } from '../systems/types.ts';
+
+export interface DrainResult {
+  /** Workload 1b: the `n` jobs enqueued in one bulk call, jobs/s. */
+  batchJobsPerSec: number;
+  /** Workload 2: jobs/s from the start signal until the database shows every completion committed. */
+  drainJobsPerSec: number;
+  /** Largest VmHWM among the worker processes, MiB. */
+  peakRssMiB: number | null;
+  /** Jobs whose completion committed within the budget (`n` unless the budget cut the drain short). */
+  drained: number;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Workload 2: `n` no-op jobs enqueued first (as one batch: workload 1b is
+ * timed here), then `procs` worker processes started together. The clock
+ * runs from the start signal until the handlers have seen every job and the
+ * database shows no unfinished job (batched completions must have committed),
+ * or until `budgetMs`, whichever comes first.
+ */
+export async function runDrain(ctx: BenchContext, config: SystemConfig, n: number, procs: number, budgetMs: number): Promise<DrainResult> {
+  const family = FAMILIES[config.family];
+  const db = await ctx.freshDatabase(config);
+  const children: WorkerChild[] = [];
+  try {
+    const producer = await family.producer(db.url, config.settings, 1);
+    const jobs: BenchJob[] = Array.from({ length: n }, () => ({ t: 0 }));
+    const enqStart = wallMs();
+    await producer.enqueueBatch(jobs);
+    const batchJobsPerSec = n / ((wallMs() - enqStart) / 1000);
+    await producer.close();
+
+    for (let i = 0; i < procs; i++) children.push(new WorkerChild(config.id, db.url));
+    await Promise.all(children.map((c) => c.ready()));
+    const started = wallMs();
+    await Promise.all(children.map((c) => c.go()));
+    // Past the budget the rate is taken over what has committed so far: a
+    // slow system or disk makes the figure lower, never the bench unbounded.
+    const deadline = started + budgetMs;
+    const handled = () => children.reduce((s, c) => s + c.count, 0);
+    while (handled() < n && wallMs() < deadline) await systemClock.sleep(5);
+    let remaining = await family.remaining(db.url);
+    while (remaining > 0 && wallMs() < deadline) {
+      await systemClock.sleep(10);
+      remaining = await family.remaining(db.url);
+    }
+    const seconds = (wallMs() - started) / 1000;
+    const drained = n - remaining;
+    const rss = children.map((c) => peakRssBytes(c.pid)).filter((x): x is number => x !== null);
+    await Promise.all(children.map((c) => c.stop()));
+    return { batchJobsPerSec, drainJobsPerSec: drained / seconds, peakRssMiB: rss.length ? Math.max(...rss) / MiB : null, drained };
+  } finally {
+    for (const c of children) c.kill();
+    await db.drop();
+  }
+}

@@ -1,0 +1,98 @@
+import pg from 'pg';
+import type { BenchContext } from '../context.ts';
+import { wallMs } from '../proc.ts';
+import { benchQueries as q } from '../queries.ts';
+
+export interface RawLimitResult {
+  /** Single-row INSERT commits per second from one client. */
+  insert1PerSec: number;
+  /** The same from 16 clients at once. */
+  insert16PerSec: number;
+  /** The same, 16 clients, into a table whose statement trigger sends a NOTIFY (as every queue here does on enqueue). */
+  insertNotify16PerSec: number;
+  /** Jobs/s of "claim 50 with SKIP LOCKED and mark done" in one statement, `clients` loops. */
+  claimDonePerSec: number;
+  /** Jobs/s of claim 50 then mark done as two commits (the least a queue that records claims does). */
+  claimThenDonePerSec: number;
+  clients: number;
+}
+
+async function clients(url: string, n: number): Promise<pg.Client[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const c = new pg.Client({ connectionString: url, application_name: 'stampede:bench-raw' });
+      c.on('error', () => {});
+      await c.connect();
+      return c;
+    }),
+  );
+}
+
+/** `total` single-row INSERT commits spread over `n` clients; commits per second. */
+async function inserts(url: string, n: number, total: number, notify = false): Promise<number> {
+  const cs = await clients(url, n);
+  try {
+    let next = 0;
+    const started = wallMs();
+    await Promise.all(
+      cs.map(async (c) => {
+        while (next < total) {
+          next++;
+          await c.query(notify ? q.RawInsertOneNotify : q.RawInsertOne, ['{"t":0}']);
+        }
+      }),
+    );
+    return total / ((wallMs() - started) / 1000);
+  } finally {
+    await Promise.all(cs.map((c) => c.end()));
+  }
+}
+
+/** Drains `total` rows with `n` loops of the given claim; jobs per second. */
+async function claims(url: string, n: number, total: number, twoCommits: boolean): Promise<number> {
+  const setup = (await clients(url, 1))[0];
+  await setup.query(q.RawTruncate);
+  await setup.query(q.RawFill, [total]);
+  await setup.query(q.RawVacuum);
+  await setup.end();
+  const cs = await clients(url, n);
+  try {
+    let done = 0;
+    const started = wallMs();
+    await Promise.all(
+      cs.map(async (c) => {
+        for (;;) {
+          const res = await c.query(twoCommits ? q.RawClaim : q.RawClaimAndDone);
+          if (res.rowCount === 0) return;
+          if (twoCommits) await c.query(q.RawDone, [res.rows.map((r) => r.id)]);
+          done += res.rowCount ?? 0;
+        }
+      }),
+    );
+    return done / ((wallMs() - started) / 1000);
+  } finally {
+    await Promise.all(cs.map((c) => c.end()));
+  }
+}
+
+/**
+ * The physical limit: what this Postgres commits when nothing but SQL runs,
+ * on a table with only the columns a claim needs. Each queue's figures are
+ * read against these.
+ */
+export async function runRawLimit(ctx: BenchContext, insertsTotal: number, claimTotal: number, claimClients: number): Promise<RawLimitResult> {
+  const db = await ctx.emptyDatabase();
+  try {
+    const c = (await clients(db.url, 1))[0];
+    await c.query(q.RawCreateTable);
+    await c.end();
+    const insert1PerSec = await inserts(db.url, 1, Math.round(insertsTotal / 4));
+    const insert16PerSec = await inserts(db.url, 16, insertsTotal);
+    const insertNotify16PerSec = await inserts(db.url, 16, insertsTotal, true);
+    const claimDonePerSec = await claims(db.url, claimClients, claimTotal, false);
+    const claimThenDonePerSec = await claims(db.url, claimClients, claimTotal, true);
+    return { insert1PerSec, insert16PerSec, insertNotify16PerSec, claimDonePerSec, claimThenDonePerSec, clients: claimClients };
+  } finally {
+    await db.drop();
+  }
+}
