@@ -74,6 +74,21 @@ describe('report analysis on hand-written histories', () => {
     expect(a.actions.some((s) => s.startsWith('Make the fault verifiable: Fault `partition`'))).toBe(true);
   });
 
+  it('clock faults: a NodeRef target names the node, an end event closes the jump rather than starting another', () => {
+    const cron = (t: number, occurrences: number, skew: number): HistoryEvent => ({ t, node: 'scheduler-1', nodeTime: BASE + t + skew, type: 'cron:materialized', scheduleId: 's', occurrences, inserted: occurrences, nodeId: 'scheduler-1' });
+    const a = analyze(run([
+      cron(500, 1, 0),
+      { t: 1_000, node: 'nemesis', type: 'fault:injected', fault: 'clock-jump', detail: { target: 'scheduler:1', jumpMs: 3_600_000 } },
+      cron(1_500, 60, 3_600_000),
+      { t: 5_000, node: 'nemesis', type: 'fault:injected', fault: 'clock-jump', detail: { target: 'scheduler:1', phase: 'end' } },
+      cron(5_500, 1, 0),
+    ]));
+    expect(a.rootCause.clockJumps).toHaveLength(1);
+    expect(a.rootCause.findings[0]).toBe("Node scheduler-1's clock jumped +60 min at t=+1.0 s (its own events afterwards ran +60 min from the harness clock); it then materialized 60 occurrences (60 inserted) in 1 pass, of 1 schedule (s ×60), against 1.0 per pass before the jump.");
+    expect(a.detection.trigger?.t).toBe(1_000);
+    expect(a.timeline.map((e) => e.text)).toContain('Fault ended: `clock-jump` (target=scheduler:1).');
+  });
+
   it('a breach no alert caught is a detection gap; a breach that never ends is no recovery', () => {
     const a = analyze(run([sample(0, 0), sample(1_000, 6_000), sample(2_000, 7_000)]));
     expect(a.breaches).toEqual([{ fromT: 1_000, toT: null, worstQueue: 'q', worstMs: 7_000 }]);

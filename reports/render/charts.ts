@@ -42,7 +42,7 @@ const LABEL_ROW_PX = 11;
 
 function markers(idx: HistoryIndex): Marker[] {
   const raw = [
-    ...idx.faults.map((f) => ({ s: f.t / 1000, label: f.fault, kind: 'fault' as const })),
+    ...idx.faults.map((f) => ({ s: f.t / 1000, label: f.detail.phase === 'end' ? `${f.fault} ends` : f.fault, kind: 'fault' as const })),
     ...idx.alerts.map((a) => ({ s: a.t / 1000, label: `${a.direction === 'up' ? '▲' : '▼'} ${a.signal}`, kind: 'alert' as const })),
   ]
     .sort((a, b) => a.s - b.s)

@@ -142,7 +142,19 @@ function findCrashers(input: ReportInput, idx: HistoryIndex): CrashAnalysis {
   return { crashers, unattributed, unexplained, bystanders };
 }
 
-const CLOCK_FAULT = /clock|skew|time/i;
+const CLOCK_FAULT = /clock|skew|time|dst/i;
+
+/** A fault event that closes a fault's window (`detail.phase: 'end'`), not a new injection. */
+export function isFaultEnd(f: EventOf<'fault:injected'>): boolean {
+  return f.detail.phase === 'end';
+}
+
+/** The node a fault names: `detail.node`, `nodeId` or `target`; a scenario NodeRef such as `scheduler:1` becomes the node name `scheduler-1`. */
+function faultNode(d: Record<string, unknown>): string {
+  const raw = String(d.node ?? d.nodeId ?? d.target ?? '');
+  const ref = /^(worker|scheduler):(\d+)$/.exec(raw);
+  return ref ? `${ref[1]}-${ref[2]}` : raw;
+}
 const JUMP_KEYS = ['jumpMs', 'offsetMs', 'deltaMs', 'skewMs', 'byMs', 'ms'];
 
 function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
@@ -150,10 +162,11 @@ function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
   const clockFaults = idx.faults.filter((f) => CLOCK_FAULT.test(f.fault));
   clockFaults.forEach((fault, i) => {
     const d = fault.detail;
-    const node = String(d.node ?? d.target ?? d.nodeId ?? '');
-    if (!node) return;
+    const node = faultNode(d);
+    if (!node || isFaultEnd(fault)) return;
     const key = JUMP_KEYS.find((k) => typeof d[k] === 'number');
-    const until = clockFaults.slice(i + 1).find((f) => String(f.detail.node ?? f.detail.target ?? f.detail.nodeId ?? '') === node)?.t ?? Infinity;
+    // The jump lasts until the next clock fault on the same node (its end, or another jump).
+    const until = clockFaults.slice(i + 1).find((f) => faultNode(f.detail) === node)?.t ?? Infinity;
     const mine = (e: HistoryEvent) => e.node === node || (e.type === 'cron:materialized' && e.nodeId === node);
     const offsets = input.history
       .filter((e) => mine(e) && e.t >= fault.t && e.t < until && typeof e.nodeTime === 'number')
@@ -268,9 +281,11 @@ export function deriveRootCause(input: ReportInput, idx: HistoryIndex): RootCaus
   findings.push(...failureFindings(input));
   // Faults not explained above: say what evidence the history holds that they took effect.
   const explained = new Set<EventOf<'fault:injected'>>([...killed.values()].filter((f) => unattributed.some((p) => p.pid === f.detail.pid)));
+  const blamedIds = new Set(crashers.map((c) => c.jobId));
   for (const f of idx.faults) {
-    if (explained.has(f) || CLOCK_FAULT.test(f.fault)) continue;
-    if (typeof f.detail.jobId === 'number' && crashers.some((c) => c.jobId === f.detail.jobId)) continue;
+    if (explained.has(f) || isFaultEnd(f) || CLOCK_FAULT.test(f.fault)) continue;
+    const jobIds = [f.detail.jobId, ...(Array.isArray(f.detail.jobIds) ? f.detail.jobIds : [])].filter((id): id is number => typeof id === 'number');
+    if (jobIds.some((id) => blamedIds.has(id))) continue;
     const ev = input.history.filter((e): e is EventOf<'fault:evidence'> => e.type === 'fault:evidence' && e.fault === f.fault && e.t >= f.t);
     const detail = Object.keys(f.detail).length ? ` (${fmtDetail(f.detail)})` : '';
     findings.push(

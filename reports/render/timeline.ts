@@ -1,7 +1,7 @@
 import type { EventOf } from '../../harness/history.ts';
 import type { ReportInput } from './input.ts';
 import type { HistoryIndex } from './job-index.ts';
-import type { RootCause } from './root-cause.ts';
+import { isFaultEnd, type RootCause } from './root-cause.ts';
 import { fmtDetail, fmtDuration, fmtList, fmtT, plural } from './format.ts';
 
 /** One row of the incident timeline. */
@@ -54,7 +54,7 @@ export function findBreaches(idx: HistoryIndex, sloMs: number): Breach[] {
 }
 
 export function detect(idx: HistoryIndex): Detection {
-  const trigger = idx.faults[0] ?? null;
+  const trigger = idx.faults.find((f) => !isFaultEnd(f)) ?? null;
   const seen = new Set<string>();
   const firstCrossings: Detection['firstCrossings'] = [];
   for (const a of idx.alerts) {
@@ -68,7 +68,7 @@ export function detect(idx: HistoryIndex): Detection {
 /** The incident window: the caller's, else from the first fault or breach to the last recovery (or the end of the history). */
 export function incidentWindow(input: ReportInput, idx: HistoryIndex, breaches: Breach[]): { fromT: number; toT: number } | null {
   if (input.incidentWindow) return input.incidentWindow;
-  const starts = [idx.faults[0]?.t, breaches[0]?.fromT].filter((t): t is number => t !== undefined);
+  const starts = [idx.faults.find((f) => !isFaultEnd(f))?.t, breaches[0]?.fromT].filter((t): t is number => t !== undefined);
   if (starts.length === 0) return null;
   const last = breaches[breaches.length - 1];
   const toT = last ? (last.toT ?? idx.endT) : Math.max(...idx.faults.map((f) => f.t));
@@ -85,9 +85,12 @@ export function buildTimeline(input: ReportInput, rc: RootCause, breaches: Breac
       case 'run:phase':
         rows.push({ t: e.t, kind: 'phase', text: `Run phase: ${e.phase}.` });
         break;
-      case 'fault:injected':
-        rows.push({ t: e.t, kind: 'fault', text: `Fault injected: \`${e.fault}\`${Object.keys(e.detail).length ? ` (${fmtDetail(e.detail)})` : ''}.` });
+      case 'fault:injected': {
+        const { phase, ...rest } = e.detail;
+        const detail = Object.keys(rest).length ? ` (${fmtDetail(rest)})` : '';
+        rows.push({ t: e.t, kind: 'fault', text: phase === 'end' ? `Fault ended: \`${e.fault}\`${detail}.` : `Fault injected: \`${e.fault}\`${detail}.` });
         break;
+      }
       case 'fault:evidence': {
         const n = (evidenceCount.get(e.fault) ?? 0) + 1;
         evidenceCount.set(e.fault, n);
