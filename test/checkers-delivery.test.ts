@@ -43,6 +43,15 @@ describe('no-job-lost', () => {
     expect(r.figure).toMatch(/0 missing and 2 unfinished/);
   });
 
+  it('treats an invoke with no recorded outcome as unknown-outcome: it may be absent, and if present it must finish', () => {
+    const history = [h.invoke(0, 1), h.ok(1, 1, 1), h.invoke(2, 2)];
+    expect(checkNoJobLost(history, finalState([job(1, 'done')]), { maxLost: 0 }).pass).toBe(true);
+    const r = checkNoJobLost(history, finalState([job(1, 'done'), job(2, 'done')]), { maxLost: 0 });
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/1 of 1 unknown-outcome enqueues recovered/);
+    expect(checkNoJobLost(history, finalState([job(1, 'done'), job(2, 'pending')]), { maxLost: 0 }).pass).toBe('unknown');
+  });
+
   it('is unknown when nothing was enqueued', () => {
     expect(checkNoJobLost([], finalState([]), { maxLost: 0 }).pass).toBe('unknown');
   });

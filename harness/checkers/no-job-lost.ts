@@ -13,8 +13,9 @@ export interface NoJobLostBounds {
  *
  * - lost: `enqueue:ok` whose row is absent from the final state (a fail), or
  *   present but not finished (unknown: the run did not drain, so it cannot tell);
- * - recovered: `enqueue:info` (outcome unknown) whose row exists, found by the
- *   generator's `op:<n>` idempotency key; it must then be finished like any other;
+ * - recovered: `enqueue:info` (outcome unknown), or an invoke with no outcome
+ *   recorded, whose row exists, found by the generator's `op:<n>` idempotency
+ *   key; it must then be finished like any other;
  * - unexpected: a row under the key of an op that was never invoked, or that
  *   the database refused outright (`enqueue:fail`).
  */
@@ -32,7 +33,8 @@ export function checkNoJobLost(history: readonly HistoryEvent[], final: FinalSta
       acknowledged++;
       if (!r.job) missing.push(r.op);
       else if (!TERMINAL_STATES.has(r.job.state)) unfinished.push({ op: r.op, jobId: r.job.id, state: r.job.state });
-    } else if (r.info) {
+    } else if (r.info || (r.invoke && !r.fail)) {
+      // No outcome recorded at all (the run was interrupted mid-call) is an unknown outcome too, as in Jepsen.
       if (!r.job) unknownAbsent++;
       else {
         recovered++;
