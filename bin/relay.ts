@@ -1,0 +1,107 @@
+// An outbox relay process: `tsx bin/relay.ts --deliver ./my-deliver.ts [options]`.
+// Reads DATABASE_URL. Delivers the outbox at least once through the module's
+// deliver(row, {idempotencyKey, attempt, signal}) and, with --retention-ms,
+// also prunes old dedup keys and delivered outbox rows. Run as many as you
+// like: they share the work with SKIP LOCKED. SIGTERM/SIGINT: finish the
+// deliveries in flight, exit 0.
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { systemClock } from '../engine/clock.ts';
+import { Db } from '../engine/db.ts';
+import { Pruner } from '../engine/effects/pruner.ts';
+import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
+import { Events, type EventName } from '../engine/events.ts';
+import { createLogger } from '../engine/log.ts';
+import { SeededRng, randomSeed } from '../engine/rng.ts';
+import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = `usage: tsx bin/relay.ts --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
+  [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
+  [--relay-id ID] [--seed N] [--retention-ms N] [--prune-interval-ms N]
+env: DATABASE_URL (required), STAMPEDE_LOG
+The module exports deliver (or a default) as a function (row, ctx) => Promise, or a function returning one.`;
+
+const FORWARDED: EventName[] = ['outbox:delivered', 'outbox:failed', 'outbox:dead', 'effects:pruned'];
+
+async function loadDeliver(path: string): Promise<Deliver> {
+  const mod = await import(pathToFileURL(resolve(path)).href);
+  const exported = mod.deliver ?? mod.default;
+  if (typeof exported !== 'function') {
+    throw new UsageError(`--deliver ${path}: expected a module exporting deliver (or a default) as a function (row, ctx) => Promise`);
+  }
+  // A factory (no parameters) returns the deliver function; deliver itself takes (row, ctx).
+  return exported.length === 0 ? ((await exported()) as Deliver) : (exported as Deliver);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseFlags(process.argv.slice(2), {
+    deliver: { type: 'string' },
+    topics: { type: 'string' },
+    'batch-size': { type: 'string' },
+    'poll-ms': { type: 'string' },
+    'lease-ms': { type: 'string' },
+    'delivery-timeout-ms': { type: 'string' },
+    'backoff-base-ms': { type: 'string' },
+    'backoff-cap-ms': { type: 'string' },
+    'relay-id': { type: 'string' },
+    seed: { type: 'string' },
+    'retention-ms': { type: 'string' },
+    'prune-interval-ms': { type: 'string' },
+  });
+  if (!values.deliver) throw new UsageError('--deliver is required');
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
+  const deliver = await loadDeliver(values.deliver);
+  const log = createLogger('relay');
+  const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
+  const send = process.send?.bind(process);
+  if (send) {
+    for (const name of FORWARDED) events.on(name, (payload) => send({ kind: 'event', name, payload, nodeTime: systemClock.now() }));
+  }
+  const batchSize = intFlag(values, 'batch-size', 1);
+  const db = new Db({ connectionString: url, maxConnections: Math.min(50, (batchSize ?? 20) + 2), applicationName: 'stampede:relay' });
+  const seed = values.seed ?? String(randomSeed());
+  const rng = new SeededRng(seed);
+  const relay = new OutboxRelay({
+    db,
+    deliver,
+    topics: values.topics?.split(','),
+    batchSize,
+    pollMs: intFlag(values, 'poll-ms', 1),
+    leaseMs: intFlag(values, 'lease-ms', 1),
+    deliveryTimeoutMs: intFlag(values, 'delivery-timeout-ms', 1),
+    backoffBaseMs: intFlag(values, 'backoff-base-ms'),
+    backoffCapMs: intFlag(values, 'backoff-cap-ms'),
+    relayId: values['relay-id'],
+    rng: rng.fork('relay'),
+    events,
+    log,
+  });
+  const retentionMs = intFlag(values, 'retention-ms', 1);
+  const pruner =
+    retentionMs === undefined
+      ? undefined
+      : new Pruner({ db, retentionMs, intervalMs: intFlag(values, 'prune-interval-ms', 1), events, log: log.child('pruner') });
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping: finishing deliveries in flight');
+    await Promise.all([relay.stop(), pruner?.stop()]);
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('disconnect', shutdown); // the harness that started us is gone
+  relay.start();
+  pruner?.start();
+  log.info('started', { id: relay.id, topics: values.topics ?? '*', seed, pruning: retentionMs !== undefined });
+  send?.({ kind: 'ready', relayId: relay.id, pid: process.pid });
+}
+
+main().catch((err) => {
+  const usage = err instanceof UsageError || err?.name === 'ValidationError';
+  process.stderr.write(`stampede relay: ${(err as Error).message}\n${usage ? USAGE + '\n' : ''}`);
+  process.exit(usage ? 2 : 1);
+});

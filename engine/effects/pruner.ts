@@ -1,0 +1,108 @@
+import { systemClock, type Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { ValidationError } from '../errors.ts';
+import { Events } from '../events.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { loadQueries } from '../sql.ts';
+
+const q = loadQueries(new URL('./pruner.sql', import.meta.url), ['PruneEffectKeys', 'PruneDeliveredOutbox'] as const);
+
+export interface PrunerOptions {
+  db: Db;
+  /**
+   * How long a dedup key and a delivered outbox row are kept, ms. The
+   * trade-off: a replay of a job older than this is no longer recognised, and
+   * its effect runs again. Keep it well above the longest time a job can be
+   * redelivered (attempts x backoff cap + lease), and above how long an
+   * upstream may resend with the same idempotency key. Default 7 days.
+   */
+  retentionMs?: number;
+  /** Rows deleted per statement; short statements keep locks and WAL bursts small. Default 1,000. */
+  batchSize?: number;
+  /** Period between passes, ms. Default 60,000. */
+  intervalMs?: number;
+  clock?: Clock;
+  events?: Events;
+  log?: Logger;
+}
+
+export const PRUNER_DEFAULTS = {
+  retentionMs: 7 * 24 * 3600_000,
+  batchSize: 1_000,
+  intervalMs: 60_000,
+} as const;
+
+/** Checks a pruner's options; throws ValidationError naming the field. */
+export function validatePrunerOptions(o: PrunerOptions): void {
+  for (const f of ['retentionMs', 'batchSize', 'intervalMs'] as const) {
+    const v = o[f];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 1)) {
+      throw new ValidationError(f, `${String(v)} is not a positive integer${f === 'batchSize' ? '' : ' of milliseconds'}`);
+    }
+  }
+}
+
+/**
+ * Keeps the dedup store and the outbox from growing forever: deletes effect
+ * keys and delivered outbox rows older than the retention, in batches, by
+ * the database's clock. Safe on many nodes (SKIP LOCKED).
+ */
+export class Pruner {
+  private running = false;
+  private loop?: Promise<void>;
+  private stopController = new AbortController();
+  private readonly clock: Clock;
+  private readonly events: Events;
+  private readonly log: Logger;
+
+  constructor(private readonly options: PrunerOptions) {
+    validatePrunerOptions(options);
+    this.clock = options.clock ?? systemClock;
+    this.events = options.events ?? new Events();
+    this.log = options.log ?? createLogger('pruner');
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopController = new AbortController();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopController.abort();
+    await this.loop;
+  }
+
+  /** One pass: deletes everything past the retention, batch by batch. Returns what it deleted. */
+  async runOnce(): Promise<{ effectKeys: number; outboxRows: number }> {
+    const retentionMs = this.options.retentionMs ?? PRUNER_DEFAULTS.retentionMs;
+    const batch = this.options.batchSize ?? PRUNER_DEFAULTS.batchSize;
+    const drain = async (sql: string) => {
+      let total = 0;
+      for (;;) {
+        const n = (await this.options.db.query(sql, [retentionMs, batch])).rowCount ?? 0;
+        total += n;
+        if (n < batch) return total;
+      }
+    };
+    const effectKeys = await drain(q.PruneEffectKeys);
+    const outboxRows = await drain(q.PruneDeliveredOutbox);
+    if (effectKeys + outboxRows > 0) this.events.emit('effects:pruned', { effectKeys, outboxRows });
+    return { effectKeys, outboxRows };
+  }
+
+  private async run(): Promise<void> {
+    const intervalMs = this.options.intervalMs ?? PRUNER_DEFAULTS.intervalMs;
+    while (this.running) {
+      try {
+        await this.runOnce();
+      } catch (err) {
+        this.log.warn('prune pass failed; will retry', { error: (err as Error).message });
+      }
+      await this.clock.sleep(intervalMs, this.stopController.signal).catch(() => {});
+    }
+  }
+}
