@@ -92,6 +92,10 @@ export class CronMaterializer {
   private skew: number | null = null;
   private abort: AbortController | null = null;
   private loop: Promise<void> | null = null;
+  /** Validated rules by schedule id, re-validated only when the row's cron, zone or policy changes. */
+  private readonly rules = new Map<string, { signature: string; rule: OccurrenceRule }>();
+  /** Broken schedule rows already logged, so a broken row is logged once, not every tick. */
+  private readonly reportedInvalid = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -183,10 +187,6 @@ export class CronMaterializer {
     }
     return { skewMs, refused: false, schedules: out };
   }
-
-  /** Validated rules by schedule id, re-validated only when the row's cron, zone or policy changes. */
-  private readonly rules = new Map<string, { signature: string; rule: OccurrenceRule }>();
-  private readonly reportedInvalid = new Set<string>();
 
   private ruleOf(schedule: Schedule): OccurrenceRule {
     const signature = `${schedule.cron}\u0000${schedule.timezone}\u0000${schedule.dstPolicy}`;
