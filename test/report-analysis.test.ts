@@ -89,6 +89,13 @@ describe('report analysis on hand-written histories', () => {
     expect(a.timeline.map((e) => e.text)).toContain('Fault ended: `clock-jump` (target=scheduler:1).');
   });
 
+  it('uses the caller\'s incident window when given, else derives it from the first fault to the recovery', () => {
+    const h = [sample(0, 0), { t: 500, node: 'nemesis', type: 'fault:injected', fault: 'worker-kill', detail: {} } as HistoryEvent, sample(1_000, 6_000), sample(2_000, 0)];
+    expect(analyze(run(h)).window).toEqual({ fromT: 500, toT: 2_000 });
+    expect(analyze(run(h, { incidentWindow: { fromT: 100, toT: 900 } })).window).toEqual({ fromT: 100, toT: 900 });
+    expect(() => analyze(run(h, { incidentWindow: { fromT: 900, toT: 100 } }))).toThrow(/report input incidentWindow: expected \{fromT, toT\}/);
+  });
+
   it('a breach no alert caught is a detection gap; a breach that never ends is no recovery', () => {
     const a = analyze(run([sample(0, 0), sample(1_000, 6_000), sample(2_000, 7_000)]));
     expect(a.breaches).toEqual([{ fromT: 1_000, toT: null, worstQueue: 'q', worstMs: 7_000 }]);

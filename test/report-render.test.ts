@@ -171,6 +171,9 @@ describe('report from the incident fixture', () => {
       expect(html).toContain(`data-chart="${id}"`);
     }
     expect(html.match(/<svg /g)?.length).toBe(5);
+    // Text is laid out without the optional `canvas` package (vega estimates widths): axis titles and labels are there.
+    const depthSvg = await readFile(files.charts['queue-depth'], 'utf8');
+    expect(depthSvg.includes('>s since start</text>') && depthSvg.includes('>pending jobs</text>') && depthSvg.includes('>Queue depth by lane</text>')).toBe(true);
     expect(await readFile(files.charts['oldest-age'], 'utf8')).toContain('>SLO 5.0 s</text>');
   });
 
