@@ -26,6 +26,8 @@ export interface BenchPlan {
   rawInserts: number;
   rawClaimJobs: number;
   rawClients: number;
+  /** Each raw INSERT measurement stops here (the rate is over what committed). */
+  rawBudgetMs: number;
   skip: Set<'enqueue' | 'drain' | 'latency' | 'scale' | 'raw'>;
 }
 
@@ -56,6 +58,7 @@ export function fullPlan(): BenchPlan {
     rawInserts: 20_000,
     rawClaimJobs: 100_000,
     rawClients: 4,
+    rawBudgetMs: 8_000,
     skip: new Set(),
   };
 }
@@ -79,6 +82,7 @@ export function quickPlan(): BenchPlan {
     scaleSizes: [0, 100_000, 1_000_000],
     claimBenchMs: 200,
     rawInserts: 400,
+    rawBudgetMs: 1_000,
     rawClaimJobs: 10_000,
   };
 }

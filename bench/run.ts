@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     log.info('bench starting', { quick: plan.quick, rounds: plan.rounds, cores: m.cores, postgres: m.postgres });
     let raw: RawLimitResult | null = null;
     if (!plan.skip.has('raw')) {
-      raw = await runRawLimit(ctx, plan.rawInserts, plan.rawClaimJobs, plan.rawClients);
+      raw = await runRawLimit(ctx, plan.rawInserts, plan.rawClaimJobs, plan.rawClients, plan.rawBudgetMs);
       log.info('physical limit', { insert1: Math.round(raw.insert1PerSec), insert16: Math.round(raw.insert16PerSec), claimDone: Math.round(raw.claimDonePerSec) });
     }
     const rounds: RoundResults[] = [];

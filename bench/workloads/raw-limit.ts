@@ -28,21 +28,24 @@ async function clients(url: string, n: number): Promise<pg.Client[]> {
   );
 }
 
-/** `total` single-row INSERT commits spread over `n` clients; commits per second. */
-async function inserts(url: string, n: number, total: number, notify = false): Promise<number> {
+/** Up to `total` single-row INSERT commits spread over `n` clients, at most `budgetMs`; commits per second. */
+async function inserts(url: string, n: number, total: number, budgetMs: number, notify = false): Promise<number> {
   const cs = await clients(url, n);
   try {
     let next = 0;
+    let done = 0;
     const started = wallMs();
+    const deadline = started + budgetMs;
     await Promise.all(
       cs.map(async (c) => {
-        while (next < total) {
+        while (next < total && wallMs() < deadline) {
           next++;
           await c.query(notify ? q.RawInsertOneNotify : q.RawInsertOne, ['{"t":0}']);
+          done++;
         }
       }),
     );
-    return total / ((wallMs() - started) / 1000);
+    return done / ((wallMs() - started) / 1000);
   } finally {
     await Promise.all(cs.map((c) => c.end()));
   }
@@ -80,15 +83,15 @@ async function claims(url: string, n: number, total: number, twoCommits: boolean
  * on a table with only the columns a claim needs. Each queue's figures are
  * read against these.
  */
-export async function runRawLimit(ctx: BenchContext, insertsTotal: number, claimTotal: number, claimClients: number): Promise<RawLimitResult> {
+export async function runRawLimit(ctx: BenchContext, insertsTotal: number, claimTotal: number, claimClients: number, budgetMs: number): Promise<RawLimitResult> {
   const db = await ctx.emptyDatabase();
   try {
     const c = (await clients(db.url, 1))[0];
     await c.query(q.RawCreateTable);
     await c.end();
-    const insert1PerSec = await inserts(db.url, 1, Math.round(insertsTotal / 4));
-    const insert16PerSec = await inserts(db.url, 16, insertsTotal);
-    const insertNotify16PerSec = await inserts(db.url, 16, insertsTotal, true);
+    const insert1PerSec = await inserts(db.url, 1, Math.round(insertsTotal / 4), budgetMs);
+    const insert16PerSec = await inserts(db.url, 16, insertsTotal, budgetMs);
+    const insertNotify16PerSec = await inserts(db.url, 16, insertsTotal, budgetMs, true);
     const claimDonePerSec = await claims(db.url, claimClients, claimTotal, false);
     const claimThenDonePerSec = await claims(db.url, claimClients, claimTotal, true);
     return { insert1PerSec, insert16PerSec, insertNotify16PerSec, claimDonePerSec, claimThenDonePerSec, clients: claimClients };

@@ -1,0 +1,150 @@
+import { systemClock, type Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { ValidationError } from '../errors.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { loadQueries } from '../sql.ts';
+
+const q = loadQueries(new URL('./archive.sql', import.meta.url), ['CreatePartitions', 'DropPartitions', 'ArchiveBatch'] as const);
+
+/** Defaults of the archiver; units in the names. */
+export const ARCHIVE_DEFAULTS = {
+  /**
+   * A done job stays in stampede.jobs this long after it finished, then moves
+   * to stampede.job_history. This is also the idempotency window: once a job
+   * is archived, enqueueing its key again creates a new job. 1 hour.
+   */
+  archiveAfterMs: 60 * 60_000,
+  /** Rows per move statement: big enough to amortise a commit, small enough to hold few locks briefly. */
+  batchSize: 5_000,
+  /** Batches per pass at most, so one pass cannot hold the loop (or the WAL) for long. */
+  maxBatchesPerRun: 50,
+  /** Period between passes. */
+  intervalMs: 60_000,
+  /** History is kept this many whole days (UTC), then its day partition is dropped. */
+  retentionDays: 7,
+  /** Day partitions created ahead of today, so midnight never finds no partition. */
+  partitionsAheadDays: 2,
+} as const;
+
+export interface JobArchiverOptions {
+  db: Db;
+  /** See ARCHIVE_DEFAULTS for each default. */
+  archiveAfterMs?: number;
+  batchSize?: number;
+  maxBatchesPerRun?: number;
+  intervalMs?: number;
+  retentionDays?: number;
+  partitionsAheadDays?: number;
+  clock?: Clock;
+  log?: Logger;
+  /** Called after every pass of the loop, with what it did (tests wait on this, not on sleeps). */
+  onPass?: (result: ArchivePass) => void;
+}
+
+export interface ArchivePass {
+  /** Done jobs moved from stampede.jobs to stampede.job_history. */
+  moved: number;
+  /** Batches run (the last one short, unless maxBatchesPerRun stopped the pass). */
+  batches: number;
+  partitionsCreated: string[];
+  partitionsDropped: string[];
+}
+
+function checkInt(value: number | undefined, field: string, min: number): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new ValidationError(field, `${String(value)} is not an integer >= ${min}`);
+  }
+}
+
+/** Checks options before anything touches the database; throws ValidationError naming the field. */
+export function validateArchiverOptions(o: JobArchiverOptions): void {
+  if (!o.db) throw new ValidationError('db', 'expected a Db');
+  checkInt(o.archiveAfterMs, 'archiveAfterMs', 0);
+  checkInt(o.batchSize, 'batchSize', 1);
+  checkInt(o.maxBatchesPerRun, 'maxBatchesPerRun', 1);
+  checkInt(o.intervalMs, 'intervalMs', 1);
+  checkInt(o.retentionDays, 'retentionDays', 1);
+  checkInt(o.partitionsAheadDays, 'partitionsAheadDays', 1);
+}
+
+/**
+ * Keeps the hot table small: moves done jobs older than archiveAfterMs into
+ * stampede.job_history (partitioned by day), creates the day partitions
+ * ahead, and drops the ones past retentionDays. Dead jobs are never moved.
+ * Any number of archivers may run (SKIP LOCKED splits the rows); a failed
+ * pass is logged and the next one carries on, and a failed batch moves
+ * nothing (one statement).
+ */
+export class JobArchiver {
+  private readonly o: Required<Omit<JobArchiverOptions, 'onPass' | 'clock' | 'log'>>;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private running = false;
+  private stopRequested = false;
+  private loop?: Promise<void>;
+  private stopController = new AbortController();
+
+  constructor(private readonly options: JobArchiverOptions) {
+    validateArchiverOptions(options);
+    this.o = { ...ARCHIVE_DEFAULTS, ...stripUndefined(options) } as typeof this.o;
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log ?? createLogger('archiver');
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopRequested = false;
+    this.stopController = new AbortController();
+    this.loop = this.run();
+  }
+
+  /** Stops the loop after the batch in flight. Safe to call twice, or before start(). */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopRequested = true;
+    this.stopController.abort();
+    await this.loop;
+  }
+
+  /** One pass: partitions ahead, then batches of moves, then retention. */
+  async runOnce(): Promise<ArchivePass> {
+    const { db } = this.options;
+    const created: string[] = (await db.query(q.CreatePartitions, [this.o.partitionsAheadDays])).rows[0].created;
+    let moved = 0;
+    let batches = 0;
+    while (batches < this.o.maxBatchesPerRun) {
+      const n: number = (await db.query(q.ArchiveBatch, [this.o.archiveAfterMs, this.o.batchSize])).rows[0].moved;
+      batches++;
+      moved += n;
+      if (n < this.o.batchSize || this.stopRequested) break;
+    }
+    const dropped: string[] = (await db.query(q.DropPartitions, [this.o.retentionDays])).rows[0].dropped;
+    if (moved || created.length || dropped.length) {
+      this.log.info('archive pass', { moved, batches, created: created.length, dropped: dropped.length });
+    }
+    return { moved, batches, partitionsCreated: created, partitionsDropped: dropped };
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        const pass = await this.runOnce();
+        try {
+          this.options.onPass?.(pass);
+        } catch (err) {
+          this.log.warn('onPass listener threw', { error: String(err) });
+        }
+      } catch (err) {
+        this.log.warn('archive pass failed; will retry', { error: (err as Error).message });
+      }
+      await this.clock.sleep(this.o.intervalMs, this.stopController.signal).catch(() => {});
+    }
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
