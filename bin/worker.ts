@@ -16,7 +16,8 @@ import { intFlag, parseFlags, UsageError } from './cli-args.ts';
 const USAGE = `usage: tsx bin/worker.ts --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
   [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
-env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG`;
+env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
+ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
 
 const FORWARDED: EventName[] = [
   'job:claimed',
@@ -115,6 +116,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   process.on('disconnect', shutdown); // the harness that started us is gone
+  process.on('message', (m: { kind?: string; deltaMs?: number }) => {
+    if (m?.kind === 'clock:jump' && Number.isFinite(m.deltaMs)) clock.jump(m.deltaMs!);
+  });
   worker.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed });
   send?.({ kind: 'ready', workerId: worker.id, pid: process.pid });

@@ -64,6 +64,11 @@ export class NodeProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /** Sends a message over the IPC channel (a clock step, an armed kill point); false if the process is gone. */
+  send(message: Record<string, unknown>): boolean {
+    return this.alive && this.child.connected && this.child.send(message);
+  }
+
   kill(signal: NodeJS.Signals): boolean {
     return this.alive && this.child.kill(signal);
   }

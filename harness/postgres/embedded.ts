@@ -148,7 +148,12 @@ export class EmbeddedPostgres {
     await this.signalAndWait('SIGKILL');
   }
 
-  /** Starts the server again on the same data dir and port (after crash() or a fast stop). */
+  /** Stops the server but keeps its data for restart(): 'fast' is a clean shutdown, 'immediate' skips the checkpoint (recovery on start). */
+  async halt(mode: 'fast' | 'immediate'): Promise<void> {
+    if (this.proc) await this.signalAndWait(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
+  }
+
+  /** Starts the server again on the same data dir and port (after crash(), halt() or a fast stop). */
   async restart(): Promise<void> {
     if (this.proc) await this.signalAndWait('SIGINT');
     mkdirSync(this.rootDir, { recursive: true });

@@ -13,6 +13,7 @@ export interface PostgresServer {
   stop(): Promise<void>;
   /** Only on servers we own: SIGKILL the postmaster (a crash), and start it again on the same data. */
   crash?(): Promise<void>;
+  halt?(mode: 'fast' | 'immediate'): Promise<void>;
   restart?(): Promise<void>;
 }
 
@@ -22,6 +23,12 @@ export interface ProvisionOptions {
   prefer?: 'url' | 'container' | 'embedded';
   /** Extra server settings for a server we start. */
   settings?: Record<string, string | number>;
+  /**
+   * Stop the server and exit on SIGINT/SIGTERM. Default true. A caller that
+   * handles the signals itself (the scenario runner writes a partial report
+   * first) passes false and must call stop(); the reaper still covers a crash.
+   */
+  exitOnSignals?: boolean;
 }
 
 /** True when a Docker engine answers on its socket within a second; never throws, never hangs. */
@@ -75,7 +82,7 @@ export async function provisionPostgres(options: ProvisionOptions = {}): Promise
     return startContainer(log);
   }
   const server = new EmbeddedPostgres({ log, settings: options.settings });
-  stopOnSignals(server);
+  if (options.exitOnSignals ?? true) stopOnSignals(server);
   try {
     await server.start();
   } catch (err) {

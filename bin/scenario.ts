@@ -1,0 +1,120 @@
+// npm run scenario <name|./file.ts> -- [--seed N] [--duration S] [--rate R] [--workers N]
+//                                      [--mutant NAME] [--out DIR] [--json]
+// npm run scenario -- --list | --list-mutants | --recheck <run dir>
+// Exit codes: 0 every invariant holds; 1 one was violated; 2 usage or setup
+// error; 3 inconclusive (a fault that never bit, a queue that never drained);
+// 130 interrupted (the partial report is still written).
+import { createLogger } from '../engine/log.ts';
+import { MUTANTS, isMutantName } from '../engine/mutants.ts';
+import { redactSecrets } from '../engine/redact.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { defineScenario, loadScenarioFile, type Scenario, type ScenarioInput } from '../harness/scenario.ts';
+import { recheck } from '../harness/runner/recheck.ts';
+import { runScenario } from '../harness/runner/run.ts';
+import { printSummary } from '../harness/runner/summary.ts';
+import { SCENARIOS } from '../scenarios/index.ts';
+import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = `usage: npm run scenario <name|path/to/scenario.ts> -- [--seed N] [--duration SECONDS] [--rate JOBS_PER_S]
+                         [--workers N] [--mutant NAME] [--out DIR] [--json]
+       npm run scenario -- --list | --list-mutants | --recheck <run dir>`;
+
+function listScenarios(): string {
+  const width = Math.max(...Object.keys(SCENARIOS).map((n) => n.length));
+  return Object.values(SCENARIOS)
+    .map((s) => `  ${s.name.padEnd(width)}  ${s.description.split(/(?<=\.)\s/)[0]}`)
+    .join('\n');
+}
+
+async function resolveScenario(ref: string): Promise<Scenario> {
+  if (SCENARIOS[ref]) return SCENARIOS[ref];
+  if (/[/\\]|\.[cm]?[jt]s$/.test(ref)) return loadScenarioFile(ref);
+  throw new UsageError(`unknown scenario "${ref}"; expected one of these, or a path to your own scenario file:\n${listScenarios()}`);
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseFlags(
+    process.argv.slice(2),
+    {
+      seed: { type: 'string' },
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+      workers: { type: 'string' },
+      mutant: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      list: { type: 'boolean' },
+      'list-mutants': { type: 'boolean' },
+      recheck: { type: 'string' },
+    },
+    true,
+  );
+  if (values.list) {
+    process.stdout.write(`scenarios:\n${listScenarios()}\n`);
+    return 0;
+  }
+  if (values['list-mutants']) {
+    for (const [name, m] of Object.entries(MUTANTS)) process.stdout.write(`  ${name.padEnd(20)} caught by ${m.caughtBy.padEnd(22)} ${m.breaks}\n`);
+    return 0;
+  }
+  if (values.recheck) return recheck(values.recheck, Boolean(values.json));
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `expected one scenario, got ${positionals.join(' ')}` : 'which scenario? name one');
+  const base = await resolveScenario(positionals[0]);
+  if (values.mutant !== undefined && !isMutantName(values.mutant)) {
+    throw new UsageError(`--mutant: unknown mutant "${values.mutant}"; expected one of ${Object.keys(MUTANTS).join(', ')}`);
+  }
+  const overrides: ScenarioInput = {};
+  const seed = intFlag(values, 'seed');
+  const duration = intFlag(values, 'duration', 1);
+  const rate = intFlag(values, 'rate', 1);
+  const workers = intFlag(values, 'workers', 1);
+  if (seed !== undefined) overrides.seed = seed;
+  if (duration !== undefined) overrides.durationS = duration;
+  if (rate !== undefined) overrides.load = { rate };
+  if (workers !== undefined) overrides.workers = workers;
+  if (values.mutant) overrides.engine = { mutant: values.mutant as never };
+  let scenario: Scenario;
+  try {
+    scenario = defineScenario(overrides, base);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new UsageError(err.message);
+    throw err;
+  }
+  const replay = [
+    'npm run scenario',
+    positionals[0],
+    '--',
+    `--seed ${scenario.seed}`,
+    ...(duration !== undefined ? [`--duration ${duration}`] : []),
+    ...(rate !== undefined ? [`--rate ${rate}`] : []),
+    ...(workers !== undefined ? [`--workers ${workers}`] : []),
+    ...(values.mutant ? [`--mutant ${values.mutant}`] : []),
+  ].join(' ');
+  const interrupt = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) process.exit(130); // a second Ctrl-C: the reaper still removes the server
+    process.stderr.write(`\n${sig}: stopping the run, tearing down, writing a partial report (Ctrl-C again to quit at once)\n`);
+    interrupt.abort(new Error(`interrupted by ${sig}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const log = createLogger('scenario');
+  process.stderr.write(`scenario ${scenario.name}: seed ${scenario.seed}, ${scenario.load.rate} jobs/s for ${scenario.durationS} s, ${scenario.workers} workers${scenario.engine.mutant ? `, MUTANT ${scenario.engine.mutant}` : ''}\n`);
+  const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal });
+  if (values.json) process.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
+  else printSummary(result.report, result.dir);
+  return result.exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    const usage = err instanceof UsageError;
+    process.stderr.write(redactSecrets(`stampede scenario: ${usage ? '' : 'setup failed: '}${(err as Error).message}\n`) + (usage ? `${USAGE}\n` : ''));
+    if (!usage && process.env.STAMPEDE_LOG === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(2);
+  },
+);
+

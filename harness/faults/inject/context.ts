@@ -1,0 +1,71 @@
+import type { Clock } from '../../../engine/clock.ts';
+import type { Db } from '../../../engine/db.ts';
+import type { Logger } from '../../../engine/log.ts';
+import type { PostgresServer } from '../../postgres/provision.ts';
+import type { HistoryEvent } from '../../history.ts';
+import type { Fleet } from '../../runner/fleet.ts';
+import type { HistoryRecorder } from '../../runner/recorder.ts';
+import type { RunSampler } from '../../runner/sampler.ts';
+import type { FaultAction } from '../plan.ts';
+
+/** What a fault injector may touch. Only injectors and the runner touch processes, the server and clocks. */
+export interface InjectionContext {
+  db: Db;
+  url: string;
+  server: PostgresServer;
+  fleet: Fleet;
+  recorder: HistoryRecorder;
+  sampler: RunSampler;
+  clock: Clock;
+  log: Logger;
+  /** Attempt budget of jobs the nemesis enqueues. */
+  maxAttempts: number;
+  /** The first lane's queue: where poison and herds go unless the fault names one. */
+  defaultQueue: string;
+  /** Aborted when the run is interrupted: lasting faults end early and clean up. */
+  signal: AbortSignal;
+}
+
+/** Carries out one planned fault action, recording it and, when it bites, its evidence. */
+export type Injector = (action: FaultAction, ctx: InjectionContext) => Promise<void>;
+
+export function injected(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>): void {
+  ctx.recorder.record({ type: 'fault:injected', node: 'nemesis', fault: action.fault, detail: { seq: action.seq, ...detail } });
+}
+
+export function evidence(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>): void {
+  ctx.recorder.record({ type: 'fault:evidence', node: 'nemesis', fault: action.fault, detail: { seq: action.seq, ...detail } });
+}
+
+/**
+ * Resolves with the first recorded event that satisfies `match` within
+ * `timeoutMs`, or null: how an injector learns its fault bit (the poison was
+ * claimed, the node materialized after its clock jumped).
+ */
+export function watchFor(ctx: InjectionContext, match: (e: HistoryEvent) => boolean, timeoutMs: number): Promise<HistoryEvent | null> {
+  return new Promise((resolve) => {
+    const stop = new AbortController();
+    const off = ctx.recorder.onEvent((e) => {
+      if (!match(e)) return;
+      off();
+      stop.abort();
+      resolve(e);
+    });
+    ctx.clock.sleep(timeoutMs, AbortSignal.any([stop.signal, ctx.signal])).then(
+      () => {
+        off();
+        resolve(null);
+      },
+      () => {
+        off();
+        resolve(null);
+      },
+    );
+  });
+}
+
+/** Sleeps until a lasting fault's end (or the run's interruption). */
+export async function holdUntil(ctx: InjectionContext, action: FaultAction, startedT: number): Promise<void> {
+  const ms = (action.untilMs ?? action.atMs) - action.atMs - (ctx.recorder.now() - startedT);
+  await ctx.clock.sleep(Math.max(0, ms), ctx.signal).catch(() => {});
+}

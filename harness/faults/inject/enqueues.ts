@@ -1,0 +1,34 @@
+import { enqueueMany } from '../../../engine/enqueue.ts';
+import type { FaultAction } from '../plan.ts';
+import { harnessQueries as q } from '../../runner/queries.ts';
+import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
+
+/** Enqueues `count` jobs of one kind in one statement, all due at `runAt`; waits for the first claim of one as evidence. */
+async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: 'poison' | 'normal', runAt: Date): Promise<void> {
+  const count = action.params.count as number;
+  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const jobs = await enqueueMany(
+    ctx.db,
+    Array.from({ length: count }, (_, i) => ({
+      queue,
+      payload: { kind, params: { durationMs: 5 } },
+      options: { idempotencyKey: `fault:${action.seq}:${i}`, runAt, maxAttempts: ctx.maxAttempts },
+    })),
+  );
+  const ids = new Set(jobs.map((j) => j.id));
+  injected(ctx, action, { queue, count: jobs.length, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20) });
+  const claimed = await watchFor(ctx, (e) => e.type === 'job:claimed' && ids.has(e.jobId), 30_000);
+  if (claimed && claimed.type === 'job:claimed') evidence(ctx, action, { firstClaimed: claimed.jobId, by: claimed.workerId, afterMs: claimed.t - ctx.recorder.now() });
+}
+
+/** Jobs whose payload kills the handler's process on every attempt. */
+export const poisonPill: Injector = async (action, ctx) => {
+  const now = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+  await enqueueFaultJobs(ctx, action, 'poison', now);
+};
+
+/** Many jobs due at the same instant: one bulk insert with one run_at. */
+export const thunderingHerd: Injector = async (action, ctx) => {
+  const now = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+  await enqueueFaultJobs(ctx, action, 'normal', now);
+};

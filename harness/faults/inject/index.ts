@@ -1,0 +1,25 @@
+import type { FaultName } from '../plan.ts';
+import type { Injector } from './context.ts';
+import { clockJump, clockSkew, dst } from './clocks.ts';
+import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
+import { dependencyOutage } from './dependency.ts';
+import { poisonPill, thunderingHerd } from './enqueues.ts';
+import { workerKill, workerStop } from './processes.ts';
+
+/** Every fault the nemesis can inject, by the name scenarios use. */
+export const INJECTORS: Record<FaultName, Injector> = {
+  'worker-kill': workerKill,
+  'worker-stop': workerStop,
+  'clock-skew': clockSkew,
+  'clock-jump': clockJump,
+  dst,
+  'poison-pill': poisonPill,
+  'thundering-herd': thunderingHerd,
+  'db-terminate-backends': terminateBackends,
+  'db-restart': dbRestart,
+  'pool-exhaust': poolExhaust,
+  'xmin-hold': xminHold,
+  'dependency-outage': dependencyOutage,
+};
+
+export type { InjectionContext } from './context.ts';

@@ -1,0 +1,21 @@
+import type { Db } from '../../engine/db.ts';
+import type { FinalState } from '../history.ts';
+import { harnessQueries as q } from './queries.ts';
+
+/** The database's final word on the run: every job's state, the dead letters, and how often each effect was applied. */
+export async function readFinalState(db: Db): Promise<FinalState> {
+  const [jobs, dead, effects] = await Promise.all([db.query(q.FinalJobs), db.query(q.FinalDeadLetters), db.query(q.FinalEffects)]);
+  return {
+    jobs: jobs.rows.map((r) => ({
+      id: r.id,
+      queue: r.queue,
+      state: r.state,
+      attempts: r.attempts,
+      priority: r.priority,
+      idempotencyKey: r.idempotency_key,
+      ...(r.kind ? { kind: r.kind } : {}),
+    })),
+    deadLetters: dead.rows.map((r) => ({ jobId: r.job_id, reason: r.reason })),
+    effects: Object.fromEntries(effects.rows.map((r) => [r.key, r.n])),
+  };
+}

@@ -1,0 +1,157 @@
+import type { Clock } from '../../engine/clock.ts';
+import { Events } from '../../engine/events.ts';
+import type { Logger } from '../../engine/log.ts';
+import { NodeProcess } from '../../engine/supervisor/node-process.ts';
+import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
+import { engineSettingsFor, type Scenario } from '../scenario.ts';
+import type { HistoryRecorder, Recordable } from './recorder.ts';
+
+/** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
+const PASSED_THROUGH = new Set(['job:started', 'job:completed', 'job:failed', 'job:dead', 'lease:lost', 'lease:rescued', 'effect:applied', 'cron:materialized']);
+
+/**
+ * The system under test as real OS processes: a supervised set of worker
+ * processes (a crashed one is restarted, as in production) and the scheduler
+ * nodes, each with its own clock. Everything they report goes into the history.
+ */
+export class Fleet {
+  readonly supervisor: ProcessSupervisor;
+  readonly schedulers: NodeProcess[] = [];
+  /** Jobs in flight per worker slot, from its own events: a kill with none in flight proves nothing. */
+  readonly inFlight = new Map<number, Set<number>>();
+  /** Each scheduler node's clock offset from the harness clock, ms. */
+  readonly schedulerSkewMs: number[];
+  private readonly generation = new Map<number, number>();
+  private readonly current = new Map<number, NodeProcess>();
+
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly url: string,
+    private readonly recorder: HistoryRecorder,
+    clock: Clock,
+    private readonly log: Logger,
+    private readonly seed: number,
+  ) {
+    const events = new Events();
+    this.supervisor = new ProcessSupervisor({
+      processes: scenario.workers,
+      spawn: (slot) => this.spawnWorker(slot),
+      restart: { baseMs: 200, capMs: 5_000, stableMs: 5_000 },
+      events,
+      clock,
+      log: log.child('supervisor'),
+    });
+    events.on('process:started', (e) => recorder.record({ type: 'process:started', node: `worker-${e.slot}`, pid: e.pid, role: 'worker' }));
+    events.on('process:exited', (e) => {
+      this.inFlight.set(e.slot, new Set());
+      recorder.record({
+        type: 'process:exited',
+        node: `worker-${e.slot}`,
+        pid: e.pid,
+        role: 'worker',
+        code: e.code,
+        signal: e.signal,
+        expected: e.restartInMs === null,
+      });
+    });
+    this.schedulerSkewMs = scenario.scheduler.nodes.map((n) => n.skewMs);
+  }
+
+  start(): void {
+    this.supervisor.start();
+    this.scenario.scheduler.nodes.forEach((node, i) => this.schedulers.push(this.spawnScheduler(i, node.skewMs)));
+  }
+
+  /** The live worker process in a slot, if any. */
+  worker(slot: number): NodeProcess | undefined {
+    const p = this.current.get(slot);
+    return p?.alive ? p : undefined;
+  }
+
+  async stopSchedulers(): Promise<void> {
+    await Promise.all(this.schedulers.map((s) => s.stop(5_000)));
+  }
+
+  async stop(): Promise<void> {
+    await this.stopSchedulers();
+    await this.supervisor.stop(10_000);
+  }
+
+  private spawnWorker(slot: number): NodeProcess {
+    const e = engineSettingsFor(this.scenario, slot);
+    const gen = (this.generation.get(slot) ?? 0) + 1;
+    this.generation.set(slot, gen);
+    const args = [
+      '--handlers', this.scenario.handlers,
+      '--concurrency', String(this.scenario.concurrency),
+      '--lease-ms', String(e.leaseMs),
+      '--heartbeat-ms', String(e.heartbeatMs),
+      '--poll-ms', String(e.pollMs),
+      '--aging-ms', String(e.agingMs),
+      '--max-crashes', String(e.maxCrashes),
+      '--backoff-base-ms', String(e.backoffBaseMs),
+      '--backoff-cap-ms', String(e.backoffCapMs),
+      '--grace-ms', '2000',
+      '--worker-id', `worker-${slot}.${gen}`,
+      '--seed', `${this.seed}/worker-${slot}.${gen}`,
+      ...(e.mutant ? ['--mutant', e.mutant] : []),
+    ];
+    const proc = new NodeProcess({
+      script: 'bin/worker.ts',
+      args,
+      env: {
+        DATABASE_URL: this.url,
+        STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),
+        STAMPEDE_HARNESS_DEPENDENCY: this.scenario.faults.some((f) => f.fault === 'dependency-outage') ? '1' : '0',
+        STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',
+      },
+    });
+    this.current.set(slot, proc);
+    const flying = new Set<number>();
+    this.inFlight.set(slot, flying);
+    proc.onEvent = (name, payload, nodeTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime);
+    return proc;
+  }
+
+  private onWorkerEvent(node: string, flying: Set<number>, name: string, p: Record<string, any>, nodeTime: number): void {
+    if (name === 'job:claimed') {
+      flying.add(p.jobId);
+      this.recorder.record({
+        type: 'job:claimed',
+        node,
+        nodeTime,
+        dbTime: p.dbClaimedAt,
+        jobId: p.jobId,
+        queue: p.queue,
+        priority: p.priority,
+        attempt: p.attempt,
+        workerId: p.workerId,
+        runAt: p.runAt,
+      });
+      return;
+    }
+    if (name === 'job:completed' || name === 'job:failed' || name === 'lease:lost') flying.delete(p.jobId);
+    if (name === 'fault:bit') {
+      this.recorder.record({ type: 'fault:evidence', node, nodeTime, fault: 'worker-kill', detail: p });
+      return;
+    }
+    if (PASSED_THROUGH.has(name)) this.recorder.record({ type: name, node, nodeTime, ...p } as Recordable);
+  }
+
+  private spawnScheduler(index: number, skewMs: number): NodeProcess {
+    const node = `scheduler-${index}`;
+    const proc = new NodeProcess({
+      script: 'bin/scheduler.ts',
+      args: ['--node-id', node, '--tick-ms', '500', '--max-skew-ms', String(Math.max(120_000, Math.abs(skewMs) * 2))],
+      env: { DATABASE_URL: this.url, STAMPEDE_CLOCK_SKEW_MS: String(skewMs), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
+    });
+    proc.onEvent = (name, payload, nodeTime) => {
+      const p = payload as Record<string, any>;
+      if (name === 'cron:materialized') this.recorder.record({ type: 'cron:materialized', node, nodeTime, ...(p as any) });
+      else if (name === 'cron:refused') this.recorder.record({ type: 'fault:evidence', node, nodeTime, fault: 'clock', detail: { refused: p.reason, skewMs: p.skewMs } });
+    };
+    this.recorder.record({ type: 'process:started', node, pid: proc.pid, role: 'scheduler' });
+    this.log.debug('scheduler started', { node, skewMs });
+    return proc;
+  }
+}

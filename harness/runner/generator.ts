@@ -1,0 +1,88 @@
+import type { Clock } from '../../engine/clock.ts';
+import type { Db } from '../../engine/db.ts';
+import { enqueue } from '../../engine/enqueue.ts';
+import { isRetryableDbError, ValidationError } from '../../engine/errors.ts';
+import type { Arrival } from '../load/types.ts';
+import { opKey } from '../load/op-key.ts';
+import type { HistoryRecorder } from './recorder.ts';
+
+export interface GeneratorOptions {
+  /** Enqueues in flight at once; more waiting means the generator itself fell behind. */
+  maxInFlight: number;
+  /** An offer sent this much after its intended time is recorded as late (coordinated omission made visible). */
+  lateMs: number;
+  /** Attempt budget given to each job. */
+  maxAttempts: number;
+}
+
+export interface GeneratorStats {
+  offered: number;
+  acknowledged: number;
+  unknown: number;
+  failed: number;
+  late: number;
+}
+
+/**
+ * The open-model load: each planned job is offered at its intended time
+ * whether or not the system keeps up, one committed INSERT each. The history
+ * gets intended and actual send times, so a stall cannot hide behind a
+ * generator that waited for it (coordinated omission). An enqueue whose
+ * acknowledgement was lost is recorded as unknown, not failed: it may exist.
+ */
+export class LoadGenerator {
+  readonly stats: GeneratorStats = { offered: 0, acknowledged: 0, unknown: 0, failed: 0, late: 0 };
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly recorder: HistoryRecorder,
+    private readonly options: GeneratorOptions,
+  ) {}
+
+  /** Offers every arrival (ms after `loadStartT`, history time) until the plan ends or `signal` aborts; then waits for the ones in flight. */
+  async run(arrivals: Iterable<Arrival>, loadStartT: number, signal: AbortSignal): Promise<void> {
+    for (const a of arrivals) {
+      if (signal.aborted) break;
+      const intendedT = loadStartT + a.atMs;
+      const waitMs = intendedT - this.recorder.now();
+      if (waitMs > 1) await this.clock.sleep(waitMs, signal).catch(() => {});
+      if (signal.aborted) break;
+      while (this.inFlight.size >= this.options.maxInFlight) await Promise.race(this.inFlight);
+      const p = this.offer(a, intendedT).finally(() => this.inFlight.delete(p));
+      this.inFlight.add(p);
+    }
+    await Promise.all(this.inFlight);
+  }
+
+  private async offer(a: Arrival, intendedT: number): Promise<void> {
+    const node = 'generator';
+    this.stats.offered++;
+    this.recorder.record({ type: 'enqueue:invoke', node, op: a.op, queue: a.queue, intendedAt: intendedT, kind: a.kind });
+    const sentAt = this.recorder.now();
+    if (sentAt - intendedT > this.options.lateMs) {
+      this.stats.late++;
+      this.recorder.record({ type: 'enqueue:late', node, op: a.op, intendedAt: intendedT, sentAt });
+    }
+    try {
+      const job = await enqueue(this.db, a.queue, { kind: a.kind, op: a.op, params: a.params }, {
+        priority: a.priority,
+        idempotencyKey: opKey(a.op),
+        maxAttempts: this.options.maxAttempts,
+      });
+      this.stats.acknowledged++;
+      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.id, queue: a.queue, runAt: job.runAt.getTime(), intendedAt: intendedT, sentAt });
+    } catch (err) {
+      const error = (err as Error).message;
+      if (err instanceof ValidationError || !isRetryableDbError(err)) {
+        this.stats.failed++;
+        this.recorder.record({ type: 'enqueue:fail', node, op: a.op, queue: a.queue, error });
+      } else {
+        // The connection went away mid-statement: the INSERT may have committed. Unknown, not failed.
+        this.stats.unknown++;
+        this.recorder.record({ type: 'enqueue:info', node, op: a.op, queue: a.queue, error });
+      }
+    }
+  }
+}

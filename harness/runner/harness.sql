@@ -1,0 +1,53 @@
+-- name: CreateHarnessTables
+-- The harness's own tables, beside stampede's schema in the run's database.
+-- effects has no unique key on purpose: a duplicate effect must be visible,
+-- so the exactly-one-effect check can see it.
+CREATE SCHEMA IF NOT EXISTS harness;
+CREATE TABLE IF NOT EXISTS harness.effects (
+  key        text NOT NULL,
+  job_id     bigint NOT NULL,
+  worker_id  text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE IF NOT EXISTS harness.dependency (
+  id         int PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+  outage     boolean NOT NULL DEFAULT false,
+  error_rate float8 NOT NULL DEFAULT 1
+);
+INSERT INTO harness.dependency (id) VALUES (1) ON CONFLICT DO NOTHING;
+
+-- name: SetDependencyOutage
+UPDATE harness.dependency SET outage = $1, error_rate = $2;
+
+-- name: ReadDependency
+SELECT outage, error_rate FROM harness.dependency;
+
+-- name: RecordEffect
+INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
+
+-- name: FinalJobs
+SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind
+  FROM stampede.jobs ORDER BY id;
+
+-- name: FinalDeadLetters
+SELECT job_id, reason FROM stampede.dead_letters ORDER BY job_id;
+
+-- name: FinalEffects
+SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
+
+-- name: Unfinished
+SELECT count(*)::int AS n FROM stampede.jobs WHERE state NOT IN ('done', 'dead');
+
+-- name: TerminateWorkerBackends
+SELECT count(*)::int AS n FROM (
+  SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+   WHERE datname = current_database() AND pid <> pg_backend_pid()
+     AND ($1::boolean OR application_name LIKE 'stampede:worker%')
+) t;
+
+-- name: HoldXmin
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT txid_current();
+
+-- name: DbNow
+SELECT now() AS now;

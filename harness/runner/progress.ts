@@ -1,0 +1,45 @@
+import type { HistoryRecorder } from './recorder.ts';
+import type { LoadGenerator } from './generator.ts';
+import type { RunSampler } from './sampler.ts';
+
+/**
+ * The live line: elapsed time, offered vs achieved rate, depth,
+ * oldest-unclaimed-age, dead-letter depth, faults so far. Redrawn in place on
+ * a terminal; on a CI log, a plain line every few seconds.
+ */
+export class ProgressLine {
+  private lastOffered = 0;
+  private lastAcked = 0;
+  private lastT = 0;
+  private lastPrintT = -Infinity;
+  private readonly tty = Boolean(process.stderr.isTTY);
+
+  constructor(
+    private readonly recorder: HistoryRecorder,
+    private readonly generator: LoadGenerator,
+    private readonly sampler: RunSampler,
+    private readonly plainEveryMs = 5000,
+  ) {}
+
+  update(phase: string): void {
+    const t = this.recorder.now();
+    if (!this.tty && t - this.lastPrintT < this.plainEveryMs) return;
+    const dt = Math.max(1, t - this.lastT) / 1000;
+    const s = this.generator.stats;
+    const offered = (s.offered - this.lastOffered) / dt;
+    const achieved = (s.acknowledged - this.lastAcked) / dt;
+    [this.lastOffered, this.lastAcked, this.lastT, this.lastPrintT] = [s.offered, s.acknowledged, t, t];
+    const latest = this.sampler.latest;
+    const depth = latest ? Object.values(latest.depthByQueue).reduce((a, b) => a + b, 0) : 0;
+    const age = latest ? Math.max(0, ...Object.values(latest.oldestUnclaimedAgeMs)) : 0;
+    const faults = this.recorder.events.filter((e) => e.type === 'fault:injected' && e.detail.phase === undefined).length;
+    const line =
+      `${phase.padEnd(5)} ${(t / 1000).toFixed(1).padStart(6)}s  offered ${offered.toFixed(0).padStart(4)}/s  achieved ${achieved.toFixed(0).padStart(4)}/s` +
+      `  depth ${String(depth).padStart(6)}  oldest ${(age / 1000).toFixed(1).padStart(5)}s  dlq ${latest?.deadLetterDepth ?? 0}  faults ${faults}`;
+    process.stderr.write(this.tty ? `\r${line}\x1b[K` : `${line}\n`);
+  }
+
+  done(): void {
+    if (this.tty) process.stderr.write('\n');
+  }
+}

@@ -1,0 +1,15 @@
+import { loadQueries } from '../../engine/sql.ts';
+
+export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.url), [
+  'CreateHarnessTables',
+  'SetDependencyOutage',
+  'ReadDependency',
+  'RecordEffect',
+  'FinalJobs',
+  'FinalDeadLetters',
+  'FinalEffects',
+  'Unfinished',
+  'TerminateWorkerBackends',
+  'HoldXmin',
+  'DbNow',
+] as const);

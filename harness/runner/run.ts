@@ -1,0 +1,185 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { systemClock } from '../../engine/clock.ts';
+import { addSchedule } from '../../engine/cron/schedule.ts';
+import { Db } from '../../engine/db.ts';
+import type { Logger } from '../../engine/log.ts';
+import { migrate } from '../../engine/migrator.ts';
+import { SeededRng } from '../../engine/rng.ts';
+import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
+import { runCheckers, verdictOf, type Verdict } from '../checkers/index.ts';
+import { checkerPlan } from '../checkers/from-scenario.ts';
+import type { FinalState, InvariantResult } from '../history.ts';
+import { createDatabase, dropDatabase } from '../postgres/databases.ts';
+import { provisionPostgres } from '../postgres/provision.ts';
+import { planScenario, type Scenario } from '../scenario.ts';
+import { expectedCronKeys } from './cron-facts.ts';
+import { readFinalState } from './final-state.ts';
+import { Fleet } from './fleet.ts';
+import { LoadGenerator } from './generator.ts';
+import { Nemesis } from './nemesis.ts';
+import { ProgressLine } from './progress.ts';
+import { harnessQueries as q } from './queries.ts';
+import { HistoryRecorder } from './recorder.ts';
+import { RunSampler } from './sampler.ts';
+import { writeStoredRun } from './stored-run.ts';
+import { Ticker } from './ticker.ts';
+
+export interface RunOptions {
+  scenario: Scenario;
+  /** Where the run's files go. Default reports/<scenario>/<run-id>. */
+  outDir?: string;
+  /** The exact command that replays this run; printed in the report. */
+  replayCommand: string;
+  log: Logger;
+  /** Aborts the run: it tears down, checks what it has, and writes a report marked interrupted. */
+  interrupt: AbortSignal;
+}
+
+export interface RunResult {
+  verdict: Verdict | 'interrupted';
+  exitCode: number;
+  dir: string;
+  invariants: InvariantResult[];
+  report: ReturnType<typeof buildReportJson>;
+}
+
+/** `2026-11-30T01-02-03Z-seed42`: sorts by time, names the seed. */
+function runId(epochMs: number, seed: number): string {
+  return `${new Date(epochMs).toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-seed${seed}`;
+}
+
+/**
+ * One scenario run, end to end: a real Postgres and a fresh database, the
+ * engine as real OS processes, the open-model load and the fault timeline,
+ * the drain, the invariants over the recorded history, the report, and a
+ * teardown that leaves nothing behind, also when interrupted.
+ */
+export async function runScenario(opts: RunOptions): Promise<RunResult> {
+  const { scenario: s, log } = opts;
+  const clock = systemClock;
+  const startedAt = clock.now();
+  const dir = opts.outDir ?? join('reports', s.name, runId(startedAt, s.seed));
+  mkdirSync(dir, { recursive: true });
+  const recorder = new HistoryRecorder(clock, startedAt, join(dir, 'history.jsonl'));
+  const server = await provisionPostgres({ log: log.child('postgres'), exitOnSignals: false });
+  const dbName = `stampede_run_${s.seed}_${startedAt.toString(36)}`;
+  let db: Db | undefined;
+  let loadDb: Db | undefined;
+  let fleet: Fleet | undefined;
+  let sampler: RunSampler | undefined;
+  let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
+  let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
+  let generator: LoadGenerator | undefined;
+  try {
+    const url = await createDatabase(server.adminUrl, dbName);
+    db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
+    await migrate(db);
+    await db.query(q.CreateHarnessTables);
+    for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
+
+    const rng = new SeededRng(s.seed);
+    const plan = planScenario(s, rng);
+    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed);
+    sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'));
+    // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
+    loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
+    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts });
+    const progress = new ProgressLine(recorder, generator, sampler);
+    fleet.start();
+    await Promise.race([
+      Promise.all(Array.from({ length: s.workers }, (_, i) => fleet!.worker(i)?.ready)),
+      clock.sleep(60_000).then(() => Promise.reject(new Error('worker processes did not start within 60 s'))),
+    ]);
+    sampler.start();
+
+    const nemesis = new Nemesis(
+      plan.faults,
+      {
+        db,
+        url,
+        server,
+        fleet,
+        recorder,
+        sampler,
+        clock,
+        log: log.child('nemesis'),
+        maxAttempts: s.engine.maxAttempts,
+        defaultQueue: s.lanes[0].queue,
+        signal: opts.interrupt,
+      },
+      clock,
+      log.child('nemesis'),
+    );
+    const ticker = new Ticker(clock, 1000, () => progress.update('load'));
+    try {
+      recorder.record({ type: 'run:phase', node: 'harness', phase: 'load' });
+      const loadStartT = recorder.now();
+      const dbStart = (await db.query(q.DbNow)).rows[0].now as Date;
+      await Promise.all([generator.run(plan.arrivals, loadStartT, opts.interrupt), nemesis.run(loadStartT)]);
+      const dbEnd = (await db.query(q.DbNow)).rows[0].now as Date;
+      loadWindow = { fromT: loadStartT, toT: recorder.now(), fromDbMs: dbStart.getTime(), toDbMs: dbEnd.getTime() };
+      await fleet.stopSchedulers();
+
+      recorder.record({ type: 'run:phase', node: 'harness', phase: 'drain' });
+      const drainUntil = clock.now() + s.drainTimeoutS * 1000;
+      ticker.phase = () => progress.update('drain');
+      await nemesis.settle();
+      while (!opts.interrupt.aborted && clock.now() < drainUntil) {
+        if ((await db.query(q.Unfinished)).rows[0].n === 0) break;
+        await clock.sleep(250, opts.interrupt).catch(() => {});
+      }
+      await sampler.runOnce();
+    } finally {
+      ticker.stop();
+      progress.done();
+    }
+  } catch (err) {
+    if (!opts.interrupt.aborted) throw err;
+    log.warn('interrupted', { error: (err as Error).message });
+  } finally {
+    if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
+    await sampler?.stop();
+    await fleet?.stop();
+    if (db) final = await readFinalState(db).catch(() => final);
+    await db?.close();
+    await loadDb?.close();
+    await dropDatabase(server.adminUrl, dbName).catch(() => {});
+    await server.stop();
+  }
+
+  recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
+  await recorder.close();
+  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs) };
+  const { names, bounds } = checkerPlan(s, facts);
+  const invariants = runCheckers(names, recorder.events, final, bounds);
+  const interrupted = opts.interrupt.aborted;
+  const v = verdictOf(invariants);
+  const finishedAt = clock.now();
+  const loadSeconds = Math.max(0.001, (loadWindow.toT - loadWindow.fromT) / 1000);
+  const input: ReportInput = {
+    scenario: { name: s.name, description: s.description },
+    seed: s.seed,
+    replayCommand: opts.replayCommand,
+    startedAt,
+    finishedAt,
+    interrupted,
+    verdict: v.verdict,
+    offeredRate: s.load.rate,
+    achievedRate: (generator?.stats.acknowledged ?? 0) / loadSeconds,
+    history: recorder.events,
+    final,
+    invariants,
+    thresholds: { oldestAgeSloMs: s.thresholds.oldestAgeSloMs, deadLetterDepth: s.thresholds.deadLetterDepthAlert },
+    ...(s.incident ? { incidentWindow: { fromT: loadWindow.fromT + s.incident.fromS * 1000, toT: loadWindow.fromT + s.incident.toS * 1000 } } : {}),
+  };
+  writeStoredRun(dir, { scenario: s, names, bounds, report: input });
+  await renderReport(input, dir);
+  return {
+    verdict: interrupted ? 'interrupted' : v.verdict,
+    exitCode: interrupted ? 130 : v.exitCode,
+    dir,
+    invariants,
+    report: buildReportJson(input),
+  };
+}

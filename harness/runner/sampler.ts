@@ -1,0 +1,88 @@
+import type { Clock } from '../../engine/clock.ts';
+import type { Db } from '../../engine/db.ts';
+import type { Logger } from '../../engine/log.ts';
+import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
+import type { HistoryRecorder } from './recorder.ts';
+
+export interface AlertThresholds {
+  oldestAgeSloMs: number;
+  deadLetterDepthAlert: number;
+}
+
+/**
+ * Samples queue state once a second with the engine's own sampler (the same
+ * queries /metrics serves) into `sample` history events, and records the
+ * moment each alert signal crosses its threshold, up or down: that is how a
+ * run shows when the incident was detectable and when it recovered.
+ */
+export class RunSampler {
+  private readonly sampler: QueueStateSampler;
+  private above = { age: false, dlq: false };
+  private running = false;
+  private loop?: Promise<void>;
+  private readonly stopController = new AbortController();
+  latest: QueueStateSnapshot | null = null;
+
+  constructor(
+    db: Db,
+    private readonly clock: Clock,
+    private readonly recorder: HistoryRecorder,
+    private readonly thresholds: AlertThresholds,
+    private readonly log: Logger,
+    private readonly intervalMs = 1000,
+  ) {
+    this.sampler = new QueueStateSampler(db, clock, null, { intervalMs, doneCount: 'exact' }, log);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopController.abort();
+    await this.loop;
+  }
+
+  /** One sample now; the run takes a last one after the drain. */
+  async runOnce(): Promise<void> {
+    await this.sampler.runOnce();
+    const s = this.sampler.latest;
+    if (!s) return;
+    this.latest = s;
+    this.recorder.record({
+      type: 'sample',
+      node: 'sampler',
+      depthByQueue: s.depthByQueue,
+      oldestUnclaimedAgeMs: s.oldestUnclaimedAgeMs,
+      deadLetterDepth: s.deadLetterDepth,
+      claimed: s.claimed,
+      done: s.done,
+      failed: s.failed,
+      dead: s.dead,
+    });
+    const maxAge = Math.max(0, ...Object.values(s.oldestUnclaimedAgeMs));
+    this.cross('oldest-unclaimed-age', 'age', maxAge, this.thresholds.oldestAgeSloMs, maxAge > this.thresholds.oldestAgeSloMs);
+    this.cross('dead-letter-depth', 'dlq', s.deadLetterDepth, this.thresholds.deadLetterDepthAlert, s.deadLetterDepth >= this.thresholds.deadLetterDepthAlert);
+  }
+
+  private cross(signal: string, key: 'age' | 'dlq', value: number, threshold: number, nowAbove: boolean): void {
+    if (nowAbove === this.above[key]) return;
+    this.above[key] = nowAbove;
+    this.recorder.record({ type: 'alert:crossed', node: 'sampler', signal, value, threshold, direction: nowAbove ? 'up' : 'down' });
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        await this.runOnce();
+      } catch (err) {
+        this.log.warn('sample failed; carrying on', { error: (err as Error).message });
+      }
+      await this.clock.sleep(this.intervalMs, this.stopController.signal).catch(() => {});
+    }
+  }
+}

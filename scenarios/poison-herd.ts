@@ -1,0 +1,48 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+/**
+ * The incident from the source document. A payload that crashes its
+ * worker's process on every attempt arrives while a scheduler node's clock is
+ * stepped forward and a herd of jobs falls due at one instant. Workers
+ * crash-loop on the poison while the herd backs up the lane. The run must
+ * detect it (oldest-unclaimed-age and dead-letter depth cross their
+ * thresholds), mitigate it (the poison is convicted after maxCrashes and
+ * dead-lettered; aging keeps the low lane moving) and recover (oldest age back
+ * under the SLO within the bound).
+ */
+export default defineScenario({
+  name: 'poison-herd',
+  description:
+    'Poison pill + thundering herd: a payload that crashes every worker that runs it, while a clock change on a scheduler node and a bulk of jobs due at one instant back up the lane. Detect from oldest-unclaimed-age and DLQ depth, mitigate live, recover within the SLO bound.',
+  seed: 7,
+  durationS: 30,
+  load: { model: 'poisson', rate: 500 },
+  workers: 3,
+  concurrency: 16,
+  lanes: [
+    { queue: 'orders', priority: 5, share: 4 },
+    { queue: 'reports', priority: 0, share: 1 },
+  ],
+  mix: [
+    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 4, p99Ms: 40 } },
+    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 8 } },
+  ],
+  engine: { leaseMs: 3_000, heartbeatMs: 1_000, pollMs: 200, maxAttempts: 6, maxCrashes: 2, agingMs: 1_000 },
+  scheduler: {
+    nodes: [{ skewMs: 0 }],
+    schedules: [{ id: 'rollup', cron: '* * * * *', queue: 'reports', catchUp: 'latest', payload: { kind: 'normal', params: { durationMs: 5 } } }],
+  },
+  faults: [
+    { fault: 'poison-pill', atS: 8, count: 3, queue: 'orders' },
+    { fault: 'clock-jump', atS: 9, target: 'scheduler:0', jumpMs: 3_600_000 },
+    { fault: 'thundering-herd', atS: 10, count: 6_000, queue: 'orders' },
+  ],
+  incident: { fromS: 8, toS: 22 },
+  thresholds: { oldestAgeSloMs: 2_000, deadLetterDepthAlert: 1 },
+  checkers: {
+    'oldest-age-slo': { maxRecoverMs: 15_000 },
+    'dead-letter-routing': true,
+    fairness: { lowQueues: ['reports'], highQueues: ['orders'], maxLowWaitMs: 20_000 },
+  },
+  drainTimeoutS: 45,
+});

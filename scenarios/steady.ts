@@ -1,0 +1,22 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+/** The baseline every incident is measured against. */
+export default defineScenario({
+  name: 'steady',
+  description:
+    'Steady state at 500 jobs/s with realistic (heavy-tailed) handler durations: the oldest-unclaimed-age SLO holds, nothing is lost, nothing dies. If this fails, nothing else means anything.',
+  seed: 1,
+  durationS: 20,
+  load: { model: 'poisson', rate: 500 },
+  workers: 2,
+  concurrency: 16,
+  lanes: [{ queue: 'default', priority: 0, share: 1 }],
+  mix: [
+    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 60 } },
+    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
+  ],
+  engine: { leaseMs: 10_000, heartbeatMs: 3_000, pollMs: 200 },
+  thresholds: { oldestAgeSloMs: 2_000, deadLetterDepthAlert: 1 },
+  checkers: { 'oldest-age-slo': true },
+  drainTimeoutS: 30,
+});
