@@ -28,13 +28,16 @@ export interface BenchPlan {
   rawClients: number;
   /** Each raw INSERT measurement stops here (the rate is over what committed). */
   rawBudgetMs: number;
-  skip: Set<'enqueue' | 'drain' | 'latency' | 'scale' | 'raw'>;
+  /** Done rows the archive workload generates and moves to history. */
+  archiveRows: number;
+  skip: Set<'enqueue' | 'drain' | 'latency' | 'scale' | 'raw' | 'archive'>;
 }
 
 const ALL = CONFIGS.map((c) => c.id);
 const ENQUEUE = ['stampede', 'graphile-default', 'pgboss-batch-notify'];
-const LATENCY = ['stampede', 'graphile-default', 'graphile-batched', 'pgboss-batch', 'pgboss-batch-notify'];
-const WORKLOADS = ['enqueue', 'drain', 'latency', 'scale', 'raw'] as const;
+// The peer latency references: graphile-worker (LISTEN) and pg-boss batchSize 50 with and without NOTIFY.
+const LATENCY = ['stampede', 'graphile-default', 'pgboss-batch', 'pgboss-batch-notify'];
+const WORKLOADS = ['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive'] as const;
 
 export function fullPlan(): BenchPlan {
   return {
@@ -44,12 +47,12 @@ export function fullPlan(): BenchPlan {
     rounds: 3,
     enqueueJobs: 20_000,
     enqueueConcurrency: 10,
-    enqueueBudgetMs: 10_000,
+    enqueueBudgetMs: 6_000,
     enqueueConfigs: ENQUEUE,
     drainJobs: 20_000,
     drainProcs: [1, 2],
     drainConfigs: ALL,
-    drainBudgetMs: 12_000,
+    drainBudgetMs: 8_000,
     latencyRatePerSec: 500,
     latencySeconds: 30,
     latencyConfigs: LATENCY,
@@ -59,6 +62,7 @@ export function fullPlan(): BenchPlan {
     rawClaimJobs: 100_000,
     rawClients: 4,
     rawBudgetMs: 8_000,
+    archiveRows: 500_000,
     skip: new Set(),
   };
 }
@@ -83,6 +87,7 @@ export function quickPlan(): BenchPlan {
     claimBenchMs: 200,
     rawInserts: 400,
     rawBudgetMs: 1_000,
+    archiveRows: 20_000,
     rawClaimJobs: 10_000,
   };
 }

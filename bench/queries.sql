@@ -106,3 +106,23 @@ SELECT pg_current_wal_lsn()::text AS lsn;
 
 -- name: WalBytesSince
 SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes;
+
+-- name: ArchiveGenerateDone
+-- Done jobs for the archive workload, all finished two hours ago (one day partition).
+INSERT INTO stampede.jobs (queue, state, attempts, payload, run_at, created_at, updated_at, finished_at)
+SELECT 'hist' || (g % 20), 'done', 1, jsonb_build_object('n', g),
+       now() - interval '2 hours', now() - interval '2 hours', now() - interval '2 hours', now() - interval '2 hours'
+  FROM generate_series(1, $1::bigint) AS g;
+
+-- name: ArchiveCreatePartitions
+-- Outside the timed pass, so the timing is the moves.
+SELECT stampede.create_job_history_partitions(2, ((now() - interval '1 day') AT TIME ZONE 'UTC')::date);
+
+-- name: HistorySize
+-- Every day partition of stampede.job_history with its indexes.
+SELECT coalesce(sum(pg_total_relation_size(i.inhrelid)), 0)::bigint AS bytes
+  FROM pg_inherits i WHERE i.inhparent = 'stampede.job_history'::regclass;
+
+-- name: ArchiveDropAll
+-- Retention as if every day had passed: the whole-partition drop, timed.
+SELECT stampede.drop_job_history_partitions(1, now() + interval '30 days');

@@ -22,4 +22,8 @@ export const benchQueries = loadQueries(new URL('./queries.sql', import.meta.url
   'TableSizes',
   'WalLsn',
   'WalBytesSince',
+  'ArchiveGenerateDone',
+  'ArchiveCreatePartitions',
+  'HistorySize',
+  'ArchiveDropAll',
 ] as const);

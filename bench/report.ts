@@ -6,6 +6,7 @@ import type { EnqueueResult } from './workloads/enqueue.ts';
 import type { LatencyResult } from './workloads/latency.ts';
 import type { RawLimitResult } from './workloads/raw-limit.ts';
 import type { ScaleResult } from './workloads/scale.ts';
+import type { ArchiveResult } from './workloads/archive.ts';
 
 export interface RoundResults {
   enqueue: Record<string, EnqueueResult>;
@@ -40,6 +41,7 @@ export interface BenchResults {
   rounds: RoundResults[];
   raw: RawLimitResult | null;
   scale: ScaleResult | null;
+  archive: ArchiveResult | null;
   medians: Medians;
   targets: TargetVerdict[];
   durationSeconds: number;
@@ -157,6 +159,18 @@ export function tableRows(r: BenchResults): Row[] {
     for (const p of r.scale.points) {
       rows.push({ workload: 'claim latency (10 jobs, committed)', config: `${fmtRows(p.finishedRows)} finished rows`, value: `p50 ${fmt(p.claimP50Ms, 3)} ms, p99 ${fmt(p.claimP99Ms, 3)} ms`, ratio: '' });
     }
+  }
+  if (r.scale) {
+    const s = r.scale;
+    rows.push({ workload: 'sizing', config: 'hot table bytes per finished row (heap + indexes)', value: `${fmt(s.bytesPerRow)} B`, ratio: '' });
+    rows.push({ workload: 'sizing', config: 'WAL per job (enqueue INSERT, claim, completion)', value: `${fmt(s.walBytesPerJob)} B`, ratio: '' });
+  }
+  if (r.archive) {
+    const a = r.archive;
+    rows.push({ workload: `archive ${fmtRows(a.rows)} done jobs`, config: 'JobArchiver moves to history', value: `${fmt(a.movedPerSec)} jobs/s`, ratio: '' });
+    rows.push({ workload: 'sizing', config: 'WAL per archived job', value: `${fmt(a.walBytesPerRow)} B`, ratio: '' });
+    rows.push({ workload: 'sizing', config: 'history bytes per job (heap + indexes)', value: `${fmt(a.historyBytesPerRow)} B`, ratio: '' });
+    rows.push({ workload: 'retention', config: `drop the day partition of ${fmtRows(a.rows)} jobs`, value: `${fmt(a.dropPartitionMs, 1)} ms`, ratio: '' });
   }
   return rows;
 }

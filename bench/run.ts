@@ -18,6 +18,7 @@ import { runEnqueueOne } from './workloads/enqueue.ts';
 import { runLatency } from './workloads/latency.ts';
 import { runRawLimit, type RawLimitResult } from './workloads/raw-limit.ts';
 import { runScale, type ScaleResult } from './workloads/scale.ts';
+import { runArchive, type ArchiveResult } from './workloads/archive.ts';
 
 const log = createLogger('bench');
 
@@ -91,6 +92,11 @@ async function main(): Promise<void> {
     for (let round = 0; round < plan.rounds; round++) rounds.push(await runRound(ctx, plan, round));
     let scale: ScaleResult | null = null;
     if (!plan.skip.has('scale')) scale = await runScale(ctx, plan.scaleSizes, plan.claimBenchMs);
+    let archive: ArchiveResult | null = null;
+    if (!plan.skip.has('archive')) {
+      archive = await runArchive(ctx, plan.archiveRows);
+      log.info('archive', { movedPerSec: Math.round(archive.movedPerSec), walBytesPerRow: Math.round(archive.walBytesPerRow), dropPartitionMs: archive.dropPartitionMs.toFixed(1) });
+    }
     const medians = summarize(rounds);
     results = {
       date: new Date(systemClock.now()).toISOString(),
@@ -100,6 +106,7 @@ async function main(): Promise<void> {
       rounds,
       raw,
       scale,
+      archive,
       medians,
       targets: checkTargets(medians, scale),
       loadAverage1mAtEnd: loadavg()[0],
