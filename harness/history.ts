@@ -28,6 +28,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }
+  /** A scheduler node refused to materialize: its clock was off the database's by more than its tolerance. */
+  | { type: 'cron:refused'; nodeId: string; reason: string; skewMs: number; scheduleId?: string }
   | { type: 'fault:injected'; fault: string; detail: Record<string, unknown> }
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }

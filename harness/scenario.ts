@@ -40,8 +40,12 @@ export interface Scenario {
   engine: EngineSettings;
   /** Per-worker overrides: entry i applies to worker i (a mutant on one worker, a slower poll on another). */
   engineByWorker: Partial<EngineSettings>[];
-  /** Scheduler (cron materializer) nodes, each with its own clock skew, and the schedules they materialize. */
-  scheduler: { nodes: { skewMs: number }[]; schedules: ScheduleInput[] };
+  /**
+   * Scheduler (cron materializer) nodes, each with its own clock skew (and,
+   * optionally, its own lookahead and catch-up window, as bin/scheduler.ts
+   * takes them), and the schedules they materialize.
+   */
+  scheduler: { nodes: SchedulerNode[]; schedules: ScheduleInput[] };
   /** The fault timeline; see harness/faults/spec.ts. */
   faults: FaultSpec[];
   /** The declared incident window, in seconds after the load starts; excused by the oldest-age SLO. */
@@ -54,6 +58,15 @@ export interface Scenario {
   drainTimeoutS: number;
   /** Module whose exports are the handlers, by path from the repository root or absolute. */
   handlers: string;
+}
+
+/** One scheduler node: its clock offset from the harness's, and optional materializer settings (default: derived from the skew). */
+export interface SchedulerNode {
+  skewMs: number;
+  /** How far ahead of its clock the node materializes, ms. Default: its skew tolerance + tick + 10 s. */
+  lookaheadMs?: number;
+  /** How far back `all`/`latest` catch-up reaches, ms. Default: the engine's (one hour). */
+  catchUpWindowMs?: number;
 }
 
 /** The worker options a scenario sets (names as in engine/worker/options.ts), plus the attempt budget given at enqueue. */
@@ -218,8 +231,10 @@ function validateScheduler(s: Scenario, field: string): void {
   if (!Array.isArray(sch.nodes)) throw new ValidationError(`${field}.nodes`, `expected an array of { skewMs }, got ${show(sch.nodes)}`);
   sch.nodes.forEach((n, i) => {
     if (!isPlainObject(n)) throw new ValidationError(`${field}.nodes[${i}]`, `expected { skewMs }, got ${show(n)}`);
-    onlyKeys(n, ['skewMs'], `${field}.nodes[${i}]`);
+    onlyKeys(n, ['skewMs', 'lookaheadMs', 'catchUpWindowMs'], `${field}.nodes[${i}]`);
     if (typeof n.skewMs !== 'number' || !Number.isFinite(n.skewMs)) throw new ValidationError(`${field}.nodes[${i}].skewMs`, `expected a number of ms (negative: behind), got ${show(n.skewMs)}`);
+    if (n.lookaheadMs !== undefined) positive(n.lookaheadMs, `${field}.nodes[${i}].lookaheadMs`);
+    if (n.catchUpWindowMs !== undefined) nonNegative(n.catchUpWindowMs, `${field}.nodes[${i}].catchUpWindowMs`);
   });
   if (!Array.isArray(sch.schedules)) throw new ValidationError(`${field}.schedules`, `expected an array of schedules, got ${show(sch.schedules)}`);
   if (sch.schedules.length > 0 && sch.nodes.length === 0) throw new ValidationError(`${field}.nodes`, 'expected at least one scheduler node to materialize the schedules');

@@ -96,6 +96,27 @@ describe('worker', () => {
     expect(await redrive(db, job.id)).toBe(false);
   });
 
+  it('a heartbeat after effectOnce committed is not mistaken for a lost lease', async () => {
+    await db.query('CREATE TABLE IF NOT EXISTS hb_effects (job_id bigint)');
+    const events = new Events();
+    const lost: unknown[] = [];
+    events.on('lease:lost', (e) => lost.push(e));
+    const jobs = await enqueueMany(db, Array.from({ length: 5 }, () => ({ queue: 'effect-then-linger', payload: {} })));
+    startWorker({
+      handlers: {
+        'effect-then-linger': async (_p, ctx) => {
+          await ctx.effectOnce((tx) => tx.query('INSERT INTO hb_effects VALUES ($1)', [ctx.job.id]));
+          await new Promise((r) => setTimeout(r, 200)); // heartbeats (every 20 ms) keep firing meanwhile
+        },
+      },
+      heartbeatMs: 20,
+      events,
+    });
+    for (const j of jobs) await until('done', async () => (await jobRow(db, j.id)).state === 'done');
+    expect(lost).toEqual([]);
+    expect((await db.query('SELECT count(*)::int AS n FROM hb_effects')).rows[0].n).toBe(5);
+  });
+
   it('refuses bad options with the field named', () => {
     expect(() => new Worker({ db, handlers: {} })).toThrow(ValidationError);
     expect(() => new Worker({ db, handlers: { q: () => {} }, leaseMs: -5 })).toThrow(/leaseMs/);

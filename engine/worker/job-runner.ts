@@ -38,6 +38,12 @@ export class JobRun {
   private readonly heartbeatStop = new AbortController();
   private leaseLost = false;
   private completedInTx = false;
+  /**
+   * effectOnce's transaction is under way or committed. A renewal that finds
+   * no lease then proves nothing (our own commit may have cleared it); the
+   * transaction's fence decides, so the heartbeat stands down.
+   */
+  private finishing = false;
   private handedBack = false;
   readonly done: Promise<void>;
 
@@ -131,7 +137,9 @@ export class JobRun {
         return;
       }
       try {
+        if (this.finishing) return;
         const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
+        if (this.finishing) return;
         if (res.rowCount === 0) {
           this.leaseLost = true;
           deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'heartbeat' });
@@ -194,14 +202,20 @@ export class JobRun {
     const { job, deps } = this;
     const key = effectKey(job);
     if (deps.mutant === 'dedup-outside-tx') return this.effectOnceBroken(key, fn);
-    const outcome = await deps.db.transaction(async (tx) => {
-      const recorded = await tx.query(q.RecordEffectKey, [key, job.id]);
-      const applied = (recorded.rowCount ?? 0) > 0;
-      const result = applied ? await fn(tx) : undefined;
-      const completed = await tx.query(q.CompleteJobInTx, [job.id, job.leaseToken]);
-      if (completed.rowCount === 0) throw new LeaseLostError(job.id); // rolls back the effect and the key
-      return { applied, result };
-    });
+    this.finishing = true;
+    const outcome = await deps.db
+      .transaction(async (tx) => {
+        const recorded = await tx.query(q.RecordEffectKey, [key, job.id]);
+        const applied = (recorded.rowCount ?? 0) > 0;
+        const result = applied ? await fn(tx) : undefined;
+        const completed = await tx.query(q.CompleteJobInTx, [job.id, job.leaseToken]);
+        if (completed.rowCount === 0) throw new LeaseLostError(job.id); // rolls back the effect and the key
+        return { applied, result };
+      })
+      .catch((err) => {
+        this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
+        throw err;
+      });
     this.completedInTx = true;
     return outcome;
   }

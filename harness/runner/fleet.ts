@@ -3,7 +3,7 @@ import { Events } from '../../engine/events.ts';
 import type { Logger } from '../../engine/log.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
-import { engineSettingsFor, type Scenario } from '../scenario.ts';
+import { engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
@@ -59,7 +59,12 @@ export class Fleet {
 
   start(): void {
     this.supervisor.start();
-    this.scenario.scheduler.nodes.forEach((node, i) => this.schedulers.push(this.spawnScheduler(i, node.skewMs)));
+    this.scenario.scheduler.nodes.forEach((node, i) => this.schedulers.push(this.spawnScheduler(i, node)));
+  }
+
+  /** A scheduler node's declared settings. */
+  schedulerNode(index: number): SchedulerNode {
+    return this.scenario.scheduler.nodes[index];
   }
 
   /** The live worker process in a slot, if any. */
@@ -68,7 +73,10 @@ export class Fleet {
     return p?.alive ? p : undefined;
   }
 
+  private stoppingSchedulers = false;
+
   async stopSchedulers(): Promise<void> {
+    this.stoppingSchedulers = true;
     await Promise.all(this.schedulers.map((s) => s.stop(5_000)));
   }
 
@@ -138,19 +146,33 @@ export class Fleet {
     if (PASSED_THROUGH.has(name)) this.recorder.record({ type: name, node, nodeTime, ...p } as Recordable);
   }
 
-  private spawnScheduler(index: number, skewMs: number): NodeProcess {
+  private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {
     const node = `scheduler-${index}`;
+    const skewMs = settings.skewMs;
+    const tickMs = 500;
+    const maxSkewMs = Math.max(120_000, Math.abs(skewMs) * 2);
+    // The materializer refuses a lookahead that does not exceed tick + tolerance (a node behind by the
+    // tolerance must still write each row before it is due), so the default follows the tolerance.
+    const lookaheadMs = settings.lookaheadMs ?? maxSkewMs + tickMs + 10_000;
     const proc = new NodeProcess({
       script: 'bin/scheduler.ts',
-      args: ['--node-id', node, '--tick-ms', '500', '--max-skew-ms', String(Math.max(120_000, Math.abs(skewMs) * 2))],
+      args: [
+        '--node-id', node,
+        '--tick-ms', String(tickMs),
+        '--max-skew-ms', String(maxSkewMs),
+        '--lookahead-ms', String(lookaheadMs),
+        ...(settings.catchUpWindowMs !== undefined ? ['--catch-up-window-ms', String(settings.catchUpWindowMs)] : []),
+      ],
       env: { DATABASE_URL: this.url, STAMPEDE_CLOCK_SKEW_MS: String(skewMs), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
     });
     proc.onEvent = (name, payload, nodeTime) => {
       const p = payload as Record<string, any>;
-      if (name === 'cron:materialized') this.recorder.record({ type: 'cron:materialized', node, nodeTime, ...(p as any) });
-      else if (name === 'cron:refused') this.recorder.record({ type: 'fault:evidence', node, nodeTime, fault: 'clock', detail: { refused: p.reason, skewMs: p.skewMs } });
+      if (name === 'cron:materialized' || name === 'cron:refused') this.recorder.record({ type: name, node, nodeTime, ...(p as any) });
     };
     this.recorder.record({ type: 'process:started', node, pid: proc.pid, role: 'scheduler' });
+    void proc.exited.then((e) =>
+      this.recorder.record({ type: 'process:exited', node, pid: proc.pid, role: 'scheduler', code: e.code, signal: e.signal, expected: this.stoppingSchedulers }),
+    );
     this.log.debug('scheduler started', { node, skewMs });
     return proc;
   }

@@ -51,3 +51,9 @@ SELECT txid_current();
 
 -- name: DbNow
 SELECT now() AS now;
+
+-- name: RewindScheduleProgress
+-- Simulation only (the dst fault): a scheduler node moved to a past DST night
+-- materializes from there, so every schedule's progress mark is set to that
+-- instant. Rows already materialized keep their keys; nothing is deleted.
+UPDATE stampede.schedules SET last_materialized_until = $1::timestamptz;

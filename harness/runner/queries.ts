@@ -12,4 +12,5 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'TerminateWorkerBackends',
   'HoldXmin',
   'DbNow',
+  'RewindScheduleProgress',
 ] as const);

@@ -71,6 +71,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
   let generator: LoadGenerator | undefined;
+  let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
   try {
     const url = await createDatabase(server.adminUrl, dbName);
     db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
@@ -80,6 +81,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
 
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
+    faultPlan = plan.faults;
     fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed);
     sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'));
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
@@ -150,7 +152,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
 
   recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
   await recorder.close();
-  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs) };
+  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs, faultPlan) };
   const { names, bounds } = checkerPlan(s, facts);
   const invariants = runCheckers(names, recorder.events, final, bounds);
   const interrupted = opts.interrupt.aborted;

@@ -1,4 +1,5 @@
 import type { FaultAction } from '../plan.ts';
+import { harnessQueries as q } from '../../runner/queries.ts';
 import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
 
 /**
@@ -19,10 +20,17 @@ async function stepClock(ctx: InjectionContext, action: FaultAction, role: 'work
   const sentT = ctx.recorder.now();
   const bit = await watchFor(
     ctx,
-    (e) => e.node === node && e.t > sentT && (e.type === 'cron:materialized' || e.type === 'fault:evidence' || e.type === 'job:claimed'),
+    (e) => e.node === node && e.t > sentT && (e.type === 'cron:materialized' || e.type === 'cron:refused' || e.type === 'job:claimed'),
     15_000,
   );
-  if (bit) evidence(ctx, action, { target: node, after: bit.type, ...(bit.type === 'cron:materialized' ? { occurrences: bit.occurrences, inserted: bit.inserted } : {}) });
+  if (bit) {
+    evidence(ctx, action, {
+      target: node,
+      after: bit.type,
+      ...(bit.type === 'cron:materialized' ? { occurrences: bit.occurrences, inserted: bit.inserted } : {}),
+      ...(bit.type === 'cron:refused' ? { refused: bit.reason } : {}),
+    });
+  }
 }
 
 /** Sets a node's clock offset to skewMs (relative to the harness clock). */
@@ -42,17 +50,42 @@ export const clockJump: Injector = async (action, ctx) => {
   await Promise.all(action.targets.map((t) => stepClock(ctx, action, t.role, t.index, jumpMs, { jumpMs })));
 };
 
-/** Sets a node's clock to just before a real DST transition of a real zone, so it crosses it while running. */
+/**
+ * Moves a scheduler node to just before a real DST transition of a real zone,
+ * so it crosses it while running. The node's clock alone cannot go there: the
+ * materializer decides "missed" by the database clock and refuses to run when
+ * its own clock is far off it. So the node's whole world moves (its clock and
+ * its reading of the database clock, `world: true` in bin/scheduler.ts), its
+ * skew stays what it really is, and the schedules' progress is rewound to
+ * `setClockTo - catchUpWindow` so what the node catches up and what it
+ * materializes live across the transition are both decided by the real
+ * materializer under each schedule's policy. The rows it writes have past
+ * run_at (the transition is in a past year) and run at once. Evidence: the
+ * node materialized occurrences after the move.
+ */
 export const dst: Injector = async (action, ctx) => {
   const d = action.dst!;
-  await Promise.all(
-    action.targets.map((t) => {
-      const nodeNow = ctx.clock.now() + (t.role === 'scheduler' ? ctx.fleet.schedulerSkewMs[t.index] : 0);
-      return stepClock(ctx, action, t.role, t.index, d.setClockToMs - nodeNow, {
-        zone: action.params.zone,
-        transition: action.params.transition,
-        transitionAt: new Date(d.transitionAtMs).toISOString(),
-      });
-    }),
-  );
+  for (const t of action.targets) {
+    const node = `${t.role}-${t.index}`;
+    const detail = { zone: action.params.zone, transition: action.params.transition, transitionAt: new Date(d.transitionAtMs).toISOString() };
+    const proc = t.role === 'scheduler' ? ctx.fleet.schedulers[t.index] : undefined;
+    if (!proc?.alive) {
+      injected(ctx, action, { target: node, skipped: t.role === 'scheduler' ? 'no live process' : 'dst moves scheduler nodes only', ...detail });
+      continue;
+    }
+    const nodeNow = ctx.clock.now() + ctx.fleet.schedulerSkewMs[t.index];
+    const deltaMs = d.setClockToMs - nodeNow;
+    proc.send({ kind: 'clock:jump', deltaMs, world: true });
+    ctx.fleet.schedulerSkewMs[t.index] += deltaMs;
+    const settings = ctx.fleet.schedulerNode(t.index);
+    const fromMs = d.setClockToMs - (settings.catchUpWindowMs ?? 0);
+    // A tick that read the old time may still be writing progress: let a few ticks pass (the moved node's own
+    // ticks are no-ops until the rewind, its horizon being behind the progress mark), then rewind.
+    await ctx.clock.sleep(1_500, ctx.signal).catch(() => {});
+    await ctx.db.query(q.RewindScheduleProgress, [new Date(fromMs)]);
+    injected(ctx, action, { target: node, deltaMs, world: true, progressFrom: new Date(fromMs).toISOString(), ...detail });
+    const sentT = ctx.recorder.now();
+    const bit = await watchFor(ctx, (e) => e.node === node && e.t >= sentT && e.type === 'cron:materialized', 15_000);
+    if (bit && bit.type === 'cron:materialized') evidence(ctx, action, { target: node, occurrences: bit.occurrences, inserted: bit.inserted });
+  }
 };

@@ -17,7 +17,8 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
   );
   const ids = new Set(jobs.map((j) => j.id));
   injected(ctx, action, { queue, count: jobs.length, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20) });
-  const claimed = await watchFor(ctx, (e) => e.type === 'job:claimed' && ids.has(e.jobId), 30_000);
+  // Behind a backlog the first claim can take a while; wait as long as a run may last.
+  const claimed = await watchFor(ctx, (e) => e.type === 'job:claimed' && ids.has(e.jobId), 300_000);
   if (claimed && claimed.type === 'job:claimed') evidence(ctx, action, { firstClaimed: claimed.jobId, by: claimed.workerId, afterMs: claimed.t - ctx.recorder.now() });
 }
 
