@@ -37,7 +37,8 @@ export class ProcessSupervisor {
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new Events();
     this.log = options.log ?? createLogger('supervisor');
-    this.policy = { ...DEFAULT_RESTART, ...options.restart };
+    const given = Object.entries(options.restart ?? {}).filter(([, v]) => v !== undefined);
+    this.policy = { ...DEFAULT_RESTART, ...Object.fromEntries(given) };
   }
 
   /** The live processes by slot. */

@@ -1,0 +1,50 @@
+// A supervised fleet: `tsx bin/workers.ts --processes N -- <bin/worker.ts flags>`.
+// Keeps N worker processes alive; one that dies (a crash, an OOM kill, a
+// poison job's SIGKILL) is restarted after a backoff that doubles with each
+// consecutive crash of its slot (500 ms up to 30 s), so a crash loop slows
+// down instead of becoming a fork bomb. SIGTERM/SIGINT stop every worker
+// gracefully and exit 0.
+import { systemClock } from '../engine/clock.ts';
+import { createLogger } from '../engine/log.ts';
+import { NodeProcess } from '../engine/supervisor/node-process.ts';
+import { ProcessSupervisor } from '../engine/supervisor/supervisor.ts';
+import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = 'usage: tsx bin/workers.ts --processes N [--restart-base-ms N] [--restart-cap-ms N] -- <bin/worker.ts flags>';
+
+function main(): void {
+  const argv = process.argv.slice(2);
+  const split = argv.indexOf('--');
+  const { values } = parseFlags(split === -1 ? argv : argv.slice(0, split), {
+    processes: { type: 'string' },
+    'restart-base-ms': { type: 'string' },
+    'restart-cap-ms': { type: 'string' },
+  });
+  const processes = intFlag(values, 'processes', 1);
+  if (processes === undefined) throw new UsageError('--processes is required');
+  const workerArgs = split === -1 ? [] : argv.slice(split + 1);
+  if (!workerArgs.includes('--handlers')) throw new UsageError('after --, give the worker flags, at least --handlers <module>');
+  const log = createLogger('workers');
+  const supervisor = new ProcessSupervisor({
+    processes,
+    restart: { baseMs: intFlag(values, 'restart-base-ms', 1), capMs: intFlag(values, 'restart-cap-ms', 1) },
+    log,
+    spawn: (slot) => new NodeProcess({ script: 'bin/worker.ts', args: [...workerArgs, '--worker-id', `${process.pid}-slot${slot}-${systemClock.now().toString(36)}`], env: {} }),
+  });
+  supervisor.events.on('process:started', (e) => log.info('worker started', e));
+  const stop = async () => {
+    await supervisor.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  supervisor.start();
+}
+
+try {
+  main();
+} catch (err) {
+  const usage = err instanceof UsageError;
+  process.stderr.write(`stampede workers: ${(err as Error).message}\n${usage ? USAGE + '\n' : ''}`);
+  process.exit(usage ? 2 : 1);
+}
