@@ -9,6 +9,10 @@
 // Started with an IPC channel (child_process.fork), it forwards every engine
 // event as {kind:'event', name, payload, nodeTime} and accepts
 // {kind:'clock:jump', deltaMs} (step this node's clock) and {kind:'stop'}.
+// Simulation only: {kind:'clock:jump', deltaMs, world: true} moves the node's
+// reading of the database clock by the same delta, so the node lives at another
+// date (a real DST night of a real zone) with its true skew, and "missed" is
+// still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
@@ -18,6 +22,9 @@ import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
+import { loadQueries } from '../engine/sql.ts';
+
+const q = loadQueries(new URL('../engine/cron/materializer.sql', import.meta.url), ['DbNow'] as const);
 
 const log = createLogger('scheduler');
 
@@ -59,7 +66,9 @@ async function main(): Promise<number> {
   const events = new ForwardingEvents(() => clock.now());
   const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
+  let worldShiftMs = 0;
   const m = new CronMaterializer(db, {
+    dbNow: async () => ((await db.query(q.DbNow)).rows[0].now as Date).getTime() + worldShiftMs,
     nodeId,
     clock,
     events,
@@ -85,7 +94,8 @@ async function main(): Promise<number> {
   process.on('message', (msg: any) => {
     if (msg?.kind === 'clock:jump' && Number.isFinite(msg.deltaMs)) {
       clock.jump(msg.deltaMs);
-      log.info('clock jumped', { deltaMs: msg.deltaMs, skewMs: clock.skewMs });
+      if (msg.world === true) worldShiftMs += msg.deltaMs;
+      log.info('clock jumped', { deltaMs: msg.deltaMs, skewMs: clock.skewMs, worldShiftMs });
     } else if (msg?.kind === 'stop') {
       void stop();
     }

@@ -52,7 +52,10 @@ async function callDependency(ctx: JobContext): Promise<void> {
 }
 
 const handle: Handler<Payload> = async (payload, ctx) => {
-  const ms = payload.params?.durationMs ?? 0;
+  // A retry works half the planned time: a slow first attempt (a hung call, a
+  // GC pause) is what stalls past the lease; the redelivery is the ordinary
+  // case, so it finishes within a lease and the job does not stall forever.
+  const ms = (payload.params?.durationMs ?? 0) * (ctx.attempt > 1 && (payload.kind === 'slow' || payload.kind === 'effect') ? 0.5 : 1);
   switch (payload.kind) {
     case 'poison':
       // Crashes the process on every attempt, as a segfaulting parser or an OOM would.
@@ -66,7 +69,12 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       await systemClock.sleep(ms / 2, ctx.signal);
       killHere('mid-handler', ctx);
       const key = effectKey(ctx.job);
-      const { applied } = await ctx.effectOnce((tx) => tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]));
+      // The effect's own call takes the other half, inside its transaction (a slow payment API): a
+      // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
+      const { applied } = await ctx.effectOnce(async (tx) => {
+        await tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]);
+        if (ms > 0) await systemClock.sleep(ms / 2);
+      });
       if (applied) report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
       killHere('after-effect', ctx);
       return;
