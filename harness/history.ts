@@ -47,7 +47,17 @@ export type EventOf<T extends HistoryEventType> = Extract<HistoryEvent, { type: 
 /** Final database state that checkers read beside the history. */
 export interface FinalState {
   /** `kind` is the job's payload kind when the runner could read one (jobs the nemesis enqueued have no op to look it up by). */
-  jobs: { id: number; queue: string; state: string; attempts: number; priority: number; idempotencyKey: string | null; kind?: string }[];
+  jobs: {
+    id: number;
+    queue: string;
+    state: string;
+    attempts: number;
+    priority: number;
+    idempotencyKey: string | null;
+    kind?: string;
+    /** Pending with a run_at after the database's now() when the state was read: scheduled for later (a cron node's lookahead), not unfinished. */
+    notDueYet?: boolean;
+  }[];
   deadLetters: { jobId: number; reason: string }[];
   /** Effect rows by effect key: how many times each job's side effect was applied. */
   effects: Record<string, number>;

@@ -14,6 +14,7 @@ export async function readFinalState(db: Db): Promise<FinalState> {
       priority: r.priority,
       idempotencyKey: r.idempotency_key,
       ...(r.kind ? { kind: r.kind } : {}),
+      ...(r.not_due_yet ? { notDueYet: true } : {}),
     })),
     deadLetters: dead.rows.map((r) => ({ jobId: r.job_id, reason: r.reason })),
     effects: Object.fromEntries(effects.rows.map((r) => [r.key, r.n])),

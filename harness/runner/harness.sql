@@ -26,7 +26,8 @@ SELECT outage, error_rate FROM harness.dependency;
 INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 
 -- name: FinalJobs
-SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind
+SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
+       (state = 'pending' AND run_at > now()) AS not_due_yet
   FROM stampede.jobs ORDER BY id;
 
 -- name: FinalDeadLetters
@@ -36,7 +37,10 @@ SELECT job_id, reason FROM stampede.dead_letters ORDER BY job_id;
 SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
 
 -- name: Unfinished
-SELECT count(*)::int AS n FROM stampede.jobs WHERE state NOT IN ('done', 'dead');
+-- Rows a cron node wrote ahead of time (run_at still in the future) are not
+-- the run's to drain: they are scheduled, not late.
+SELECT count(*)::int AS n FROM stampede.jobs
+ WHERE state NOT IN ('done', 'dead') AND NOT (state = 'pending' AND run_at > now());
 
 -- name: TerminateWorkerBackends
 SELECT count(*)::int AS n FROM (
