@@ -34,7 +34,20 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
   | { type: 'alert:crossed'; signal: string; value: number; threshold: number; direction: 'up' | 'down' }
-  | { type: 'sample'; depthByQueue: Record<string, number>; oldestUnclaimedAgeMs: Record<string, number>; deadLetterDepth: number; claimed: number; done: number; failed: number; dead: number }
+  | {
+      type: 'sample';
+      depthByQueue: Record<string, number>;
+      oldestUnclaimedAgeMs: Record<string, number>;
+      deadLetterDepth: number;
+      claimed: number;
+      done: number;
+      failed: number;
+      dead: number;
+      /** Dead tuples in the jobs table (pg_stat), when the sampler read them. */
+      deadTuples?: number;
+      /** Age of the oldest transaction holding the xmin horizon, ms (0: none), when the sampler read it. */
+      xminAgeMs?: number;
+    }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
 );
 

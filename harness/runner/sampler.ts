@@ -63,6 +63,8 @@ export class RunSampler {
       done: s.done,
       failed: s.failed,
       dead: s.dead,
+      deadTuples: s.jobsDeadTuples,
+      xminAgeMs: s.xminHorizonAgeMs,
     });
     const maxAge = Math.max(0, ...Object.values(s.oldestUnclaimedAgeMs));
     this.cross('oldest-unclaimed-age', 'age', maxAge, this.thresholds.oldestAgeSloMs, maxAge > this.thresholds.oldestAgeSloMs);
