@@ -53,7 +53,7 @@ export interface Scenario {
   /** Invariants to check, by name: `true` for default bounds, an object of bounds, `false` to drop one the base turns on. */
   checkers: { [N in CheckerName]?: Partial<BoundsOf<N>> | boolean };
   /** Alert thresholds: the runner records when each signal crosses its threshold. */
-  thresholds: { oldestAgeSloMs: number; deadLetterDepthAlert: number };
+  thresholds: { oldestAgeSloMs: number; deadLetterDepthAlert: number; xminAgeAlertMs: number };
   /** After the load stops, how long the queue may take to drain before the run is inconclusive. */
   drainTimeoutS: number;
   /** Module whose exports are the handlers, by path from the repository root or absolute. */
@@ -126,7 +126,8 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
     'queue-drained': true,
     'faults-exercised': true,
   },
-  thresholds: { oldestAgeSloMs: 5_000, deadLetterDepthAlert: 1 },
+  // xminAgeAlertMs: as ops/prometheus/alerts.yml's StampedeXminHorizonOld (10 minutes); a short scenario scales it down.
+  thresholds: { oldestAgeSloMs: 5_000, deadLetterDepthAlert: 1, xminAgeAlertMs: 600_000 },
   drainTimeoutS: 30,
   handlers: 'harness/handlers.ts',
 } satisfies Scenario);
@@ -202,7 +203,8 @@ export function validateScenario(s: Scenario): void {
   if (!Object.values(s.checkers).some((b) => b !== false)) throw new ValidationError(f('checkers'), 'expected at least one checker turned on; a run that checks nothing proves nothing');
   positive(s.thresholds.oldestAgeSloMs, f('thresholds.oldestAgeSloMs'));
   int(s.thresholds.deadLetterDepthAlert, f('thresholds.deadLetterDepthAlert'), 1);
-  onlyKeys(s.thresholds, ['oldestAgeSloMs', 'deadLetterDepthAlert'], f('thresholds'));
+  positive(s.thresholds.xminAgeAlertMs, f('thresholds.xminAgeAlertMs'));
+  onlyKeys(s.thresholds, ['oldestAgeSloMs', 'deadLetterDepthAlert', 'xminAgeAlertMs'], f('thresholds'));
   positive(s.drainTimeoutS, f('drainTimeoutS'));
   if (typeof s.handlers !== 'string' || s.handlers.trim() === '') throw new ValidationError(f('handlers'), `expected a module path, got ${show(s.handlers)}`);
 }

@@ -1,6 +1,31 @@
 import type { Scenario } from '../harness/scenario.ts';
+import cronSkew from './cron-skew.ts';
+import dbRestart from './db-restart.ts';
+import dstFallBack from './dst-fall-back.ts';
+import dstSpringForward from './dst-spring-forward.ts';
 import poisonHerd from './poison-herd.ts';
+import priorityStarvation from './priority-starvation.ts';
+import retryStorm from './retry-storm.ts';
+import slowWorker from './slow-worker.ts';
+import slowWorkerNoHeartbeat from './slow-worker-no-heartbeat.ts';
 import steady from './steady.ts';
+import workerCrash from './worker-crash.ts';
+import xminHorizon from './xmin-horizon.ts';
 
 /** The built-in scenarios by name: `npm run scenario <name>`. */
-export const SCENARIOS: Record<string, Scenario> = Object.fromEntries([steady, poisonHerd].map((s) => [s.name, s]));
+export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
+  [
+    steady,
+    workerCrash,
+    slowWorker,
+    slowWorkerNoHeartbeat,
+    cronSkew,
+    dstSpringForward,
+    dstFallBack,
+    retryStorm,
+    priorityStarvation,
+    dbRestart,
+    xminHorizon,
+    poisonHerd,
+  ].map((s) => [s.name, s]),
+);

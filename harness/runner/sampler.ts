@@ -7,6 +7,8 @@ import type { HistoryRecorder } from './recorder.ts';
 export interface AlertThresholds {
   oldestAgeSloMs: number;
   deadLetterDepthAlert: number;
+  /** The xmin horizon held longer than this, ms: the signal a pinned horizon raises. */
+  xminAgeAlertMs: number;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface AlertThresholds {
  */
 export class RunSampler {
   private readonly sampler: QueueStateSampler;
-  private above = { age: false, dlq: false };
+  private above = { age: false, dlq: false, xmin: false };
   private running = false;
   private loop?: Promise<void>;
   private readonly stopController = new AbortController();
@@ -69,9 +71,10 @@ export class RunSampler {
     const maxAge = Math.max(0, ...Object.values(s.oldestUnclaimedAgeMs));
     this.cross('oldest-unclaimed-age', 'age', maxAge, this.thresholds.oldestAgeSloMs, maxAge > this.thresholds.oldestAgeSloMs);
     this.cross('dead-letter-depth', 'dlq', s.deadLetterDepth, this.thresholds.deadLetterDepthAlert, s.deadLetterDepth >= this.thresholds.deadLetterDepthAlert);
+    this.cross('xmin-horizon-age', 'xmin', s.xminHorizonAgeMs, this.thresholds.xminAgeAlertMs, s.xminHorizonAgeMs > this.thresholds.xminAgeAlertMs);
   }
 
-  private cross(signal: string, key: 'age' | 'dlq', value: number, threshold: number, nowAbove: boolean): void {
+  private cross(signal: string, key: 'age' | 'dlq' | 'xmin', value: number, threshold: number, nowAbove: boolean): void {
     if (nowAbove === this.above[key]) return;
     this.above[key] = nowAbove;
     this.recorder.record({ type: 'alert:crossed', node: 'sampler', signal, value, threshold, direction: nowAbove ? 'up' : 'down' });

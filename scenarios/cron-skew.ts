@@ -1,0 +1,35 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+/**
+ * Several scheduler nodes with skewed clocks, as in any fleet where NTP is
+ * late on one host: each computes the same occurrences from its own clock,
+ * and the occurrence's idempotency key must collapse them onto one job. One
+ * node's skew is stepped 90 s ahead mid-run (it materializes further ahead,
+ * onto the same keys); another is stepped 150 s back, past the tolerance, and
+ * must refuse to materialize rather than write what it believes is due.
+ */
+export default defineScenario({
+  name: 'cron-skew',
+  description:
+    'Three scheduler nodes with skewed clocks (-20 s, 0, +25 s), one stepped 90 s ahead and one 150 s back mid-run (NTP late or stepped on one host): every occurrence becomes exactly one job, and the node beyond the skew tolerance refuses instead of materializing.',
+  seed: 31,
+  durationS: 14,
+  load: { model: 'poisson', rate: 100 },
+  workers: 2,
+  concurrency: 8,
+  engine: { pollMs: 100 },
+  scheduler: {
+    nodes: [{ skewMs: -20_000 }, { skewMs: 0 }, { skewMs: 25_000 }],
+    schedules: [
+      { id: 'minutely', cron: '* * * * *', queue: 'default', catchUp: 'latest', payload: { kind: 'normal', params: { durationMs: 5 } } },
+      { id: 'rollup', cron: '*/2 * * * *', queue: 'default', catchUp: 'all', payload: { kind: 'normal', params: { durationMs: 5 } } },
+      { id: 'berlin-minutely', cron: '* * * * *', timezone: 'Europe/Berlin', queue: 'default', payload: { kind: 'normal', params: { durationMs: 5 } } },
+    ],
+  },
+  faults: [
+    { fault: 'clock-skew', atS: 4, target: 'scheduler:1', skewMs: 90_000 },
+    { fault: 'clock-jump', atS: 7, target: 'scheduler:0', jumpMs: -150_000 },
+  ],
+  checkers: { 'one-job-per-cron-occurrence': true },
+  drainTimeoutS: 30,
+});

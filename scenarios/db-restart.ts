@@ -1,0 +1,34 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+/**
+ * The database goes away under load: a failover or a minor-version restart
+ * (2 s down), and later every engine connection terminated at once (a
+ * pgbouncer restart, an idle-connection reaper, an operator's
+ * pg_terminate_backend). Enqueues in flight when the server vanished have an
+ * unknown outcome and are resolved by their idempotency key; claims and
+ * completions retry; nothing acknowledged may be lost and no effect may be
+ * applied twice. Needs a server the run started itself (embedded or a
+ * container): a server given by DATABASE_URL cannot be restarted, and the run
+ * is then inconclusive.
+ */
+export default defineScenario({
+  name: 'db-restart',
+  description:
+    'Postgres restarted for 2 s mid-run (failover, minor upgrade) and later every engine connection terminated (a pooler restart, a connection reaper): unknown-outcome enqueues resolved by key, nothing acknowledged lost, exactly one effect.',
+  seed: 71,
+  durationS: 16,
+  load: { model: 'poisson', rate: 200 },
+  workers: 2,
+  concurrency: 16,
+  mix: [
+    { kind: 'normal', share: 8, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
+    { kind: 'effect', share: 2, durationMs: { dist: 'uniform', minMs: 5, maxMs: 20 } },
+  ],
+  engine: { leaseMs: 5_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4 },
+  faults: [
+    { fault: 'db-restart', atS: 4, mode: 'fast', downS: 2 },
+    { fault: 'db-terminate-backends', atS: 11, scope: 'workers' },
+  ],
+  thresholds: { oldestAgeSloMs: 5_000 },
+  drainTimeoutS: 45,
+});

@@ -1,0 +1,53 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+const job = { kind: 'normal', params: { durationMs: 5 } };
+const london = { timezone: 'Europe/London', queue: 'default', catchUp: 'all' as const, payload: job };
+
+/**
+ * The night London falls back (2025-10-26, 02:00 BST becomes 01:00 GMT at
+ * 01:00 UTC): 01:30 happens twice. A scheduler node is moved to 5 s before
+ * the transition (clock and database reading together; see the dst
+ * injector), progress 2.5 h before it, and crosses it. Expected, by hand from
+ * docs/cron-dst.md:
+ *
+ *   nightly-first  30 1 (shift-first)   first pass only: 01:30 BST = 00:30Z
+ *   nightly-both   30 1 (shift-both)    both passes: 00:30Z and 01:30 GMT = 01:30Z
+ *   every-30       *\/30 (interval)     real elapsed time: 23:00Z (25th) ... 01:30Z,
+ *                                       six runs, 01:00 and 01:30 local twice each
+ */
+export default defineScenario({
+  name: 'dst-fall-back',
+  description:
+    'A scheduler node crosses the real London fall-back (2025-10-26, 02:00 -> 01:00): 01:30 happens twice. shift-first runs once, shift-both twice, interval schedules keep real elapsed time; no double billing run nobody asked for.',
+  seed: 43,
+  durationS: 14,
+  load: { model: 'constant', rate: 50 },
+  workers: 2,
+  concurrency: 8,
+  engine: { pollMs: 100 },
+  scheduler: {
+    nodes: [{ skewMs: 0, lookaheadMs: 45 * 60_000, catchUpWindowMs: 150 * 60_000 }],
+    schedules: [
+      { id: 'nightly-first', cron: '30 1 26 10 *', dstPolicy: 'shift-first', ...london },
+      { id: 'nightly-both', cron: '30 1 26 10 *', dstPolicy: 'shift-both', ...london },
+      { id: 'every-30', cron: '*/30 * 26 10 *', ...london },
+    ],
+  },
+  faults: [{ fault: 'dst', atS: 2, target: 'scheduler:0', zone: 'Europe/London', transition: 'fall-back', year: 2025, leadS: 5 }],
+  checkers: {
+    'one-job-per-cron-occurrence': {
+      expectedKeys: [
+        'cron:nightly-first:2025-10-26T00:30:00.000Z',
+        'cron:nightly-both:2025-10-26T00:30:00.000Z',
+        'cron:nightly-both:2025-10-26T01:30:00.000Z',
+        'cron:every-30:2025-10-25T23:00:00.000Z',
+        'cron:every-30:2025-10-25T23:30:00.000Z',
+        'cron:every-30:2025-10-26T00:00:00.000Z',
+        'cron:every-30:2025-10-26T00:30:00.000Z',
+        'cron:every-30:2025-10-26T01:00:00.000Z',
+        'cron:every-30:2025-10-26T01:30:00.000Z',
+      ],
+    },
+  },
+  drainTimeoutS: 30,
+});

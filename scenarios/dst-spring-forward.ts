@@ -1,0 +1,58 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+const job = { kind: 'normal', params: { durationMs: 5 } };
+const ny = { timezone: 'America/New_York', queue: 'default', catchUp: 'all' as const, payload: job };
+
+/**
+ * The night New York springs forward (2025-03-09, 02:00 EST becomes 03:00
+ * EDT at 07:00 UTC): 02:30 does not exist. A scheduler node is moved to 5 s
+ * before the transition (its clock and its reading of the database clock
+ * together, so its skew stays real; see the dst injector) with the schedules'
+ * progress 2.5 h before it, so the real materializer catches up the hours
+ * before the move and materializes the rest through its lookahead, crossing
+ * the transition. What it writes must be exactly the list below, written by
+ * hand from the policy table in docs/cron-dst.md, not computed by the engine:
+ *
+ *   nightly-shift  30 2 (shift-first)   02:30 is in the gap -> 03:00 EDT = 07:00Z
+ *   nightly-skip   30 2 (skip-first)    02:30 is in the gap -> nothing
+ *   around         30 1,3               01:30 EST = 06:30Z, 03:30 EDT = 07:30Z
+ *   every-30       *\/30 (interval)     real elapsed time: 05:00Z ... 07:30Z every 30 min
+ *                                       (00:00 to 03:30 local, no 02:xx)
+ */
+export default defineScenario({
+  name: 'dst-spring-forward',
+  description:
+    'A scheduler node crosses the real New York spring-forward (2025-03-09, 02:00 -> 03:00): 02:30 does not exist. shift-first runs it at 03:00, skip-first not at all, interval schedules keep real elapsed time, and nothing else runs (the US 2007 rule change and every "my 02:30 job did not run" postmortem).',
+  seed: 41,
+  durationS: 14,
+  load: { model: 'constant', rate: 50 },
+  workers: 2,
+  concurrency: 8,
+  engine: { pollMs: 100 },
+  scheduler: {
+    nodes: [{ skewMs: 0, lookaheadMs: 45 * 60_000, catchUpWindowMs: 150 * 60_000 }],
+    schedules: [
+      { id: 'nightly-shift', cron: '30 2 9 3 *', dstPolicy: 'shift-first', ...ny },
+      { id: 'nightly-skip', cron: '30 2 9 3 *', dstPolicy: 'skip-first', ...ny },
+      { id: 'around', cron: '30 1,3 9 3 *', ...ny },
+      { id: 'every-30', cron: '*/30 * 9 3 *', ...ny },
+    ],
+  },
+  faults: [{ fault: 'dst', atS: 2, target: 'scheduler:0', zone: 'America/New_York', transition: 'spring-forward', year: 2025, leadS: 5 }],
+  checkers: {
+    'one-job-per-cron-occurrence': {
+      expectedKeys: [
+        'cron:nightly-shift:2025-03-09T07:00:00.000Z',
+        'cron:around:2025-03-09T06:30:00.000Z',
+        'cron:around:2025-03-09T07:30:00.000Z',
+        'cron:every-30:2025-03-09T05:00:00.000Z',
+        'cron:every-30:2025-03-09T05:30:00.000Z',
+        'cron:every-30:2025-03-09T06:00:00.000Z',
+        'cron:every-30:2025-03-09T06:30:00.000Z',
+        'cron:every-30:2025-03-09T07:00:00.000Z',
+        'cron:every-30:2025-03-09T07:30:00.000Z',
+      ],
+    },
+  },
+  drainTimeoutS: 30,
+});

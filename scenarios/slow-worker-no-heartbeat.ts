@@ -1,0 +1,20 @@
+import { defineScenario } from '../harness/scenario.ts';
+import { slowWorkerBase } from './slow-worker.ts';
+
+/**
+ * The same slow jobs with heartbeats off, plus one worker frozen (SIGSTOP)
+ * for 3 s: leases expire under running jobs and other workers take them over,
+ * as SQS redelivers a message whose visibility timeout ran out. Duplicates
+ * happen; they must be absorbed: the stale worker's completion is refused by
+ * the lease-token fence, and its effect collapses onto the one dedup key
+ * written in the effect's own transaction. The dedup-outside-tx and
+ * no-fencing mutants are caught here.
+ */
+export default defineScenario({
+  ...slowWorkerBase,
+  name: 'slow-worker-no-heartbeat',
+  description:
+    'Jobs longer than the visibility timeout with no heartbeat, and a worker frozen by SIGSTOP (the SQS visibility-timeout redelivery): leases expire mid-job and jobs run twice; the fence refuses the stale completion and the in-transaction dedup key keeps exactly one effect.',
+  engine: { ...slowWorkerBase.engine, heartbeatMs: 0 },
+  faults: [{ fault: 'worker-stop', atS: 6, target: 'worker:1', forS: 3 }],
+});

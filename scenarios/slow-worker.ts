@@ -1,0 +1,34 @@
+import { defineScenario, type ScenarioInput } from '../harness/scenario.ts';
+
+/**
+ * Jobs that run longer than the visibility timeout (the lease). A hung call,
+ * a GC pause or a slow payment API holds a job past its lease on its first
+ * attempt; the retry is quick. With heartbeats the lease is renewed while the
+ * job runs, so nothing is stolen: the no-concurrent-claim bound is raised to
+ * an hour, which turns any takeover at all into a failure.
+ */
+export const slowWorkerBase: ScenarioInput = {
+  seed: 23,
+  durationS: 15,
+  load: { model: 'poisson', rate: 60 },
+  workers: 3,
+  concurrency: 16,
+  mix: [
+    { kind: 'normal', share: 1, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
+    // First attempt 2.4-3.0 s, past the 2 s lease; a retry takes half, within it.
+    { kind: 'slow', count: 40, durationMs: { dist: 'uniform', minMs: 2_400, maxMs: 3_000 } },
+    // Half before the effect, half inside its transaction (the slow call itself).
+    { kind: 'effect', count: 40, durationMs: { dist: 'uniform', minMs: 2_400, maxMs: 3_000 } },
+  ],
+  engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250 },
+  thresholds: { oldestAgeSloMs: 5_000 },
+  drainTimeoutS: 30,
+};
+
+export default defineScenario({
+  ...slowWorkerBase,
+  name: 'slow-worker',
+  description:
+    'Jobs longer than the visibility timeout (a hung call, a GC pause, a slow payment API inside the effect): with heartbeats the lease is renewed and nothing is stolen, not once. Compare slow-worker-no-heartbeat.',
+  checkers: { 'no-concurrent-claim': { leaseMs: 3_600_000 } },
+});
