@@ -24,7 +24,8 @@ import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { loadQueries } from '../engine/sql.ts';
 
-const q = loadQueries(new URL('../engine/cron/materializer.sql', import.meta.url), ['DbNow'] as const);
+// The materializer's own file, so the node reads the database clock with the same query it would.
+const q = loadQueries(new URL('../engine/cron/materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
 
 const log = createLogger('scheduler');
 
