@@ -152,10 +152,9 @@ describe('sampling queries stay off the done rows', () => {
     );
   });
 
-  it('negative control: the exact done count is caught scanning the table', async () => {
-    const exact = new QueueStateSampler(db, systemClock, null, { doneCount: 'exact' }, quiet).plannedQueries();
-    const done = exact.find((q) => q.name === 'DoneExact')!;
-    expect(await seqScansOnJobs(done.text, done.params)).toEqual(['Seq Scan on jobs']);
+  it('negative control: a count no index serves is caught scanning the table', async () => {
+    // (The exact done count used to be this control; the archive migration's partial index on done rows now serves it.)
+    expect(await seqScansOnJobs("SELECT count(*) FROM stampede.jobs WHERE payload->>'customer' = $1", ['c-1'])).toEqual(['Seq Scan on jobs']);
   });
 });
 

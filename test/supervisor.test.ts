@@ -33,8 +33,9 @@ describe('a poison pill among healthy jobs, workers as real supervised processes
 
   it('is dead-lettered within its crash budget, the supervisor restarts the fleet, and the lane keeps moving', async () => {
     const { db, url } = await freshDatabase();
-    await enqueueMany(db, Array.from({ length: 300 }, (_, i) => ({ queue: 'lane', payload: { ms: 20, i } })));
-    const poison = await enqueue(db, 'lane', { poison: true }, { maxAttempts: 6 });
+    // The poison is due first, so it is claimed in a worker's first batch, beside healthy jobs it will take down with it.
+    const poison = await enqueue(db, 'lane', { poison: true }, { maxAttempts: 6, runAt: new Date('2000-01-01') });
+    await enqueueMany(db, Array.from({ length: 300 }, (_, i) => ({ queue: 'lane', payload: { ms: 50, i } })));
     const events = new Events();
     const exits: EngineEvents['process:exited'][] = [];
     events.on('process:exited', (e) => exits.push(e));
