@@ -15,6 +15,10 @@ export default defineScenario({
   seed: 31,
   durationS: 14,
   load: { model: 'poisson', rate: 100 },
+  mix: [
+    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
+    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
+  ],
   workers: 2,
   concurrency: 8,
   engine: { pollMs: 100 },

@@ -22,6 +22,10 @@ export default defineScenario({
   seed: 43,
   durationS: 14,
   load: { model: 'constant', rate: 50 },
+  mix: [
+    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
+    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
+  ],
   workers: 2,
   concurrency: 8,
   engine: { pollMs: 100 },

@@ -20,7 +20,10 @@ export default defineScenario({
   load: { model: 'poisson', rate: 100 },
   workers: 3,
   concurrency: 16,
-  mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 40 } }],
+  mix: [
+    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 40 } },
+    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
+  ],
   engine: { pollMs: 100, backoffBaseMs: 2_000, backoffCapMs: 30_000, maxAttempts: 10 },
   faults: [
     { fault: 'dependency-outage', atS: 4, forS: 3 },

@@ -20,7 +20,10 @@ export default defineScenario({
   load: { model: 'poisson', rate: 300 },
   workers: 2,
   concurrency: 16,
-  mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } }],
+  mix: [
+    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
+    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
+  ],
   engine: { pollMs: 100 },
   faults: [{ fault: 'xmin-hold', atS: 3, forS: 12 }],
   checkers: { 'oldest-age-slo': true },

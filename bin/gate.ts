@@ -1,0 +1,74 @@
+// npm run gate -- [--mutants] [--only a,b] [--skip a,b] [--out DIR] [--run-timeout S]
+//
+// The release gate: a short run of every built-in scenario (each at its own
+// default duration), or with --mutants every mutant of engine/mutants.ts
+// against the scenario that must catch it. Prints a summary table and the
+// replay command of every run that was not ok; writes JUnit XML
+// (reports/gate/junit.xml, or junit-mutants.xml) with one test case per
+// scenario-invariant pair. Exit codes: 0 all ok; 1 an invariant violated or a
+// mutant survived; 2 usage error; 3 nothing failed but a run was
+// inconclusive; 130 interrupted.
+import { systemClock } from '../engine/clock.ts';
+import { mutantEntries, scenarioEntries, selectEntries } from '../harness/gate/plan.ts';
+import { runGate } from '../harness/gate/gate.ts';
+import { SCENARIOS } from '../scenarios/index.ts';
+import { MUTANTS } from '../engine/mutants.ts';
+import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = 'usage: npm run gate -- [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';
+
+function list(v: unknown): string[] {
+  return typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
+}
+
+async function main(): Promise<number> {
+  const { values } = parseFlags(process.argv.slice(2), {
+    mutants: { type: 'boolean' },
+    only: { type: 'string' },
+    skip: { type: 'string' },
+    out: { type: 'string' },
+    'run-timeout': { type: 'string' },
+  });
+  const known = new Set([...Object.keys(SCENARIOS), ...Object.keys(MUTANTS)]);
+  for (const name of [...list(values.only), ...list(values.skip)]) {
+    if (!known.has(name)) throw new UsageError(`unknown scenario or mutant "${name}"; expected one of ${[...known].join(', ')}`);
+  }
+  const all = values.mutants ? mutantEntries() : scenarioEntries(Object.keys(SCENARIOS));
+  const entries = selectEntries(all, list(values.only), list(values.skip));
+  if (entries.length === 0) throw new UsageError('--only/--skip left nothing to run');
+  const interrupt = new AbortController();
+  const onSignal = () => {
+    if (interrupt.signal.aborted) process.exit(130);
+    process.stderr.write('\ngate: interrupted; stopping the run in flight (its partial report is kept)\n');
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const started = systemClock.now();
+  const gate = await runGate({
+    entries,
+    outDir: values.out ?? 'reports/gate',
+    junitName: values.mutants ? 'junit-mutants.xml' : 'junit.xml',
+    clock: systemClock,
+    runTimeoutMs: (intFlag(values, 'run-timeout', 10) ?? 300) * 1000,
+    signal: interrupt.signal,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  const secs = Math.round((systemClock.now() - started) / 1000);
+  const what = values.mutants ? 'mutants' : 'scenarios';
+  const counts = { pass: 0, fail: 0, inconclusive: 0 };
+  for (const r of gate.results) counts[r.outcome]++;
+  process.stdout.write(`\nstampede gate (${what}): ${counts.pass} ok, ${counts.fail} failed, ${counts.inconclusive} inconclusive of ${gate.results.length} in ${Math.floor(secs / 60)} min ${secs % 60} s\n\n`);
+  process.stdout.write(gate.table);
+  process.stdout.write(`\nJUnit: ${gate.junitPath}\n`);
+  return gate.exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    const usage = err instanceof UsageError;
+    process.stderr.write(`stampede gate: ${usage ? '' : 'failed: '}${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
+    process.exit(2);
+  },
+);
