@@ -102,7 +102,7 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
   const log = createLogger('scenario');
   process.stderr.write(`scenario ${scenario.name}: seed ${scenario.seed}, ${scenario.load.rate} jobs/s for ${scenario.durationS} s, ${scenario.workers} workers${scenario.engine.mutant ? `, MUTANT ${scenario.engine.mutant}` : ''}\n`);
-  const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal });
+  const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal, ...(values.out ? { outDir: values.out } : {}) });
   if (values.json) process.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
   else printSummary(result.report, result.dir);
   return result.exitCode;
