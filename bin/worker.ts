@@ -11,11 +11,13 @@ import { createLogger } from '../engine/log.ts';
 import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
+import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
 import { intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: tsx bin/worker.ts --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
   [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
+  [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
 ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
 
@@ -58,6 +60,9 @@ async function main(): Promise<void> {
     'worker-id': { type: 'string' },
     seed: { type: 'string' },
     mutant: { type: 'string' },
+    'metrics-port': { type: 'string' },
+    'metrics-host': { type: 'string' },
+    'sample-queue-state': { type: 'boolean' },
   });
   if (!values.handlers) throw new UsageError('--handlers is required');
   const url = process.env.DATABASE_URL;
@@ -104,12 +109,22 @@ async function main(): Promise<void> {
     shutdownGraceMs: intFlag(values, 'grace-ms'),
     mutant: values.mutant as never,
   });
+  // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
+  // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).
+  const metricsPort = intFlag(values, 'metrics-port');
+  const metrics = metricsPort === undefined ? null : createMetrics({ defaultLabels: { worker: worker.id } });
+  const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
+  const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;
+  const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
     log.info('stopping: no new claims; waiting for in-flight jobs');
     await worker.stop();
+    await server?.stop();
+    await sampler?.stop();
+    unbind();
     await db.close();
     process.exit(0);
   };
@@ -120,6 +135,8 @@ async function main(): Promise<void> {
     if (m?.kind === 'clock:jump' && Number.isFinite(m.deltaMs)) clock.jump(m.deltaMs!);
   });
   worker.start();
+  sampler?.start();
+  await server?.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed });
   send?.({ kind: 'ready', workerId: worker.id, pid: process.pid });
 }

@@ -4,6 +4,7 @@ import { freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
 import { until } from './support/wait.ts';
 import { spawnWorker } from './support/worker-process.ts';
+import { freePort } from '../harness/postgres/embedded.ts';
 
 const { db, url } = await freshDatabase();
 await db.query('CREATE TABLE test_deliveries (job_id bigint, attempt int, worker_id text, at timestamptz DEFAULT clock_timestamp())');
@@ -73,6 +74,20 @@ describe('worker processes', () => {
     expect(await w.exited).toEqual({ code: 0, signal: null });
     const row = await jobRow(db, job.id);
     expect(row).toMatchObject({ state: 'pending', attempts: 0 });
+  });
+
+  it('serves /metrics on loopback when given a port, with RED counters and queue state', async () => {
+    const port = await freePort();
+    const w = spawnWorker(url, ['--metrics-port', String(port), '--sample-queue-state']);
+    await w.ready;
+    const job = await enqueue(db, 'noop', {});
+    await until('done', async () => (await jobRow(db, job.id)).state === 'done');
+    const text = await until('counter exported', async () => {
+      const body = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+      return /stampede_jobs_completed_total\{[^}]*queue="noop"[^}]*\} [1-9]/.test(body) && body;
+    });
+    expect(text).toMatch(/stampede_queue_oldest_unclaimed_age_seconds/);
+    expect(text).toMatch(/stampede_dead_letter_depth/);
   });
 
   it('refuses a bad flag with exit code 2 and the usage', async () => {
