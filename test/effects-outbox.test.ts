@@ -122,6 +122,7 @@ describe('outbox: at-least-once delivery, applied once by key', () => {
       await relays.stop();
     }
 
+    if (process.env.EFFECTS_TIMING) console.log(`${receiver.requests.length} requests for ${intents.length} intents: ${receiver.requests.map((r) => r.outcome).join(' ')}`);
     const keys = intents.map((r) => r.key);
     const requested = (key: string) => receiver.requests.filter((r) => r.key === key);
     for (const key of keys) {
