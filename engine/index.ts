@@ -14,3 +14,17 @@ export { SystemClock, SkewedClock, ManualClock, systemClock, type Clock } from '
 export { SeededRng, type Rng } from './rng.ts';
 export { ValidationError, LeaseLostError, JobTimeoutError } from './errors.ts';
 export { DEFAULTS } from './defaults.ts';
+export {
+  recordIntent,
+  outboxDepth,
+  listOutbox,
+  redriveOutbox,
+  OutboxRelay,
+  Pruner,
+  type Intent,
+  type OutboxRow,
+  type OutboxRelayOptions,
+  type Deliver,
+  type DeliveryContext,
+  type PrunerOptions,
+} from './effects/index.ts';
