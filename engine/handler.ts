@@ -20,6 +20,7 @@ export interface JobContext<P = unknown> {
    * completion, fenced on this worker's lease. If the key is already recorded
    * (a replay), `fn` is skipped and the job completes as a no-op; if the lease
    * was lost, everything rolls back and `fn`'s writes never happened.
+   * Call it once per job: the job completes in that transaction.
    */
   effectOnce<T>(fn: (tx: pg.PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }>;
   /**

@@ -202,6 +202,10 @@ export class JobRun {
     const { job, deps } = this;
     const key = effectKey(job);
     if (deps.mutant === 'dedup-outside-tx') return this.effectOnceBroken(key, fn);
+    if (this.finishing) {
+      // The job completes in the first effectOnce's transaction; a second one would find it done.
+      throw new Error(`job ${job.id}: effectOnce may be called once per job; put every write of the effect in one call`);
+    }
     this.finishing = true;
     const outcome = await deps.db
       .transaction(async (tx) => {
