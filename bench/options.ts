@@ -126,6 +126,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       case '--latency-seconds':
         plan.latencySeconds = int(a, argv[++i], 1);
         break;
+      case '--latency-rate':
+        plan.latencyRatePerSec = int(a, argv[++i], 1);
+        break;
       case '--only': {
         const ids = (argv[++i] ?? '').split(',').filter(Boolean);
         const unknown = ids.filter((id) => !ALL.includes(id));
@@ -144,7 +147,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       }
       default:
         throw new UsageError(
-          `unknown flag "${a}"; usage: npm run bench -- [--quick] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
+          `unknown flag "${a}"; usage: npm run bench -- [--quick] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
         );
     }
   }

@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   }
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
-  const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds'].includes(a));
+  const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds', '--latency-rate'].includes(a));
   const file = `${dir}${results.date.replace(/[:.]/g, '-')}${plan.quick ? '-quick' : partial ? '-partial' : ''}.json`;
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   if (plan.writeDocs) {
