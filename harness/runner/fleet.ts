@@ -124,7 +124,7 @@ export class Fleet {
   private onWorkerEvent(node: string, flying: Set<number>, name: string, p: Record<string, any>, nodeTime: number): void {
     if (name === 'job:claimed') {
       flying.add(p.jobId);
-      this.recorder.record({
+      this.recorder.recordAtNodeTime({
         type: 'job:claimed',
         node,
         nodeTime,
@@ -135,15 +135,15 @@ export class Fleet {
         attempt: p.attempt,
         workerId: p.workerId,
         runAt: p.runAt,
-      });
+      }, nodeTime);
       return;
     }
     if (name === 'job:completed' || name === 'job:failed' || name === 'lease:lost') flying.delete(p.jobId);
     if (name === 'fault:bit') {
-      this.recorder.record({ type: 'fault:evidence', node, nodeTime, fault: 'worker-kill', detail: p });
+      this.recorder.recordAtNodeTime({ type: 'fault:evidence', node, nodeTime, fault: 'worker-kill', detail: p }, nodeTime);
       return;
     }
-    if (PASSED_THROUGH.has(name)) this.recorder.record({ type: name, node, nodeTime, ...p } as Recordable);
+    if (PASSED_THROUGH.has(name)) this.recorder.recordAtNodeTime({ type: name, node, nodeTime, ...p } as Recordable, nodeTime);
   }
 
   private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {

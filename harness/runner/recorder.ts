@@ -5,6 +5,9 @@ import type { HistoryEvent } from '../history.ts';
 /** A history event as a component reports it: the recorder stamps `t`. */
 export type Recordable = HistoryEvent extends infer E ? (E extends HistoryEvent ? Omit<E, 't'> : never) : never;
 
+/** How late a node's report may arrive and still be placed at the node's own time. */
+const NODE_LAG_MS = 5_000;
+
 /**
  * Appends every event of a run to the history, stamped with `t` (ms since the
  * run started, harness clock), in memory for the checkers and line by line
@@ -29,8 +32,30 @@ export class HistoryRecorder {
   }
 
   record(event: Recordable): HistoryEvent {
-    const e = { t: this.now(), ...event } as HistoryEvent;
-    this.events.push(e);
+    return this.insert({ t: this.now(), ...event } as HistoryEvent);
+  }
+
+  /**
+   * Records an event a node reported, at the moment it happened by the node's
+   * clock (epoch ms) rather than when the report arrived. Reports from a busy
+   * process can arrive a second or more late and in bursts; stamped on arrival,
+   * a worker's failure could land after another worker's claim of the retry
+   * and read as two holders at once. Node clocks are this host's clock, so
+   * within NODE_LAG_MS of arrival the node's time is taken; a node whose clock
+   * was stepped (a clock fault) falls back to arrival time.
+   */
+  recordAtNodeTime(event: Recordable, nodeTimeMs: number): HistoryEvent {
+    const arrived = this.now();
+    const happened = nodeTimeMs - this.startedAt;
+    const t = happened <= arrived && happened >= arrived - NODE_LAG_MS ? happened : arrived;
+    return this.insert({ t, ...event } as HistoryEvent);
+  }
+
+  /** Keeps `events` in time order (a late report goes where it happened); the file keeps arrival order and is sorted when read back. */
+  private insert(e: HistoryEvent): HistoryEvent {
+    let i = this.events.length;
+    while (i > 0 && this.events[i - 1].t > e.t) i--;
+    this.events.splice(i, 0, e);
     this.out?.write(JSON.stringify(e) + '\n');
     for (const l of this.listeners) l(e);
     return e;

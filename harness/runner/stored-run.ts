@@ -42,6 +42,8 @@ export function readStoredRun(dir: string): StoredRun {
       } catch {
         throw new Error(`${join(dir, 'history.jsonl')} line ${i + 1}: not JSON`);
       }
-    });
+    })
+    // Lines are in arrival order; a late node report belongs where it happened (stable: ties keep their order).
+    .sort((a, b) => a.t - b.t);
   return { ...stored, report: { ...stored.report, history } };
 }
