@@ -15,6 +15,7 @@ export default defineScenario({
   name: 'slow-worker-no-heartbeat',
   description:
     'Jobs longer than the visibility timeout with no heartbeat, and a worker frozen by SIGSTOP (the SQS visibility-timeout redelivery): leases expire mid-job and jobs run twice; the fence refuses the stale completion and the in-transaction dedup key keeps exactly one effect.',
-  engine: { ...slowWorkerBase.engine, heartbeatMs: 0 },
+  // Every slow job is rescued once (a rescue counts as a crash): the crash-loop limit sits above that.
+  engine: { ...slowWorkerBase.engine, heartbeatMs: 0, maxCrashes: 4 },
   faults: [{ fault: 'worker-stop', atS: 6, target: 'worker:1', forS: 3 }],
 });

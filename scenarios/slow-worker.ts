@@ -4,8 +4,7 @@ import { defineScenario, type ScenarioInput } from '../harness/scenario.ts';
  * Jobs that run longer than the visibility timeout (the lease). A hung call,
  * a GC pause or a slow payment API holds a job past its lease on its first
  * attempt; the retry is quick. With heartbeats the lease is renewed while the
- * job runs, so nothing is stolen: the no-concurrent-claim bound is raised to
- * an hour, which turns any takeover at all into a failure.
+ * job runs, also inside the effect's transaction, so nothing is stolen.
  */
 export const slowWorkerBase: ScenarioInput = {
   seed: 23,
@@ -20,7 +19,8 @@ export const slowWorkerBase: ScenarioInput = {
     // Half before the effect, half inside its transaction (the slow call itself).
     { kind: 'effect', count: 40, durationMs: { dist: 'uniform', minMs: 2_400, maxMs: 3_000 } },
   ],
-  engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250 },
+  // Retries come back within seconds, so a redelivered job finishes inside the drain.
+  engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, backoffBaseMs: 500, backoffCapMs: 4_000 },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 30,
 };
@@ -30,5 +30,9 @@ export default defineScenario({
   name: 'slow-worker',
   description:
     'Jobs longer than the visibility timeout (a hung call, a GC pause, a slow payment API inside the effect): with heartbeats the lease is renewed and nothing is stolen, not once. Compare slow-worker-no-heartbeat.',
+  // Nothing stolen, made checkable twice over: a takeover at any age counts as a concurrent claim (bound:
+  // an hour), and one rescue of a job convicts it as a crash loop (maxCrashes 1), so a healthy job would
+  // end dead and dead-letter-routing would fail.
+  engine: { ...slowWorkerBase.engine, maxCrashes: 1 },
   checkers: { 'no-concurrent-claim': { leaseMs: 3_600_000 } },
 });
