@@ -4,6 +4,7 @@ import { Events, type EngineEvents } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { systemClock } from '../engine/clock.ts';
 import { Worker } from '../engine/worker/worker.ts';
+import type { MutantName } from '../engine/mutants.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
 import { Db } from '../engine/db.ts';
 import { freshDatabase } from './support/db.ts';
@@ -25,41 +26,36 @@ function startWorker(options: Omit<WorkerOptions, 'db'> & { db?: Db }): Worker {
   return w;
 }
 
+/** `jobs` jobs claimed by 8 workers, each with its own pool; returns claims per job id and per worker. */
+async function eightWorkersDrain(queue: string, jobs: number, mutant?: MutantName) {
+  await enqueueMany(db, Array.from({ length: jobs }, (_, i) => ({ queue, payload: { i } })));
+  const events = new Events();
+  const perJob = new Map<number, number>();
+  const perWorker = new Map<string, number>();
+  events.on('job:claimed', (e) => {
+    perJob.set(e.jobId, (perJob.get(e.jobId) ?? 0) + 1);
+    perWorker.set(e.workerId, (perWorker.get(e.workerId) ?? 0) + 1);
+  });
+  for (let i = 0; i < 8; i++) {
+    const pool = new Db({ connectionString: url, maxConnections: 4 });
+    pools.push(pool);
+    startWorker({ db: pool, handlers: { [queue]: () => {} }, concurrency: 16, events, workerId: `${queue}-w${i}`, mutant });
+  }
+  await until(`${jobs} done`, async () => (await countByState(db, queue)).done === jobs, 120_000, 200);
+  return { perJob, perWorker };
+}
+
 describe('claims', () => {
   it('8 concurrent workers on 20,000 jobs: every job claimed exactly once per attempt, never by two at once', async () => {
-    await enqueueMany(db, Array.from({ length: 20_000 }, (_, i) => ({ queue: 'herd', payload: { i } })));
-    const events = new Events();
-    const claims: EngineEvents['job:claimed'][] = [];
-    events.on('job:claimed', (e) => claims.push(e));
-    for (let i = 0; i < 8; i++) {
-      const pool = new Db({ connectionString: url, maxConnections: 4 });
-      pools.push(pool);
-      startWorker({ db: pool, handlers: { herd: () => {} }, concurrency: 16, events, workerId: `w${i}` });
-    }
-    await until('20,000 done', async () => (await countByState(db, 'herd')).done === 20_000, 120_000, 200);
-    const perJob = new Map<number, number>();
-    for (const c of claims) perJob.set(c.jobId, (perJob.get(c.jobId) ?? 0) + 1);
+    const { perJob, perWorker } = await eightWorkersDrain('herd', 20_000);
     expect(perJob.size).toBe(20_000);
     expect([...perJob.values()].every((n) => n === 1)).toBe(true);
     // The work really was shared: no single worker did it all.
-    const byWorker = new Map<string, number>();
-    for (const c of claims) byWorker.set(c.workerId, (byWorker.get(c.workerId) ?? 0) + 1);
-    expect(byWorker.size).toBe(8);
+    expect(perWorker.size).toBe(8);
   });
 
   it('the no-skip-locked mutant double-claims under the same load (the check above can fail)', async () => {
-    await enqueueMany(db, Array.from({ length: 1500 }, (_, i) => ({ queue: 'herd-mutant', payload: { i } })));
-    const events = new Events();
-    const claims: EngineEvents['job:claimed'][] = [];
-    events.on('job:claimed', (e) => claims.push(e));
-    for (let i = 0; i < 8; i++) {
-      const pool = new Db({ connectionString: url, maxConnections: 4 });
-      pools.push(pool);
-      startWorker({ db: pool, handlers: { 'herd-mutant': () => {} }, concurrency: 16, events, mutant: 'no-skip-locked' });
-    }
-    await until('1,500 done', async () => (await countByState(db, 'herd-mutant')).done === 1500, 60_000, 200);
-    const perJob = new Map<number, number>();
-    for (const c of claims) perJob.set(c.jobId, (perJob.get(c.jobId) ?? 0) + 1);
+    const { perJob } = await eightWorkersDrain('herd-mutant', 1500, 'no-skip-locked');
     expect([...perJob.values()].some((n) => n > 1)).toBe(true);
   });
 });

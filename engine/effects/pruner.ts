@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
+import { PeriodicLoop } from '../periodic.ts';
 
 const q = loadQueries(new URL('./pruner.sql', import.meta.url), ['PruneEffectKeys', 'PruneDeliveredOutbox'] as const);
 
@@ -48,32 +49,27 @@ export function validatePrunerOptions(o: PrunerOptions): void {
  * the database's clock. Safe on many nodes (SKIP LOCKED).
  */
 export class Pruner {
-  private running = false;
-  private loop?: Promise<void>;
-  private stopController = new AbortController();
-  private readonly clock: Clock;
   private readonly events: Events;
-  private readonly log: Logger;
+  private readonly loop: PeriodicLoop<{ effectKeys: number; outboxRows: number }>;
 
   constructor(private readonly options: PrunerOptions) {
     validatePrunerOptions(options);
-    this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new Events();
-    this.log = options.log ?? createLogger('pruner');
+    this.loop = new PeriodicLoop({
+      clock: options.clock ?? systemClock,
+      log: options.log ?? createLogger('pruner'),
+      what: 'prune pass',
+      intervalMs: options.intervalMs ?? PRUNER_DEFAULTS.intervalMs,
+      runOnce: () => this.runOnce(),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopController = new AbortController();
-    this.loop = this.run();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.stopController.abort();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass: deletes everything past the retention, batch by batch. Returns what it deleted. */
@@ -92,17 +88,5 @@ export class Pruner {
     const outboxRows = await drain(q.PruneDeliveredOutbox);
     if (effectKeys + outboxRows > 0) this.events.emit('effects:pruned', { effectKeys, outboxRows });
     return { effectKeys, outboxRows };
-  }
-
-  private async run(): Promise<void> {
-    const intervalMs = this.options.intervalMs ?? PRUNER_DEFAULTS.intervalMs;
-    while (this.running) {
-      try {
-        await this.runOnce();
-      } catch (err) {
-        this.log.warn('prune pass failed; will retry', { error: (err as Error).message });
-      }
-      await this.clock.sleep(intervalMs, this.stopController.signal).catch(() => {});
-    }
   }
 }

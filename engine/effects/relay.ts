@@ -7,6 +7,7 @@ import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
 import { validateQueueName } from '../validate.ts';
+import { PeriodicLoop } from '../periodic.ts';
 import { retryDelayMs } from '../worker/backoff.ts';
 import { outboxQueries as q, type OutboxRow } from './outbox.ts';
 
@@ -102,9 +103,7 @@ export class OutboxRelay {
   private readonly rng: Rng;
   private readonly log: Logger;
   private readonly topics: string[] | null;
-  private running = false;
-  private loop?: Promise<void>;
-  private stopController = new AbortController();
+  private readonly loop: PeriodicLoop<number>;
 
   constructor(private readonly options: OutboxRelayOptions) {
     validateRelayOptions(options);
@@ -114,21 +113,24 @@ export class OutboxRelay {
     this.log = (options.log ?? createLogger('relay')).child(this.id);
     this.events = options.events ?? new Events((err, event) => this.log.warn('event listener threw', { event, error: String(err) }));
     this.topics = options.topics ?? null;
+    const batch = options.batchSize ?? RELAY_DEFAULTS.batchSize;
+    this.loop = new PeriodicLoop({
+      clock: this.clock,
+      log: this.log,
+      what: 'relay pass',
+      intervalMs: options.pollMs ?? RELAY_DEFAULTS.pollMs,
+      runOnce: () => this.runOnce(),
+      again: (claimed) => claimed === batch, // a full batch: probably more due
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopController = new AbortController();
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops after the pass in flight (its deliveries are bounded by deliveryTimeoutMs). Safe to call twice. */
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.stopController.abort();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass: claims up to batchSize due rows and delivers them. Returns how many it claimed. */
@@ -205,25 +207,5 @@ export class OutboxRelay {
       retryAt: dead ? null : (after.run_at as Date).getTime(),
     });
     if (dead) this.events.emit('outbox:dead', { id: row.id, topic: row.topic, key: row.key, attempts: after.attempts, reason: `attempts exhausted: ${message}` });
-  }
-
-  private async run(): Promise<void> {
-    const pollMs = this.options.pollMs ?? RELAY_DEFAULTS.pollMs;
-    const batch = this.options.batchSize ?? RELAY_DEFAULTS.batchSize;
-    let failures = 0;
-    while (this.running) {
-      let claimed = 0;
-      try {
-        claimed = await this.runOnce();
-        failures = 0;
-      } catch (err) {
-        failures++;
-        this.log.warn('relay pass failed; backing off', { attempt: failures, error: (err as Error).message });
-        await this.clock.sleep(Math.min(5000, 100 * 2 ** failures), this.stopController.signal).catch(() => {});
-        continue;
-      }
-      if (claimed === batch) continue; // probably more due
-      await this.clock.sleep(pollMs, this.stopController.signal).catch(() => {});
-    }
   }
 }

@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../clock.ts';
+import { PeriodicLoop } from '../periodic.ts';
 import type { Db } from '../db.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
@@ -31,31 +32,26 @@ export interface LeaseRescuerOptions {
  * Runs on every worker; SKIP LOCKED lets several share the work safely.
  */
 export class LeaseRescuer {
-  private running = false;
-  private loop?: Promise<void>;
-  private stopController = new AbortController();
-  private readonly clock: Clock;
   private readonly events: Events;
-  private readonly log: Logger;
+  private readonly loop: PeriodicLoop<number>;
 
   constructor(private readonly options: LeaseRescuerOptions) {
-    this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new Events();
-    this.log = options.log ?? createLogger('rescuer');
+    this.loop = new PeriodicLoop({
+      clock: options.clock ?? systemClock,
+      log: options.log ?? createLogger('rescuer'),
+      what: 'rescue pass',
+      intervalMs: options.intervalMs ?? DEFAULTS.rescueIntervalMs,
+      runOnce: () => this.runOnce(),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopController = new AbortController();
-    this.loop = this.run();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.stopController.abort();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass: rescues every expired lease, in batches. Returns how many it rescued. */
@@ -79,18 +75,6 @@ export class LeaseRescuer {
         if (total > 0) this.options.onRescued?.(total);
         return total;
       }
-    }
-  }
-
-  private async run(): Promise<void> {
-    const interval = this.options.intervalMs ?? DEFAULTS.rescueIntervalMs;
-    while (this.running) {
-      try {
-        await this.runOnce();
-      } catch (err) {
-        this.log.warn('rescue pass failed; will retry', { error: (err as Error).message });
-      }
-      await this.clock.sleep(interval, this.stopController.signal).catch(() => {});
     }
   }
 }

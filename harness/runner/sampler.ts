@@ -1,6 +1,7 @@
 import type { Clock } from '../../engine/clock.ts';
 import type { Db } from '../../engine/db.ts';
 import type { Logger } from '../../engine/log.ts';
+import { PeriodicLoop } from '../../engine/periodic.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
@@ -20,33 +21,27 @@ export interface AlertThresholds {
 export class RunSampler {
   private readonly sampler: QueueStateSampler;
   private above = { age: false, dlq: false, xmin: false };
-  private running = false;
-  private loop?: Promise<void>;
-  private readonly stopController = new AbortController();
+  private readonly loop: PeriodicLoop<void>;
   latest: QueueStateSnapshot | null = null;
 
   constructor(
     db: Db,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly recorder: HistoryRecorder,
     private readonly thresholds: AlertThresholds,
-    private readonly log: Logger,
-    private readonly intervalMs = 1000,
+    log: Logger,
+    intervalMs = 1000,
   ) {
     this.sampler = new QueueStateSampler(db, clock, null, { intervalMs, doneCount: 'exact' }, log);
+    this.loop = new PeriodicLoop({ clock, log, what: 'sample', intervalMs, runOnce: () => this.runOnce() });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.stopController.abort();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One sample now; the run takes a last one after the drain. */
@@ -78,16 +73,5 @@ export class RunSampler {
     if (nowAbove === this.above[key]) return;
     this.above[key] = nowAbove;
     this.recorder.record({ type: 'alert:crossed', node: 'sampler', signal, value, threshold, direction: nowAbove ? 'up' : 'down' });
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      try {
-        await this.runOnce();
-      } catch (err) {
-        this.log.warn('sample failed; carrying on', { error: (err as Error).message });
-      }
-      await this.clock.sleep(this.intervalMs, this.stopController.signal).catch(() => {});
-    }
   }
 }
