@@ -33,7 +33,7 @@ async function main(): Promise<number> {
   for (const name of [...list(values.only), ...list(values.skip)]) {
     if (!known.has(name)) throw new UsageError(`unknown scenario or mutant "${name}"; expected one of ${[...known].join(', ')}`);
   }
-  const all = values.mutants ? mutantEntries() : scenarioEntries(Object.keys(SCENARIOS));
+  const all = values.mutants ? mutantEntries(SCENARIOS) : scenarioEntries(SCENARIOS);
   const entries = selectEntries(all, list(values.only), list(values.skip));
   if (entries.length === 0) throw new UsageError('--only/--skip left nothing to run');
   const interrupt = new AbortController();

@@ -65,7 +65,7 @@ export async function runGate(opts: GateOptions): Promise<GateResult> {
   }
   const junitPath = join(opts.outDir, opts.junitName);
   writeFileSync(junitPath, junitXml(results, 'stampede release gate'));
-  if (figures.length) writeFileSync(join(opts.outDir, opts.junitName.replace(/\.xml$/, '-figures.md')), `# Gate figures (per second from the load start)\n\n${figures.join('\n')}`);
+  if (figures.length) writeFileSync(join(opts.outDir, opts.junitName === 'junit.xml' ? 'figures.md' : 'figures-mutants.md'), `# Gate figures (per second from the load start)\n\n${figures.join('\n')}`);
   const table = summaryTable(results);
   const exitCode = opts.signal.aborted
     ? 130

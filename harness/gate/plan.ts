@@ -14,6 +14,8 @@ export interface GateEntry {
   mutant: MutantName | null;
   /** For a mutant: the invariant that must come out false. */
   mustFail: CheckerName | null;
+  /** The scenario's seed, for the replay command of a run that printed none. */
+  seed: number;
 }
 
 /**
@@ -32,15 +34,16 @@ export const MUTANT_SCENARIO: Record<MutantName, string> = {
   'no-fencing': 'slow-worker-no-heartbeat',
 };
 
-export function scenarioEntries(names: readonly string[]): GateEntry[] {
-  return names.map((scenario) => ({ scenario, mutant: null, mustFail: null }));
+export function scenarioEntries(scenarios: Record<string, { seed: number }>): GateEntry[] {
+  return Object.entries(scenarios).map(([scenario, s]) => ({ scenario, mutant: null, mustFail: null, seed: s.seed }));
 }
 
-export function mutantEntries(): GateEntry[] {
+export function mutantEntries(scenarios: Record<string, { seed: number }>): GateEntry[] {
   return (Object.keys(MUTANTS) as MutantName[]).map((mutant) => ({
     scenario: MUTANT_SCENARIO[mutant],
     mutant,
     mustFail: MUTANTS[mutant].caughtBy as CheckerName,
+    seed: scenarios[MUTANT_SCENARIO[mutant]].seed,
   }));
 }
 

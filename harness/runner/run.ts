@@ -44,6 +44,17 @@ export interface RunResult {
   report: ReturnType<typeof buildReportJson>;
 }
 
+/**
+ * pg-pool drops its error listener from a client while it is checked out, so
+ * a backend terminated between two statements of a transaction (a restart, a
+ * pg_terminate_backend: the faults this runner injects) emits an unhandled
+ * 'error' and kills the process. Every client of the runner's pools keeps a
+ * listener; the failed statement still rejects and is handled where it ran.
+ */
+function survivePoolClientErrors(db: Db): void {
+  db.pool.on('connect', (client) => client.on('error', () => {}));
+}
+
 /** `2026-11-30T01-02-03Z-seed42`: sorts by time, names the seed. */
 function runId(epochMs: number, seed: number): string {
   return `${new Date(epochMs).toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-seed${seed}`;
@@ -75,6 +86,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   try {
     const url = await createDatabase(server.adminUrl, dbName);
     db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
+    survivePoolClientErrors(db);
     await migrate(db);
     await db.query(q.CreateHarnessTables);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
@@ -86,6 +98,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'));
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
+    survivePoolClientErrors(loadDb);
     generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts });
     const progress = new ProgressLine(recorder, generator, sampler);
     fleet.start();
