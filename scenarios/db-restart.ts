@@ -27,7 +27,7 @@ export default defineScenario({
   engine: { leaseMs: 5_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4 },
   faults: [
     { fault: 'db-restart', atS: 4, mode: 'fast', downS: 2 },
-    { fault: 'db-terminate-backends', atS: 11, scope: 'workers' },
+    { fault: 'db-terminate-backends', atS: 13, scope: 'workers' },
   ],
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 45,
