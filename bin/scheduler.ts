@@ -3,6 +3,7 @@
 //
 //   DATABASE_URL=... tsx bin/scheduler.ts [--node-id ID] [--tick-ms N] [--lookahead-ms N]
 //                                         [--max-skew-ms N] [--catch-up-window-ms N]
+//                                         [--metrics-port N [--metrics-host ADDR]]
 //
 // STAMPEDE_CLOCK_SKEW_MS skews this node's clock (a SkewedClock over the
 // system clock), so a scenario can run nodes ahead of or behind the database.
@@ -22,6 +23,8 @@ import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
+import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
+import { PeriodicLoop } from '../engine/periodic.ts';
 import { loadQueries } from '../engine/sql.ts';
 
 // The materializer's own file, so the node reads the database clock with the same query it would.
@@ -55,6 +58,8 @@ async function main(): Promise<number> {
       'lookahead-ms': { type: 'string' },
       'max-skew-ms': { type: 'string' },
       'catch-up-window-ms': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
     },
   });
   const url = process.env.DATABASE_URL;
@@ -80,6 +85,21 @@ async function main(): Promise<number> {
     logger: log.child(nodeId),
   });
 
+  // /metrics (off unless --metrics-port): the clock-skew gauge and cron refusals of this node.
+  const metricsPort = values['metrics-port'] === undefined ? undefined : int(values['metrics-port'], '--metrics-port', 0);
+  const metrics = metricsPort === undefined ? null : createMetrics();
+  const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
+  const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;
+  const skewGauge = new PeriodicLoop({
+    clock,
+    log,
+    what: 'skew gauge',
+    intervalMs: m.tickMs,
+    runOnce: async () => {
+      if (m.clockSkewMs !== null) metrics?.setClockSkew(nodeId, m.clockSkewMs / 1000);
+    },
+  });
+
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   let stopping: Promise<void> | null = null;
@@ -87,6 +107,9 @@ async function main(): Promise<number> {
     (stopping ??= (async () => {
       log.info('stopping', { nodeId });
       await m.stop();
+      await skewGauge.stop();
+      await server?.stop();
+      unbind();
       await db.close();
       resolveDone();
     })());
@@ -106,6 +129,8 @@ async function main(): Promise<number> {
 
   log.info('materializing', { nodeId, skewMs, tickMs: m.tickMs, lookaheadMs: m.lookaheadMs, maxSkewMs: m.maxSkewMs });
   m.start();
+  if (metrics) skewGauge.start();
+  await server?.start();
   await done;
   return 0;
 }
