@@ -45,7 +45,11 @@ export class JobRun {
    */
   private finishing = false;
   private handedBack = false;
+  /** Resolves when the handler has returned (or was abandoned) and heartbeats stopped: its slot is free. */
+  readonly handlerFinished: Promise<void>;
+  /** Resolves when the outcome is recorded too (or given up on). */
   readonly done: Promise<void>;
+  private finishHandler!: () => void;
 
   constructor(
     readonly job: ClaimedJob,
@@ -53,7 +57,8 @@ export class JobRun {
     private readonly options: ResolvedQueueOptions,
     private readonly deps: JobRunnerDeps,
   ) {
-    this.done = this.run();
+    this.handlerFinished = new Promise((resolve) => (this.finishHandler = resolve));
+    this.done = this.run().finally(() => this.finishHandler());
   }
 
   /** Shutdown's grace ran out: abort the handler; the worker hands the claim back. */
@@ -90,6 +95,7 @@ export class JobRun {
       this.heartbeatStop.abort();
     }
     await heartbeat;
+    this.finishHandler();
     const durationMs = deps.clock.now() - started;
     if (this.handedBack) return;
     if (this.leaseLost && !this.completedInTx) return; // the new owner decides this job's fate

@@ -30,7 +30,10 @@ export class Worker {
   private readonly completer: CompletionBatcher;
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
+  /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
+  /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
+  private readonly recording = new Set<JobRun>();
   private running = false;
   /** Running a suspect alone: claim nothing else until it is done. */
   private isolating = false;
@@ -129,8 +132,11 @@ export class Worker {
       }
       this.suspectsDue = false;
     }
-    const free = (this.options.concurrency ?? DEFAULTS.concurrency) - this.inFlight.size;
+    const concurrency = this.options.concurrency ?? DEFAULTS.concurrency;
+    const free = concurrency - this.inFlight.size;
     if (free <= 0) return 0;
+    // Backpressure: when the database falls behind on recording outcomes, stop taking more work.
+    if (this.recording.size - this.inFlight.size >= 2 * concurrency) return 0;
     const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
     for (const job of jobs) void this.launch(job);
     return jobs.length;
@@ -156,9 +162,16 @@ export class Worker {
       workerId: this.id,
       mutant: this.options.mutant,
     });
+    // The slot frees when the handler returns; the outcome commits in the completion batch behind
+    // it, so the next claim and the last completions overlap instead of taking turns.
     this.inFlight.add(run);
-    return run.done.finally(() => {
+    this.recording.add(run);
+    void run.handlerFinished.then(() => {
       this.inFlight.delete(run);
+      this.wakeUp();
+    });
+    return run.done.finally(() => {
+      this.recording.delete(run);
       this.wakeUp();
     });
   }
@@ -199,7 +212,7 @@ export class Worker {
     await this.loop;
     await this.listener?.stop();
     await this.rescuer?.stop();
-    const finished = Promise.all([...this.inFlight].map((r) => r.done));
+    const finished = Promise.all([...this.recording].map((r) => r.done));
     const grace = new AbortController();
     const timedOut = await Promise.race([
       finished.then(() => false),
@@ -210,6 +223,7 @@ export class Worker {
     ]);
     grace.abort();
     if (timedOut) await this.handBack();
+    await Promise.all([...this.recording].map((r) => r.done));
     await this.completer.drain();
   }
 
