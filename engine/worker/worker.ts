@@ -13,6 +13,9 @@ import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, 
 import { workerQueries as q } from './queries.ts';
 import { LeaseRescuer } from './rescuer.ts';
 
+/** How soon after a NOTIFY wake-up the worker claims once more: covers enqueues whose NOTIFY the 10 ms throttle skipped. */
+const NOTIFY_TRAIL_MS = 50;
+
 /**
  * The worker loop: claims as many due jobs as it has free slots, runs them,
  * and sleeps until a NOTIFY, a freed slot or the poll interval wakes it.
@@ -42,6 +45,8 @@ export class Worker {
   private loop?: Promise<void>;
   private stopping?: Promise<void>;
   private wake = new AbortController();
+  /** Woken by a NOTIFY: claim once more shortly after, for jobs whose own (throttled) NOTIFY was skipped. */
+  private trailing = false;
 
   constructor(private readonly options: WorkerOptions) {
     validateWorkerOptions(options);
@@ -58,7 +63,10 @@ export class Worker {
         options.db,
         this.clock,
         this.log,
-        () => this.wakeUp(),
+        () => {
+          this.trailing = true;
+          this.wakeUp();
+        },
         () => this.events.emit('worker:listening', { workerId: this.id }),
       );
     }
@@ -202,7 +210,10 @@ export class Worker {
         continue;
       }
       if (!this.running) break;
-      await this.clock.sleep(pollMs, this.wake.signal).catch(() => {});
+      // After a NOTIFY, one quick extra claim (see migrations/0007_notify_throttle.sql), then the poll.
+      const pauseMs = this.trailing ? Math.min(pollMs, NOTIFY_TRAIL_MS) : pollMs;
+      this.trailing = false;
+      await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
     }
   }
 
