@@ -50,7 +50,7 @@ async function main(): Promise<number> {
     outDir: values.out ?? 'reports/gate',
     junitName: values.mutants ? 'junit-mutants.xml' : 'junit.xml',
     clock: systemClock,
-    runTimeoutMs: (intFlag(values, 'run-timeout', 10) ?? 300) * 1000,
+    runTimeoutMs: (intFlag(values, 'run-timeout', 10) ?? 480) * 1000,
     signal: interrupt.signal,
     log: (line) => process.stderr.write(`${line}\n`),
   });

@@ -6,7 +6,7 @@ import { defineScenario } from '../harness/scenario.ts';
  * priority starves the low lane for as long as the high lane stays backed up,
  * which under sustained overload is forever: the classic "nightly reports
  * never ran during the sale". Aging promotes a low job once it has waited
- * (9 - 0) x agingMs longer than the high jobs ahead of it, so its wait is
+ * (9 - 0) x 300 ms longer than the high jobs ahead of it, so its wait is
  * bounded. The no-aging mutant is the control.
  */
 export default defineScenario({
@@ -22,8 +22,9 @@ export default defineScenario({
     { queue: 'checkout', priority: 9, share: 9 },
     { queue: 'reports', priority: 0, share: 1 },
   ],
-  mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'fixed', ms: 25 } }],
-  engine: { pollMs: 50, agingMs: 500 },
+  // 2 workers x 2 slots x 50 ms: about 80 jobs/s of capacity against 100 offered.
+  mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'fixed', ms: 50 } }],
+  engine: { pollMs: 50, agingMs: 300 },
   // No effect jobs here (fixed-length work keeps the capacity known), so the effect check has nothing to judge.
   checkers: { 'exactly-one-effect': false, fairness: { lowQueues: ['reports'], highQueues: ['checkout'], maxLowWaitMs: 12_000 } },
   drainTimeoutS: 60,

@@ -14,8 +14,10 @@ export default defineScenario({
   ...slowWorkerBase,
   name: 'slow-worker-no-heartbeat',
   description:
-    'Jobs longer than the visibility timeout with no heartbeat, and a worker frozen by SIGSTOP (the SQS visibility-timeout redelivery): leases expire mid-job and jobs run twice; the fence refuses the stale completion and the in-transaction dedup key keeps exactly one effect.',
-  // Every slow job is rescued once (a rescue counts as a crash): the crash-loop limit sits above that.
-  engine: { ...slowWorkerBase.engine, heartbeatMs: 0, maxCrashes: 4 },
+    'Jobs longer than the visibility timeout with no heartbeat, and a worker frozen by SIGSTOP for 3 s (the SQS visibility-timeout redelivery): leases expire mid-job and jobs run twice; the fence refuses the stale completion and the in-transaction dedup key keeps exactly one effect.',
+  // Every slow job is rescued at least once (a rescue counts as a crash), a frozen one maybe twice: the
+  // crash-loop limit sits above that.
+  engine: { ...slowWorkerBase.engine, heartbeatMs: 0, maxCrashes: 6, maxAttempts: 10 },
+  // A frozen worker: its jobs are rescued and run elsewhere while it still holds them.
   faults: [{ fault: 'worker-stop', atS: 6, target: 'worker:1', forS: 3 }],
 });

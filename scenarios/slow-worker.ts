@@ -9,15 +9,18 @@ import { defineScenario, type ScenarioInput } from '../harness/scenario.ts';
 export const slowWorkerBase: ScenarioInput = {
   seed: 23,
   durationS: 15,
-  load: { model: 'poisson', rate: 60 },
-  workers: 3,
-  concurrency: 16,
+  // Light background load on four workers: a rescued job is claimed again only by a worker with nothing
+  // in flight (the engine runs suspects alone), so workers must often be idle for a redelivery to come
+  // while the first attempt is still running.
+  load: { model: 'poisson', rate: 20 },
+  workers: 4,
+  concurrency: 8,
   mix: [
     { kind: 'normal', share: 1, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
     // First attempt 2.4-3.0 s, past the 2 s lease; a retry takes half, within it.
-    { kind: 'slow', count: 40, durationMs: { dist: 'uniform', minMs: 2_400, maxMs: 3_000 } },
-    // Half before the effect, half inside its transaction (the slow call itself).
-    { kind: 'effect', count: 40, durationMs: { dist: 'uniform', minMs: 2_400, maxMs: 3_000 } },
+    { kind: 'slow', count: 15, durationMs: { dist: 'uniform', minMs: 2_400, maxMs: 3_000 } },
+    // Half before the effect, half inside its transaction (the slow call itself); a retry takes half.
+    { kind: 'effect', count: 15, durationMs: { dist: 'uniform', minMs: 3_000, maxMs: 3_800 } },
   ],
   // Retries come back within seconds, so a redelivered job finishes inside the drain.
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, backoffBaseMs: 500, backoffCapMs: 4_000 },
