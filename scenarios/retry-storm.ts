@@ -2,7 +2,7 @@ import { defineScenario } from '../harness/scenario.ts';
 
 /**
  * A shared dependency (a payment provider, an internal API) returns 503 for
- * 3 s, just as a burst of 600 jobs falls due at once: they all fail within a
+ * 3 s, just as a burst of 300 jobs falls due at once: they all fail within a
  * moment of each other. With fixed retry intervals they come back in
  * lockstep, hit the recovering dependency together and fail together again
  * (the AWS "exponential backoff and jitter" post, and many an outage made
@@ -14,10 +14,10 @@ import { defineScenario } from '../harness/scenario.ts';
 export default defineScenario({
   name: 'retry-storm',
   description:
-    'A dependency fails every call for 3 s while a burst of 600 jobs falls due at once (the retry storm that prolongs an outage): full-jitter backoff spreads the retries; compare the fixed-interval control with --mutant no-jitter.',
+    'A dependency fails every call for 3 s while a burst of 300 jobs falls due at once (the retry storm that prolongs an outage): full-jitter backoff spreads the retries; compare the fixed-interval control with --mutant no-jitter.',
   seed: 53,
   durationS: 14,
-  load: { model: 'poisson', rate: 100 },
+  load: { model: 'poisson', rate: 50 },
   workers: 3,
   concurrency: 16,
   mix: [
@@ -27,7 +27,7 @@ export default defineScenario({
   engine: { pollMs: 100, backoffBaseMs: 2_000, backoffCapMs: 30_000, maxAttempts: 10 },
   faults: [
     { fault: 'dependency-outage', atS: 4, forS: 3 },
-    { fault: 'thundering-herd', atS: 4.5, count: 600 },
+    { fault: 'thundering-herd', atS: 4.5, count: 300 },
   ],
   checkers: { 'retry-spread': true },
   thresholds: { oldestAgeSloMs: 5_000 },
