@@ -43,6 +43,10 @@ export class Db implements Queryable {
   /** Runs `fn` in one transaction: COMMIT if it resolves, ROLLBACK if it throws. */
   async transaction<T>(fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // The pool stops listening to a client while it is checked out; a backend terminated between two
+    // statements would then be an unhandled 'error' and kill the process. The failing query reports it.
+    const ignore = () => {};
+    client.on('error', ignore);
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -55,6 +59,7 @@ export class Db implements Queryable {
       });
       throw err;
     } finally {
+      client.off('error', ignore);
       client.release(broken);
     }
   }

@@ -104,7 +104,7 @@ describe('checker registry', () => {
     expect(() => resolveBounds('fairness', { maxLowWaitMs: 'soon' })).toThrow('checkers.fairness.maxLowWaitMs: expected a non-negative number, got "soon"');
     expect(() => resolveBounds('fairness', { maxWait: 5 })).toThrow(/checkers.fairness.maxWait: is not a bound of fairness; expected one of: maxLowWaitMs, lowQueues, highQueues/);
     expect(() => resolveBounds('oldest-age-slo', { incident: { fromMs: 5, toMs: 1 } })).toThrow(/incident: expected null or \{ fromMs, toMs \}/);
-    expect(resolveBounds('fairness', { maxLowWaitMs: 5 })).toEqual({ maxLowWaitMs: 5, lowQueues: [], highQueues: [] });
+    expect(resolveBounds('fairness', { maxLowWaitMs: 5 })).toEqual({ maxLowWaitMs: 5, lowQueues: [], highQueues: [], maxLowOverHighMs: Number.MAX_SAFE_INTEGER });
   });
 
   it('copes with a long run: 200,000 claims and samples, more than one call can take as spread arguments', () => {

@@ -9,7 +9,7 @@ import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h, job } from './support/history-builder.ts';
 
 describe('fairness', () => {
-  const bounds = { maxLowWaitMs: 1_000, lowQueues: [], highQueues: [] };
+  const bounds = { maxLowWaitMs: 1_000, lowQueues: [], highQueues: [], maxLowOverHighMs: Number.MAX_SAFE_INTEGER };
   // Due-to-start wait = claim dbTime - runAt (+ generator lateness on attempt 1).
   const claims = (lowWait: number): HistoryEvent[] => [
     h.claim(1, 1, 'w1', 1, { priority: 9, runAt: 1_000, dbTime: 1_010 }),
@@ -43,6 +43,15 @@ describe('fairness', () => {
     const r = checkFairness(history, finalState([job(5, 'pending', { queue: 'low' }), job(6, 'done', { queue: 'low' })]), { ...bounds, lowQueues: ['low'] });
     expect(r.pass).toBe(false);
     expect(r.examples).toEqual([{ jobId: 5, queue: 'low', neverClaimedForMs: 5_000 }]);
+  });
+
+  it('the relative bound: the low lane may trail the high lane by at most maxLowOverHighMs', () => {
+    const relative = { ...bounds, maxLowWaitMs: 60_000, maxLowOverHighMs: 500 };
+    const ok = checkFairness(claims(520), finalState([]), relative); // high max 30 ms + 500 ms >= 520 ms
+    expect(ok.pass).toBe(true);
+    expect(ok.bound).toBe('low-lane max wait <= 60,000 ms and <= high-lane max (30 ms) + 500 ms');
+    const behind = checkFairness(claims(600), finalState([]), relative); // the negative control
+    expect(behind.pass).toBe(false);
   });
 
   it('is unknown when the run had only one lane', () => {

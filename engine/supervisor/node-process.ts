@@ -66,7 +66,8 @@ export class NodeProcess {
 
   /** Sends a message over the IPC channel (a clock step, an armed kill point); false if the process is gone. */
   send(message: Record<string, unknown>): boolean {
-    return this.alive && this.child.connected && this.child.send(message);
+    // With a callback a failed send (EPIPE: the child just died) is reported there, not as an unhandled 'error'.
+    return this.alive && this.child.connected && this.child.send(message, (err) => void err);
   }
 
   kill(signal: NodeJS.Signals): boolean {

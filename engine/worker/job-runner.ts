@@ -143,9 +143,11 @@ export class JobRun {
         return;
       }
       try {
-        if (this.finishing) return;
+        // Renew through effectOnce's transaction too (it may outlast the lease), but a renewal that
+        // finds no lease once that transaction is under way proves nothing: our own commit may have
+        // cleared it, and the transaction's fence decides.
         const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
-        if (this.finishing) return;
+        if (res.rowCount === 0 && this.finishing) return;
         if (res.rowCount === 0) {
           this.leaseLost = true;
           deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'heartbeat' });

@@ -8,6 +8,12 @@ export interface FairnessBounds {
   lowQueues: string[];
   /** Queues that make up the high lane, for the comparison. Default [] : the highest priority claimed. */
   highQueues: string[];
+  /**
+   * The aging bound, relative to the high lane: the low lane's longest wait may exceed the high
+   * lane's longest by at most this (the engine's (q - p) * agingMs, plus a claim cycle of slack).
+   * Under overload every lane's wait grows; this says the low lane is not left behind. Default: off.
+   */
+  maxLowOverHighMs: number;
 }
 
 /**
@@ -21,6 +27,8 @@ export interface FairnessBounds {
  * low-lane job never claimed by the end waits at least from its acknowledgement
  * to the last event, and fails the check if that already exceeds the bound.
  */
+const OFF = Number.MAX_SAFE_INTEGER;
+
 export function checkFairness(history: readonly HistoryEvent[], final: FinalState, bounds: FairnessBounds): InvariantResult {
   const claims = history.filter((e): e is EventOf<'job:claimed'> => e.type === 'job:claimed');
   const lowP = minOf(claims.map((c) => c.priority));
@@ -66,13 +74,17 @@ export function checkFairness(history: readonly HistoryEvent[], final: FinalStat
     `low-lane max wait ${fmt(maxLow)} ms over ${fmt(low.length)} claims, ${fmt(starved.length)} never claimed; ` +
     `median wait high ${fmt(median(high))} ms vs low ${fmt(median(low))} ms (${lanes})` +
     (unmeasured ? `; ${fmt(unmeasured)} claims without a clock reading` : '');
-  const fail = over.length > 0 || starved.length > 0;
+  const maxHigh = maxOf(high);
+  const leftBehind = bounds.maxLowOverHighMs < OFF && maxLow > maxHigh + bounds.maxLowOverHighMs;
+  const fail = over.length > 0 || starved.length > 0 || leftBehind;
   const examples = [...firstN(over), ...firstN(starved)];
   return {
     name: 'fairness',
     pass: fail ? false : low.length === 0 || (!byQueues && lowP === highP) ? 'unknown' : true,
     figure,
-    bound: `low-lane max wait <= ${fmt(bounds.maxLowWaitMs)} ms`,
+    bound:
+      `low-lane max wait <= ${fmt(bounds.maxLowWaitMs)} ms` +
+      (bounds.maxLowOverHighMs < OFF ? ` and <= high-lane max (${fmt(maxHigh)} ms) + ${fmt(bounds.maxLowOverHighMs)} ms` : ''),
     ...(examples.length ? { examples } : {}),
   };
 }
@@ -81,6 +93,6 @@ export const fairness: CheckerDef<FairnessBounds> = {
   name: 'fairness',
   says: 'the low lane is served within its wait bound while the high lane is busy',
   check: checkFairness,
-  bounds: { maxLowWaitMs: 'number', lowQueues: 'string[]', highQueues: 'string[]' },
-  defaults: { maxLowWaitMs: 30_000, lowQueues: [], highQueues: [] },
+  bounds: { maxLowWaitMs: 'number', lowQueues: 'string[]', highQueues: 'string[]', maxLowOverHighMs: 'number' },
+  defaults: { maxLowWaitMs: 30_000, lowQueues: [], highQueues: [], maxLowOverHighMs: Number.MAX_SAFE_INTEGER },
 };

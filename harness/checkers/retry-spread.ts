@@ -45,7 +45,7 @@ export function outageWindows(history: readonly HistoryEvent[]): WindowMs[] {
 
 /**
  * After a shared outage, retries must not come back in lockstep. Counts
- * retries (`job:claimed` with attempt > 1) from the outage's start to
+ * retries (`job:claimed` with attempt > 1), by the time each was due, from the outage's start to
  * `afterMs` past its end, in buckets of `bucketMs`, and holds the fullest
  * bucket's share of them to `maxPeakShare`. Full jitter (wait random(0, ceiling))
  * spreads each attempt's retries over its whole ceiling; fixed intervals put
@@ -63,9 +63,13 @@ export function checkRetrySpread(history: readonly HistoryEvent[], _final: Final
     const buckets = new Map<number, number>();
     let total = 0;
     for (const e of history) {
-      if (e.type !== 'job:claimed' || e.attempt <= 1 || e.t < w.fromMs || e.t > end) continue;
+      if (e.type !== 'job:claimed' || e.attempt <= 1) continue;
+      // When the retry was due (its jittered run_at), in run time: the claim's time less how late it
+      // was claimed. A busy machine claiming a backlog in a rush must not read as lockstep retries.
+      const dueT = e.dbTime !== undefined ? e.t - Math.max(0, e.dbTime - e.runAt) : e.t;
+      if (dueT < w.fromMs || dueT > end) continue;
       total++;
-      const b = Math.floor((e.t - w.fromMs) / bounds.bucketMs);
+      const b = Math.floor((dueT - w.fromMs) / bounds.bucketMs);
       buckets.set(b, (buckets.get(b) ?? 0) + 1);
     }
     if (total === 0) continue;

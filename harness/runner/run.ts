@@ -108,6 +108,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     ]);
     sampler.start();
 
+    const faultsOver = new AbortController();
     const nemesis = new Nemesis(
       plan.faults,
       {
@@ -121,7 +122,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         log: log.child('nemesis'),
         maxAttempts: s.engine.maxAttempts,
         defaultQueue: s.lanes[0].queue,
-        signal: opts.interrupt,
+        // Lasting faults and evidence watchers end at the interrupt, or when the drain is over.
+        signal: AbortSignal.any([opts.interrupt, faultsOver.signal]),
       },
       clock,
       log.child('nemesis'),
@@ -139,11 +141,15 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       recorder.record({ type: 'run:phase', node: 'harness', phase: 'drain' });
       const drainUntil = clock.now() + s.drainTimeoutS * 1000;
       ticker.phase = () => progress.update('drain');
-      await nemesis.settle();
+      // Drain while the faults settle (an outage may still be on); done when both are, or at the deadline.
+      let settled = false;
+      const settling = nemesis.settle().then(() => (settled = true));
       while (!opts.interrupt.aborted && clock.now() < drainUntil) {
-        if ((await db.query(q.Unfinished)).rows[0].n === 0) break;
+        if (settled && (await db.query(q.Unfinished)).rows[0].n === 0) break;
         await clock.sleep(250, opts.interrupt).catch(() => {});
       }
+      faultsOver.abort();
+      await settling;
       await sampler.runOnce();
     } finally {
       ticker.stop();

@@ -43,6 +43,10 @@ export function evidence(ctx: InjectionContext, action: FaultAction, detail: Rec
  * claimed, the node materialized after its clock jumped).
  */
 export function watchFor(ctx: InjectionContext, match: (e: HistoryEvent) => boolean, timeoutMs: number): Promise<HistoryEvent | null> {
+  // A node's report can be recorded before the injector starts watching (its IPC message was handled
+  // while the injector awaited the database), so what is already in the history counts too.
+  const past = ctx.recorder.events.find(match);
+  if (past) return Promise.resolve(past);
   return new Promise((resolve) => {
     const stop = new AbortController();
     const off = ctx.recorder.onEvent((e) => {

@@ -16,10 +16,17 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
     })),
   );
   const ids = new Set(jobs.map((j) => j.id));
+  const injectedT = ctx.recorder.now();
   injected(ctx, action, { queue, count: jobs.length, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20) });
   // Behind a backlog the first claim can take a while; wait as long as a run may last.
-  const claimed = await watchFor(ctx, (e) => e.type === 'job:claimed' && ids.has(e.jobId), 300_000);
-  if (claimed && claimed.type === 'job:claimed') evidence(ctx, action, { firstClaimed: claimed.jobId, by: claimed.workerId, afterMs: claimed.t - ctx.recorder.now() });
+  // The first sign a worker took one: its claim, or, for a poison that killed the worker before the
+  // claim event got out, the rescue of its expired lease or its death.
+  const taken = await watchFor(
+    ctx,
+    (e) => (e.type === 'job:claimed' || e.type === 'lease:rescued' || e.type === 'job:dead') && ids.has(e.jobId),
+    300_000,
+  );
+  if (taken && 'jobId' in taken) evidence(ctx, action, { first: taken.type, jobId: taken.jobId, afterMs: taken.t - injectedT });
 }
 
 /** Jobs whose payload kills the handler's process on every attempt. */
