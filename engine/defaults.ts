@@ -26,6 +26,8 @@ export const DEFAULTS = {
   maxCrashes: 2,
   /** Aging: priority p overtakes q > p after waiting (q - p) * agingMs longer. */
   agingMs: 5_000,
+  /** A busy worker drains to run a suspect alone once the oldest suspect has waited this long (an idle one takes it at once). */
+  suspectPatienceMs: 2_000,
   /** After SIGTERM, how long in-flight jobs may run before their claims are handed back. */
   shutdownGraceMs: 10_000,
 } as const;

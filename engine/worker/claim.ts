@@ -43,9 +43,10 @@ export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<Claimed
   return res.rows.map(toClaimed);
 }
 
-/** Is a suspect (a job that was in flight when a worker died) due in these queues? */
-export async function suspectsWaiting(db: Queryable, queues: string[]): Promise<boolean> {
-  return (await db.query(q.SuspectsWaiting, [queues])).rows[0].waiting;
+/** How long the oldest due suspect (a job that was in flight when a worker died) has waited, ms; null when none. */
+export async function oldestSuspectWaitMs(db: Queryable, queues: string[]): Promise<number | null> {
+  const ms = (await db.query(q.SuspectsWaiting, [queues])).rows[0].oldest_wait_ms;
+  return ms === null ? null : Number(ms);
 }
 
 /** Claims one suspect, to be run alone. */

@@ -45,6 +45,8 @@ export interface WorkerOptions extends QueueOptions {
   rescueIntervalMs?: number;
   /** Expired leases with no recorded failure before a job is dead-lettered as a poison pill. Default 2. */
   maxCrashes?: number;
+  /** A busy worker drains to run a suspect alone once the oldest suspect has waited this long; an idle one takes it at once. Default 2,000. */
+  suspectPatienceMs?: number;
   /** After stop(), how long in-flight jobs may run before their claims are handed back. Default 10,000. */
   shutdownGraceMs?: number;
   clock?: Clock;
@@ -89,6 +91,7 @@ export function validateWorkerOptions(o: WorkerOptions): void {
   positive(o.agingMs, 'agingMs');
   positive(o.rescueIntervalMs, 'rescueIntervalMs');
   positive(o.shutdownGraceMs, 'shutdownGraceMs', true);
+  positive(o.suspectPatienceMs, 'suspectPatienceMs', true);
   if (o.maxCrashes !== undefined && (!Number.isInteger(o.maxCrashes) || o.maxCrashes < 1)) {
     throw new ValidationError('maxCrashes', `${o.maxCrashes} is not a positive integer`);
   }

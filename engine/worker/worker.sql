@@ -59,11 +59,10 @@ RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attemp
           now() AS db_now;
 
 -- name: SuspectsWaiting
--- Is any suspect due in these queues? Rides jobs_suspect_idx.
-SELECT EXISTS (
-  SELECT 1 FROM stampede.jobs
-   WHERE queue = ANY($1::text[]) AND state IN ('pending', 'failed') AND run_at <= now() AND crash_count > 0
-) AS waiting;
+-- How long the oldest due suspect in these queues has waited, ms (null: none). Rides jobs_suspect_idx.
+SELECT extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_wait_ms
+  FROM stampede.jobs
+ WHERE queue = ANY($1::text[]) AND state IN ('pending', 'failed') AND run_at <= now() AND crash_count > 0;
 
 -- name: ClaimSuspect
 -- Claims one suspect, oldest first, for a worker that has nothing else in

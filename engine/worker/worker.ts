@@ -4,7 +4,7 @@ import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
-import { claimJobs, claimSuspect, suspectsWaiting } from './claim.ts';
+import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
 import { JobRun } from './job-runner.ts';
@@ -40,7 +40,8 @@ export class Worker {
   private running = false;
   /** Running a suspect alone: claim nothing else until it is done. */
   private isolating = false;
-  private suspectsDue = false;
+  /** Wait of the oldest due suspect at the last check, ms; null when none. */
+  private suspectWaitMs: number | null = null;
   private suspectsCheckedAt = -Infinity;
   private loop?: Promise<void>;
   private stopping?: Promise<void>;
@@ -80,7 +81,7 @@ export class Worker {
         log: this.log.child('rescuer'),
         mutant: options.mutant,
         onRescued: () => {
-          this.suspectsDue = true;
+          this.suspectWaitMs ??= 0;
         },
       });
     }
@@ -113,10 +114,12 @@ export class Worker {
   /**
    * One claim: fills free slots with due jobs and starts them. Returns how
    * many it claimed. Suspects (jobs that were in flight when a worker died)
-   * come first, one at a time, each run alone: the worker drains, runs the
-   * suspect by itself, and claims nothing else until it is done. So when a
-   * job kills its process again, it alone is charged with the crash, and the
-   * innocent jobs that shared the first crashed process go free.
+   * run one at a time, each alone: the worker runs the suspect by itself and
+   * claims nothing else until it is done. So when a job kills its process
+   * again, it alone is charged with the crash, and the innocent jobs that
+   * shared the first crashed process go free. An idle worker takes a suspect
+   * at once; a busy one drains for it only once the oldest suspect has waited
+   * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
   async runOnce(): Promise<number> {
     if (this.isolating) return 0;
@@ -126,9 +129,10 @@ export class Worker {
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
-      this.suspectsDue = await suspectsWaiting(db, this.queues);
+      this.suspectWaitMs = await oldestSuspectWaitMs(db, this.queues);
     }
-    if (this.suspectsDue) {
+    const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
+    if (this.suspectWaitMs !== null && (this.inFlight.size === 0 || this.suspectWaitMs >= patienceMs)) {
       if (this.inFlight.size > 0) return 0; // drain first; a freed slot wakes the loop
       const suspect = await claimSuspect(db, base);
       if (suspect) {
@@ -138,7 +142,7 @@ export class Worker {
         });
         return 1;
       }
-      this.suspectsDue = false;
+      this.suspectWaitMs = null;
     }
     const concurrency = this.options.concurrency ?? DEFAULTS.concurrency;
     const free = concurrency - this.inFlight.size;
