@@ -9,7 +9,7 @@ export default defineScenario({
   durationS: 20,
   load: { model: 'poisson', rate: 500 },
   workers: 2,
-  concurrency: 16,
+  concurrency: 32,
   lanes: [{ queue: 'default', priority: 0, share: 1 }],
   mix: [
     { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 60 } },
