@@ -4,7 +4,7 @@ import { CONFIGS } from './systems/configs.ts';
 export interface BenchPlan {
   quick: boolean;
   json: boolean;
-  /** Write docs/readme/bench.md from this run. Default: full runs only. */
+  /** Write docs/benchmark.md from this run. Default: full runs only. */
   writeDocs: boolean;
   rounds: number;
   enqueueJobs: number;

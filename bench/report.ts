@@ -193,7 +193,7 @@ export function renderTargets(targets: TargetVerdict[]): string {
     .join('\n');
 }
 
-/** docs/readme/bench.md: the latest figures in plain words. */
+/** docs/benchmark.md: the latest figures in plain words. */
 export function renderMarkdown(r: BenchResults): string {
   const rows = tableRows(r);
   const esc = (s: string) => s.replace(/\|/g, '\\|');

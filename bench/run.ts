@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   const file = `${dir}${results.date.replace(/[:.]/g, '-')}${plan.quick ? '-quick' : partial ? '-partial' : ''}.json`;
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   if (plan.writeDocs) {
-    writeFileSync(fileURLToPath(new URL('../docs/readme/bench.md', import.meta.url)), renderMarkdown(results));
+    writeFileSync(fileURLToPath(new URL('../docs/benchmark.md', import.meta.url)), renderMarkdown(results));
   }
   if (plan.json) {
     process.stdout.write(JSON.stringify(results) + '\n');

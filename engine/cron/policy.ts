@@ -22,7 +22,7 @@ export type DstPolicy = (typeof DST_POLICIES)[number];
  * (every node down, or a forward clock jump):
  *   all     enqueue every missed occurrence within the catch-up window
  *   latest  enqueue only the newest missed occurrence within the window
- *   none    enqueue none of them (the default: see docs/readme/cron.md)
+ *   none    enqueue none of them (the default: see the README, "Recurring schedules and DST")
  */
 export const CATCH_UP_POLICIES = ['all', 'latest', 'none'] as const;
 export type CatchUpPolicy = (typeof CATCH_UP_POLICIES)[number];

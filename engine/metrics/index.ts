@@ -1,7 +1,7 @@
 /**
  * Metrics for stampede: RED on the worker loop from the typed events, queue
  * state and Postgres health sampled from the database on an interval, clock
- * skew per node, and an opt-in /metrics endpoint. See docs/readme/metrics.md.
+ * skew per node, and an opt-in /metrics endpoint. See the README, "Metrics, alerts, dashboard".
  *
  * Wiring, in a worker process:
  *

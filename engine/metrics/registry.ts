@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * global default, so two engines in one process, or a test beside a worker,
  * never share or clobber series). Names carry the `stampede_` prefix and
  * their unit (`_seconds`, `_total`); the metric catalogue lives in
- * docs/readme/metrics.md.
+ * the README, "Metrics, alerts, dashboard".
  *
  * Three families:
  *  - RED on the worker loop, fed by the engine's typed events (event-metrics.ts);
