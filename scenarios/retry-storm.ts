@@ -29,7 +29,9 @@ export default defineScenario({
     { fault: 'dependency-outage', atS: 4, forS: 3 },
     { fault: 'thundering-herd', atS: 4.5, count: 300 },
   ],
-  checkers: { 'retry-spread': true },
+  // Full jitter puts about a fifth of a cohort's first retries in each 400 ms bucket of the 2 s
+  // base, less once attempts overlap (14-15 % measured); the fixed-interval mutant 34 %.
+  checkers: { 'retry-spread': { maxPeakShare: 0.24 } },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,
 });

@@ -15,17 +15,18 @@ const SCENARIO = `export default {
   name: 'mini-retry-storm',
   description: 'A dependency outage while a burst falls due: retries must not come back in lockstep.',
   seed: 3,
-  durationS: 5,
+  durationS: 10,
   load: { model: 'constant', rate: 40 },
   workers: 2,
   concurrency: 16,
-  engine: { pollMs: 50, backoffBaseMs: 1000, backoffCapMs: 8000, maxAttempts: 10 },
+  engine: { pollMs: 50, backoffBaseMs: 2000, backoffCapMs: 30000, maxAttempts: 10 },
   faults: [
-    { fault: 'dependency-outage', atS: 1, forS: 2 },
-    { fault: 'thundering-herd', atS: 1.2, count: 200 },
+    { fault: 'dependency-outage', atS: 2, forS: 3 },
+    { fault: 'thundering-herd', atS: 2.5, count: 300 },
   ],
-  checkers: { 'retry-spread': true, 'exactly-one-effect': false },
-  drainTimeoutS: 30,
+  // As scenarios/retry-storm.ts: jitter measured 14-15 % in the fullest 400 ms bucket, lockstep 34 %.
+  checkers: { 'retry-spread': { maxPeakShare: 0.24 }, 'exactly-one-effect': false },
+  drainTimeoutS: 40,
 };
 `;
 
