@@ -1,4 +1,5 @@
 import { defineScenario } from '../harness/scenario.ts';
+import { BACKGROUND_TRAFFIC, SCHEDULED_JOB } from './background.ts';
 
 /**
  * Several scheduler nodes with skewed clocks, as in any fleet where NTP is
@@ -15,19 +16,13 @@ export default defineScenario({
   seed: 31,
   durationS: 14,
   load: { model: 'poisson', rate: 100 },
-  mix: [
-    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
-    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
-  ],
-  workers: 2,
-  concurrency: 8,
-  engine: { pollMs: 100 },
+  ...BACKGROUND_TRAFFIC,
   scheduler: {
     nodes: [{ skewMs: -20_000 }, { skewMs: 0 }, { skewMs: 25_000 }],
     schedules: [
-      { id: 'minutely', cron: '* * * * *', queue: 'default', catchUp: 'latest', payload: { kind: 'normal', params: { durationMs: 5 } } },
-      { id: 'rollup', cron: '*/2 * * * *', queue: 'default', catchUp: 'all', payload: { kind: 'normal', params: { durationMs: 5 } } },
-      { id: 'berlin-minutely', cron: '* * * * *', timezone: 'Europe/Berlin', queue: 'default', payload: { kind: 'normal', params: { durationMs: 5 } } },
+      { id: 'minutely', cron: '* * * * *', queue: 'default', catchUp: 'latest', payload: SCHEDULED_JOB },
+      { id: 'rollup', cron: '*/2 * * * *', queue: 'default', catchUp: 'all', payload: SCHEDULED_JOB },
+      { id: 'berlin-minutely', cron: '* * * * *', timezone: 'Europe/Berlin', queue: 'default', payload: SCHEDULED_JOB },
     ],
   },
   faults: [

@@ -1,7 +1,7 @@
 import { defineScenario } from '../harness/scenario.ts';
+import { BACKGROUND_TRAFFIC, SCHEDULED_JOB } from './background.ts';
 
-const job = { kind: 'normal', params: { durationMs: 5 } };
-const london = { timezone: 'Europe/London', queue: 'default', catchUp: 'all' as const, payload: job };
+const london = { timezone: 'Europe/London', queue: 'default', catchUp: 'all' as const, payload: SCHEDULED_JOB };
 
 /**
  * The night London falls back (2025-10-26, 02:00 BST becomes 01:00 GMT at
@@ -22,13 +22,7 @@ export default defineScenario({
   seed: 43,
   durationS: 14,
   load: { model: 'constant', rate: 50 },
-  mix: [
-    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
-    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
-  ],
-  workers: 2,
-  concurrency: 8,
-  engine: { pollMs: 100 },
+  ...BACKGROUND_TRAFFIC,
   scheduler: {
     nodes: [{ skewMs: 0, lookaheadMs: 45 * 60_000, catchUpWindowMs: 150 * 60_000 }],
     schedules: [

@@ -1,7 +1,7 @@
 import { defineScenario } from '../harness/scenario.ts';
+import { BACKGROUND_TRAFFIC, SCHEDULED_JOB } from './background.ts';
 
-const job = { kind: 'normal', params: { durationMs: 5 } };
-const ny = { timezone: 'America/New_York', queue: 'default', catchUp: 'all' as const, payload: job };
+const ny = { timezone: 'America/New_York', queue: 'default', catchUp: 'all' as const, payload: SCHEDULED_JOB };
 
 /**
  * The night New York springs forward (2025-03-09, 02:00 EST becomes 03:00
@@ -26,13 +26,7 @@ export default defineScenario({
   seed: 41,
   durationS: 14,
   load: { model: 'constant', rate: 50 },
-  mix: [
-    { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
-    { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
-  ],
-  workers: 2,
-  concurrency: 8,
-  engine: { pollMs: 100 },
+  ...BACKGROUND_TRAFFIC,
   scheduler: {
     nodes: [{ skewMs: 0, lookaheadMs: 45 * 60_000, catchUpWindowMs: 150 * 60_000 }],
     schedules: [
