@@ -1,0 +1,55 @@
+// An archiver node: `npm run archiver -- [--archive-after-ms N] [--retention-days N]
+// [--batch-size N] [--interval-ms N]`. Moves done jobs out of the hot table into
+// stampede.job_history (partitioned by day), creates partitions ahead and drops
+// whole ones past retention. Safe to run on several nodes (SKIP LOCKED).
+// Reads DATABASE_URL. SIGTERM/SIGINT: finish the batch in flight and exit 0.
+import { Db } from '../engine/db.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { JobArchiver } from '../engine/archive/job-archiver.ts';
+import { createLogger } from '../engine/log.ts';
+import { redactSecrets } from '../engine/redact.ts';
+import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = 'usage: npm run archiver -- [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
+
+async function main(): Promise<void> {
+  const { values } = parseFlags(process.argv.slice(2), {
+    'archive-after-ms': { type: 'string' },
+    'retention-days': { type: 'string' },
+    'batch-size': { type: 'string' },
+    'interval-ms': { type: 'string' },
+  });
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
+  const log = createLogger('archiver');
+  const db = new Db({ connectionString: url, maxConnections: 2, applicationName: 'stampede:archiver' });
+  let archiver: JobArchiver;
+  try {
+    archiver = new JobArchiver({
+      db,
+      log,
+      archiveAfterMs: intFlag(values, 'archive-after-ms'),
+      retentionDays: intFlag(values, 'retention-days', 1),
+      batchSize: intFlag(values, 'batch-size', 1),
+      intervalMs: intFlag(values, 'interval-ms', 1),
+    });
+  } catch (err) {
+    if (err instanceof ValidationError) throw new UsageError(err.message);
+    throw err;
+  }
+  const stop = async () => {
+    await archiver.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  archiver.start();
+  log.info('archiving');
+}
+
+main().catch((err) => {
+  const usage = err instanceof UsageError;
+  process.stderr.write(redactSecrets(`stampede archiver: ${(err as Error).message}\n`) + (usage ? `${USAGE}\n` : ''));
+  process.exit(usage ? 2 : 1);
+});
