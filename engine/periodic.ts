@@ -1,3 +1,4 @@
+import { backoffCeilingMs, RECONNECT_BACKOFF } from './worker/backoff.ts';
 import type { Clock } from './clock.ts';
 import type { Logger } from './log.ts';
 
@@ -55,7 +56,7 @@ export class PeriodicLoop<R = unknown> {
         if (again?.(result)) continue;
       } catch (err) {
         failures++;
-        pauseMs = Math.min(5000, 100 * 2 ** failures);
+        pauseMs = backoffCeilingMs(failures + 1, RECONNECT_BACKOFF);
         log.warn(`${what} failed; will retry`, { attempt: failures, error: (err as Error).message });
       }
       await clock.sleep(pauseMs, signal).catch(() => {});

@@ -1,3 +1,5 @@
+import { backoffCeilingMs } from '../worker/backoff.ts';
+
 export interface RestartPolicy {
   /** Delay before the first restart of a crashed process. */
   baseMs: number;
@@ -20,5 +22,5 @@ export function restartDecision(
   policy: RestartPolicy,
 ): { crashes: number; delayMs: number } {
   const crashes = uptimeMs >= policy.stableMs ? 1 : consecutiveCrashes + 1;
-  return { crashes, delayMs: Math.min(policy.capMs, policy.baseMs * 2 ** (crashes - 1)) };
+  return { crashes, delayMs: backoffCeilingMs(crashes, policy) };
 }

@@ -7,6 +7,9 @@ export interface BackoffPolicy {
   capMs: number;
 }
 
+/** Backoff between retries of a database call that failed for want of a connection (reconnects, passes of a loop). */
+export const RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 100, capMs: 5_000 };
+
 /** The ceiling for the retry after failed attempt `attempt` (1-based): min(cap, base * 2^(attempt-1)). */
 export function backoffCeilingMs(attempt: number, policy: BackoffPolicy): number {
   const exp = policy.baseMs * 2 ** Math.max(0, attempt - 1);

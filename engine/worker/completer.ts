@@ -1,3 +1,4 @@
+import { backoffCeilingMs } from './backoff.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
 import { isRetryableDbError } from '../errors.ts';
@@ -70,7 +71,7 @@ export class CompletionBatcher {
           return;
         }
         this.log.warn('completion write failed; retrying', { attempt, error: (err as Error).message });
-        await this.clock.sleep(Math.min(2000, 50 * 2 ** attempt));
+        await this.clock.sleep(backoffCeilingMs(attempt + 1, { baseMs: 50, capMs: 2_000 }));
       }
     }
   }

@@ -1,3 +1,4 @@
+import { backoffCeilingMs, RECONNECT_BACKOFF } from './backoff.ts';
 import type pg from 'pg';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
@@ -60,7 +61,7 @@ export class EnqueueListener {
         if (this.running) this.log.warn('LISTEN connect failed', { attempt: failures, error: (err as Error).message });
       }
       if (!this.running) break;
-      await this.clock.sleep(Math.min(5000, 100 * 2 ** failures), this.stopController.signal).catch(() => {});
+      await this.clock.sleep(backoffCeilingMs(failures + 1, RECONNECT_BACKOFF), this.stopController.signal).catch(() => {});
     }
   }
 }

@@ -1,3 +1,4 @@
+import { backoffCeilingMs, RECONNECT_BACKOFF } from './backoff.ts';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../clock.ts';
 import { DEFAULTS } from '../defaults.ts';
@@ -210,7 +211,7 @@ export class Worker {
         const message = (err as Error).message;
         this.events.emit('worker:error', { workerId: this.id, error: message });
         this.log.warn('claim failed; backing off', { attempt: failures, error: message });
-        await this.clock.sleep(Math.min(5000, 100 * 2 ** failures)).catch(() => {});
+        await this.clock.sleep(backoffCeilingMs(failures + 1, RECONNECT_BACKOFF)).catch(() => {});
         continue;
       }
       if (!this.running) break;
