@@ -70,6 +70,16 @@ describe('oldest-age-slo', () => {
     expect(r.bound).toBe('p99 and max <= 1,000 ms outside the incident; recovery <= 2,000 ms');
   });
 
+  it('a run that ends inside its incident window counts as recovered only if it ended under the SLO', () => {
+    const short = { ...bounds, incident: { fromMs: 3_000, toMs: 60_000 } };
+    const recovered = checkOldestAgeSlo(samples([100, 200, 300, 9_000, 4_000, 500]), finalState([]), short);
+    expect(recovered.pass).toBe(true);
+    expect(recovered.figure).toMatch(/back under the SLO when the run ended at 5,000 ms, inside it$/);
+    const stuck = checkOldestAgeSlo(samples([100, 200, 300, 9_000, 4_000, 3_000]), finalState([]), short); // the negative control
+    expect(stuck.pass).toBe(false);
+    expect(stuck.figure).toMatch(/never recovered$/);
+  });
+
   it('fails (negative control) when the age breaks the SLO outside the incident', () => {
     const r = checkOldestAgeSlo(samples([100, 3_000, 300, 400]), finalState([]), { ...bounds, incident: null });
     expect(r.pass).toBe(false);

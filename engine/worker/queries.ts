@@ -14,7 +14,6 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'RecordEffectKey',
   'EffectKeyExists',
   'CompleteJobInTx',
-  'DbNow',
 ] as const);
 
 export const rescuerQueries = loadQueries(new URL('./rescuer.sql', import.meta.url), ['RescueExpiredLeases'] as const);

@@ -183,6 +183,3 @@ UPDATE stampede.jobs
    SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
  WHERE id = $1 AND lease_token = $2 AND state = 'claimed'
 RETURNING id;
-
--- name: DbNow
-SELECT now() AS db_now;

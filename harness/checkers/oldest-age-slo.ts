@@ -35,6 +35,11 @@ export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: Fina
   const inc = bounds.incident;
   let recoveredT: number | undefined;
   if (inc) recoveredT = samples.find((s) => s.t >= inc.toMs && s.age <= bounds.sloMs)?.t;
+  // A run shorter than its declared incident (`--duration` cut it) that ended back under the SLO
+  // recovered inside the window; no later sample is needed to say so.
+  const last = samples[samples.length - 1];
+  const endedInside = inc !== null && recoveredT === undefined && last.t < inc.toMs && last.age <= bounds.sloMs;
+  if (endedInside) recoveredT = inc.toMs;
   const excusedUntil = inc ? (recoveredT ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY;
   const outside = samples.filter((s) => !inc || s.t < inc.fromMs || s.t >= excusedUntil).map((s) => s.age);
   const p99 = percentile(outside, 99);
@@ -48,7 +53,11 @@ export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: Fina
     `p99 ${fmt(p99)} ms, max ${fmt(max)} ms over ${fmt(outside.length)} samples outside the incident` +
     (inc
       ? `; peak ${fmt(peakInIncident!)} ms in the incident (${fmt(inc.fromMs)}-${fmt(inc.toMs)} ms); ` +
-        (recoveredT === undefined ? 'never recovered' : `recovered ${fmt(recoverMs!)} ms after it`)
+        (recoveredT === undefined
+          ? 'never recovered'
+          : endedInside
+            ? `back under the SLO when the run ended at ${fmt(last.t)} ms, inside it`
+            : `recovered ${fmt(recoverMs!)} ms after it`)
       : '');
   return {
     ...base,

@@ -3,8 +3,9 @@ import type { FaultAction } from '../plan.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
 import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
 
-/** Enqueues `count` jobs of one kind in one statement, all due at `runAt`; waits for the first claim of one as evidence. */
-async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: 'poison' | 'normal', runAt: Date): Promise<void> {
+/** Enqueues `count` jobs of one kind in one statement, all due at the database's now(); waits for the first claim of one as evidence. */
+async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: 'poison' | 'normal'): Promise<void> {
+  const runAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
   const count = action.params.count as number;
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
   const jobs = await enqueueMany(
@@ -30,13 +31,7 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
 }
 
 /** Jobs whose payload kills the handler's process on every attempt. */
-export const poisonPill: Injector = async (action, ctx) => {
-  const now = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
-  await enqueueFaultJobs(ctx, action, 'poison', now);
-};
+export const poisonPill: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, 'poison');
 
 /** Many jobs due at the same instant: one bulk insert with one run_at. */
-export const thunderingHerd: Injector = async (action, ctx) => {
-  const now = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
-  await enqueueFaultJobs(ctx, action, 'normal', now);
-};
+export const thunderingHerd: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, 'normal');
