@@ -92,6 +92,11 @@ describe('no-concurrent-claim', () => {
     expect(r.figure).toBe('0 attempts claimed twice and 0 overlapping holds over 4 claims');
   });
 
+  it("passes when a worker's failure report arrives after the retry's claim (a busy worker reports late)", () => {
+    const history = [h.claim(10, 1, 'w1', 1), h.claim(30, 1, 'w2', 2), h.failed(31, 1, 'w1', 1), h.completed(40, 1, 'w2', 2)];
+    expect(checkNoConcurrentClaim(history, finalState([]), { leaseMs: 30_000 }).pass).toBe(true);
+  });
+
   it('fails (negative control) when two workers hold a job at once, as claims without SKIP LOCKED do', () => {
     const history = [h.claim(10, 1, 'w1', 1), h.claim(11, 1, 'w2', 2), h.completed(20, 1, 'w1', 1), h.completed(21, 1, 'w2', 2)];
     const r = checkNoConcurrentClaim(history, finalState([]), { leaseMs: 30_000 });

@@ -34,6 +34,9 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
   const overlaps: unknown[] = [];
   const seenAttempt = new Map<string, string>();
   let claims = 0;
+  // An attempt whose failure the engine reported was ended by a fenced write that committed before any
+  // later attempt could be claimed, whenever its report reached the history (a busy worker's can lag).
+  const failed = new Set(history.flatMap((e) => (e.type === 'job:failed' ? [`${e.jobId}/${e.attempt}/${e.workerId}`] : [])));
 
   const close = (jobId: number, i: number, match: (h: Hold) => boolean) => {
     for (const h of open.get(jobId) ?? []) if (h.endI === undefined && match(h)) h.endI = i;
@@ -52,6 +55,10 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
           if (h.endI !== undefined || h.claim.workerId === e.workerId) continue;
           // One clock for both ends: the database's when both carry it, else the harness's.
           const gapMs = e.dbTime !== undefined && h.claim.dbTime !== undefined ? e.dbTime - h.claim.dbTime : e.t - h.claim.t;
+          if (e.attempt > h.claim.attempt && failed.has(`${e.jobId}/${h.claim.attempt}/${h.claim.workerId}`)) {
+            h.endI = i; // a retry after a recorded failure, reported late
+            continue;
+          }
           if (bounds.leaseMs > 0 && gapMs >= bounds.leaseMs) {
             h.endI = i; // the old lease had expired: a legitimate takeover
             continue;
