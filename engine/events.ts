@@ -9,7 +9,7 @@ export interface EngineEvents {
   'job:claimed': { jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number; dbClaimedAt: number };
   'job:started': { jobId: number; queue: string; attempt: number; workerId: string };
   'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };
-  'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; retryAt: number };
+  'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
   'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
   'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };

@@ -139,44 +139,60 @@ describe('one-job-per-cron-occurrence', () => {
 
 describe('retry-spread', () => {
   /**
-   * 200 jobs fail together when the outage starts at 10 s (a 10 s outage), then
-   * retry with the engine's backoff (base 1 s, cap 5 min) until the outage is over:
-   * with full jitter each wait is random(0, ceiling), without it (the no-jitter mutant) the ceiling.
+   * 200 jobs fail together when a 10 s outage starts at 10 s, then retry with
+   * the engine's backoff (base 1 s, cap 5 min) and fail again until the outage
+   * is over: with full jitter each wait is random(0, ceiling), without it (the
+   * no-jitter mutant) the ceiling. `spreadMs` is how long the burst takes to
+   * fail: a slow machine fails it over seconds, not all at once.
    */
-  function outageHistory(jitter: boolean, seed = 7): HistoryEvent[] {
+  function outageHistory(jitter: boolean, seed = 7, spreadMs = 100): HistoryEvent[] {
     const rng = new SeededRng(seed);
     const events: HistoryEvent[] = [h.fault(10_000, 'dependency-outage', { durationMs: 10_000 })];
     for (let id = 1; id <= 200; id++) {
-      let t = 10_000 + rng.next() * 100;
-      for (let attempt = 2; attempt <= 8; attempt++) {
+      let t = 10_000 + Math.round(rng.next() * spreadMs);
+      for (let attempt = 1; t < 20_000; attempt++) {
         // The engine's own retry policy; jitter=false is exactly what the no-jitter mutant does.
-        t += retryDelayMs(attempt - 1, { baseMs: 1_000, capMs: 300_000 }, rng, jitter);
-        events.push(h.claim(Math.round(t), id, 'w', attempt));
-        if (t >= 20_000) break;
+        const retryAt = t + retryDelayMs(attempt, { baseMs: 1_000, capMs: 300_000 }, rng, jitter);
+        events.push(h.failed(t, id, 'w', attempt, { dbTime: t, retryAt }));
+        t = retryAt + 5;
       }
     }
     return events.sort((a, b) => a.t - b.t);
   }
-  const bounds = { maxPeakShare: 0.15, bucketMs: 200, afterMs: 60_000, minRetries: 20 };
+  const bounds = { maxCohortShare: 0.5, bucketMs: 200, afterMs: 60_000, minCohort: 5, minRetries: 20 };
 
-  it('passes with full jitter', () => {
-    for (const seed of [1, 2, 3]) {
-      const r = checkRetrySpread(outageHistory(true, seed), finalState([]), bounds);
+  it('passes with full jitter, however fast the burst failed', () => {
+    for (const [seed, spreadMs] of [[1, 100], [2, 100], [3, 3_000]]) {
+      const r = checkRetrySpread(outageHistory(true, seed, spreadMs), finalState([]), bounds);
       expect(r.pass, r.figure).toBe(true);
     }
-    expect(checkRetrySpread(outageHistory(true), finalState([]), bounds).figure).toMatch(/^peak \d+ of \d+ retries \(\d+(\.\d)? %\) in the bucket at/);
+    expect(checkRetrySpread(outageHistory(true), finalState([]), bounds).figure).toMatch(
+      /^\d+ of \d+ retries \(\d+(\.\d)? %\) came due within 200 ms of their cohort \(\d+ cohorts/,
+    );
   });
 
-  it('fails (negative control) with fixed intervals: each attempt comes back in lockstep', () => {
-    const r = checkRetrySpread(outageHistory(false), finalState([]), bounds);
-    expect(r.pass).toBe(false);
-    expect(r.figure).toMatch(/^peak 200 of 800 retries \(25 %\)/);
-    expect(r.bound).toBe('peak 200 ms bucket <= 15 % of retries');
+  it('fails (negative control) with fixed intervals, also when a slow machine spread the burst over seconds', () => {
+    for (const spreadMs of [100, 3_000]) {
+      const r = checkRetrySpread(outageHistory(false, 7, spreadMs), finalState([]), bounds);
+      expect(r.pass, r.figure).toBe(false);
+      expect(r.figure).toMatch(/\(100 %\) came due within 200 ms of their cohort/);
+    }
+    expect(checkRetrySpread(outageHistory(false), finalState([]), bounds).bound).toBe("<= 50 % of a cohort's retries due within 200 ms");
+  });
+
+  it('does not judge a failure that dead-lettered its job, nor one without the database time', () => {
+    const lockstep = outageHistory(false).filter((e) => e.type !== 'job:failed' || e.attempt === 1);
+    const dead = lockstep.flatMap((e) => (e.type === 'job:failed' ? [e, h.dead(e.t, e.jobId, e.attempt)] : [e]));
+    expect(checkRetrySpread(lockstep, finalState([]), bounds).pass).toBe(false);
+    expect(checkRetrySpread(dead, finalState([]), bounds).pass).toBe('unknown');
+    const undated = lockstep.map((e) => (e.type === 'job:failed' ? { ...e, dbTime: undefined } : e));
+    expect(checkRetrySpread(undated, finalState([]), bounds).pass).toBe('unknown');
   });
 
   it('is unknown without an outage or with too few retries to judge', () => {
-    expect(checkRetrySpread([h.claim(1, 1, 'w', 2)], finalState([]), bounds).pass).toBe('unknown');
-    expect(checkRetrySpread([h.fault(0, 'dependency-outage', { durationMs: 5 }), h.claim(1, 1, 'w', 2)], finalState([]), bounds).pass).toBe('unknown');
+    const one = h.failed(1, 1, 'w', 1, { dbTime: 1, retryAt: 1_000 });
+    expect(checkRetrySpread([one], finalState([]), bounds).pass).toBe('unknown');
+    expect(checkRetrySpread([h.fault(0, 'dependency-outage', { durationMs: 5 }), one], finalState([]), bounds).pass).toBe('unknown');
   });
 
   it('reads an outage closed by an end marker, or sized by forS or untilMs', () => {

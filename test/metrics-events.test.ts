@@ -27,9 +27,9 @@ describe('RED counters fed by engine events', () => {
     events.emit('job:claimed', { ...base, jobId: 9, queue: 'sms', priority: 0, runAt: 0, dbClaimedAt: 100 });
     events.emit('job:completed', { ...base, jobId: 0, queue: 'mail', durationMs: 40 });
     events.emit('job:completed', { ...base, jobId: 1, queue: 'mail', durationMs: 2_000 });
-    events.emit('job:failed', { ...base, jobId: 2, queue: 'mail', durationMs: 30_000, error: 'JobTimeoutError: handler exceeded its timeout of 30000 ms', retryAt: 0 });
-    events.emit('job:failed', { ...base, jobId: 9, queue: 'sms', durationMs: 5, error: 'TypeError: bad field', retryAt: 0 });
-    events.emit('job:failed', { ...base, jobId: 9, queue: 'sms', durationMs: 5, error: 'TypeError: other field', retryAt: 0 });
+    events.emit('job:failed', { ...base, jobId: 2, queue: 'mail', durationMs: 30_000, error: 'JobTimeoutError: handler exceeded its timeout of 30000 ms', dbFailedAt: 0, retryAt: 0 });
+    events.emit('job:failed', { ...base, jobId: 9, queue: 'sms', durationMs: 5, error: 'TypeError: bad field', dbFailedAt: 0, retryAt: 0 });
+    events.emit('job:failed', { ...base, jobId: 9, queue: 'sms', durationMs: 5, error: 'TypeError: other field', dbFailedAt: 0, retryAt: 0 });
     events.emit('job:dead', { jobId: 9, queue: 'sms', attempt: 6, reason: 'attempts exhausted: TypeError: bad field' });
     events.emit('job:dead', { jobId: 7, queue: 'sms', attempt: 2, reason: 'crashed its worker 2 times' });
     events.emit('lease:lost', { ...base, jobId: 4, queue: 'mail', phase: 'heartbeat' });
@@ -108,7 +108,7 @@ describe('label values stay bounded', () => {
     const metrics = createMetrics();
     bindEngineEvents(events, metrics);
     for (let i = 0; i < 50; i++) {
-      events.emit('job:failed', { jobId: i, queue: 'q', attempt: 1, workerId: 'w', durationMs: 1, error: `Kind${i}Error: x`, retryAt: 0 });
+      events.emit('job:failed', { jobId: i, queue: 'q', attempt: 1, workerId: 'w', durationMs: 1, error: `Kind${i}Error: x`, dbFailedAt: 0, retryAt: 0 });
     }
     const values = (await metrics.failures.get()).values;
     expect(values).toHaveLength(MAX_FAILURE_REASONS + 1);

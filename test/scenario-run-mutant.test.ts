@@ -24,8 +24,7 @@ const SCENARIO = `export default {
     { fault: 'dependency-outage', atS: 2, forS: 3 },
     { fault: 'thundering-herd', atS: 2.5, count: 300 },
   ],
-  // As scenarios/retry-storm.ts: jitter measured 14-15 % in the fullest 400 ms bucket, lockstep 34 %.
-  checkers: { 'retry-spread': { maxPeakShare: 0.24 }, 'exactly-one-effect': false },
+  checkers: { 'retry-spread': true, 'exactly-one-effect': false },
   drainTimeoutS: 40,
 };
 `;
@@ -41,8 +40,8 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-/** The share of retries in the fullest bucket, from the retry-spread figure ("... (12.1 %) in the bucket ..."). */
-const peakShare = (summary: any): number => {
+/** The share of retries due together with their cohort, from the retry-spread figure ("... (31.2 %) came due ..."). */
+const cohortShare = (summary: any): number => {
   const figure: string = summary.invariants.find((i: any) => i.name === 'retry-spread').figure;
   return Number(/\(([\d.]+) %\)/.exec(figure)![1]);
 };
@@ -56,10 +55,8 @@ describe('a mutant run', () => {
     const r = await run([file, '--json', '--out', join(tmp, 'control')]);
     control = JSON.parse(r.stdout);
     const failed = control.invariants.filter((i: any) => i.pass !== true).map((i: any) => `${i.name}: ${i.figure}`);
-    // retry-spread's absolute bound is a property of a quiet machine (the release gate runs scenarios one
-    // at a time); beside other test files the comparison with the mutant below is what this test relies on.
-    expect(failed.filter((f: string) => !f.startsWith('retry-spread'))).toEqual([]);
-    expect(peakShare(control)).toBeLessThan(24);
+    expect(failed).toEqual([]);
+    expect(cohortShare(control)).toBeLessThan(50);
   }, 180_000);
 
   it('no-jitter exits 1 with retry-spread named as the violated invariant, far above the control', async () => {
@@ -74,7 +71,7 @@ describe('a mutant run', () => {
     expect(spread.pass).toBe(false);
     // The fault bit: the outage was injected and failed jobs, so this is a verdict, not an accident.
     expect(summary.invariants.find((i: any) => i.name === 'faults-exercised').pass).toBe(true);
-    // Lockstep concentrates the retries: well above the jittered control under the same load.
-    expect(peakShare(summary)).toBeGreaterThan(peakShare(control) * 1.4);
+    // Lockstep brings each cohort back together; the jittered control spread it.
+    expect(cohortShare(summary)).toBeGreaterThan(cohortShare(control) * 1.5);
   }, 180_000);
 });

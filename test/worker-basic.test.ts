@@ -46,10 +46,20 @@ describe('worker', () => {
     const job = await enqueue(db, 'always-fails', { n: 1 }, { maxAttempts: 4 });
     const events = new Events();
     const attempts: number[] = [];
-    events.on('job:failed', (e) => attempts.push(e.attempt));
+    const failures: { dbFailedAt: number; retryAt: number }[] = [];
+    events.on('job:failed', (e) => {
+      attempts.push(e.attempt);
+      failures.push(e);
+    });
+    const dbBefore = (await db.query('SELECT now() AS now')).rows[0].now.getTime();
     startWorker({ handlers: { 'always-fails': () => { throw new Error('downstream said 503'); } }, events });
     await until('job dead', async () => (await jobRow(db, job.id)).state === 'dead');
     expect(attempts).toEqual([1, 2, 3, 4]);
+    // Each failure carries the database's time of it, and its retry is due no earlier.
+    for (const f of failures) {
+      expect(f.dbFailedAt).toBeGreaterThanOrEqual(dbBefore);
+      expect(f.retryAt).toBeGreaterThanOrEqual(f.dbFailedAt);
+    }
     const row = await jobRow(db, job.id);
     expect(row.attempts).toBe(4);
     expect(row.errors.map((e) => e.error)).toEqual(Array(4).fill('Error: downstream said 503'));

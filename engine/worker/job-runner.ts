@@ -199,6 +199,7 @@ export class JobRun {
       workerId: deps.workerId,
       durationMs,
       error: message,
+      dbFailedAt: (row.failed_at as Date).getTime(),
       retryAt: (row.run_at as Date).getTime(),
     });
     if (row.state === 'dead') {

@@ -155,7 +155,7 @@ WITH failed AS (
   SELECT id, queue, payload, attempts, 'attempts exhausted: ' || $3, errors FROM failed WHERE state = 'dead'
   ON CONFLICT (job_id) DO NOTHING
 )
-SELECT id, state, attempts, run_at FROM failed;
+SELECT id, state, attempts, run_at, now() AS failed_at FROM failed;
 
 -- name: ReleaseJobs
 -- Graceful shutdown: hands back claims this worker could not finish, without

@@ -2,18 +2,26 @@ import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { fmt, type CheckerDef, type WindowMs } from './types.ts';
 
 export interface RetrySpreadBounds {
-  /** Largest share of the window's retries that may land in one bucket. Default 0.15 (15 %). */
-  maxPeakShare: number;
   /**
-   * Bucket width in ms: "in any one second". Default 1,000. Full jitter spreads
-   * a cohort's first retry over the backoff base, so the bucket must be well
-   * under it (a fifth or less) to tell jitter from lockstep; the scenario's
-   * bounds resolver picks min(1,000, backoffBaseMs / 5).
+   * Largest share of a cohort's retries that may come due within one
+   * `bucketMs` of each other. A cohort is the jobs whose same attempt failed
+   * within the same `bucketMs`. Fixed intervals bring a cohort back together,
+   * so the share is 100 %. Full jitter spreads it over the whole backoff
+   * ceiling. Default 0.5.
+   */
+  maxCohortShare: number;
+  /**
+   * Bucket width in ms. Default 1,000. Full jitter spreads a cohort's first
+   * retry over the backoff base, so the bucket must be well under the base
+   * (a fifth or less) to tell jitter from lockstep. The scenario's bounds
+   * resolver picks min(1,000, backoffBaseMs / 5).
    */
   bucketMs: number;
-  /** How long after the outage ends its retries are still counted, in ms. Default 60,000. */
+  /** How long after the outage ends its failures still count, in ms. Default 60,000. */
   afterMs: number;
-  /** Fewer retries than this in the window and the share means nothing: unknown. Default 20. */
+  /** Cohorts smaller than this are too small to judge. Default 5. */
+  minCohort: number;
+  /** Fewer judged retries than this and the share means nothing: unknown. Default 20. */
   minRetries: number;
 }
 
@@ -43,57 +51,91 @@ export function outageWindows(history: readonly HistoryEvent[]): WindowMs[] {
   return windows;
 }
 
+/** A failure with the database's time of it (every failure a worker reports carries one). */
+type Failure = Extract<HistoryEvent, { type: 'job:failed' }> & { dbTime: number };
+
+/** The most of the sorted `times` that fit in one span of `widthMs`, and where that span starts. */
+function densestSpan(times: readonly number[], widthMs: number): { count: number; fromMs: number } {
+  let best = { count: 0, fromMs: times[0] };
+  for (let lo = 0, hi = 0; hi < times.length; hi++) {
+    while (times[hi] - times[lo] >= widthMs) lo++;
+    if (hi - lo + 1 > best.count) best = { count: hi - lo + 1, fromMs: times[lo] };
+  }
+  return best;
+}
+
 /**
- * After a shared outage, retries must not come back in lockstep. Counts
- * retries (`job:claimed` with attempt > 1), by the time each was due, from the outage's start to
- * `afterMs` past its end, in buckets of `bucketMs`, and holds the fullest
- * bucket's share of them to `maxPeakShare`. Full jitter (wait random(0, ceiling))
- * spreads each attempt's retries over its whole ceiling; fixed intervals put
- * every job that failed together into the same bucket again, attempt after
- * attempt. With several outages the worst window is reported.
+ * Jobs that failed together must not come back together. After a shared
+ * outage, the failures that lead to a retry (not to the dead-letter table)
+ * are grouped into cohorts: the same attempt, failed within the same
+ * `bucketMs` by the database clock. In each cohort of at least `minCohort`
+ * jobs the checker counts the retries that come due (`retryAt`) within the
+ * densest `bucketMs`, and holds that count, summed over cohorts, to
+ * `maxCohortShare` of their retries. Fixed intervals give 100 %: each cohort
+ * returns on one tick to hit the recovering dependency together, and fails
+ * together again. Full jitter (wait random(0, ceiling)) spreads each cohort
+ * over its whole ceiling. Judging cohorts rather than the whole window keeps
+ * the verdict apart from how fast the machine failed the burst: a slow
+ * machine spreads the failures, but not the lockstep of each cohort.
+ * With several outages the worst window is reported.
  */
 export function checkRetrySpread(history: readonly HistoryEvent[], _final: FinalState, bounds: RetrySpreadBounds): InvariantResult {
-  const base = { name: 'retry-spread', bound: `peak ${fmt(bounds.bucketMs)} ms bucket <= ${fmt(bounds.maxPeakShare * 100, 1)} % of retries` };
+  const base = {
+    name: 'retry-spread',
+    bound: `<= ${fmt(bounds.maxCohortShare * 100, 1)} % of a cohort's retries due within ${fmt(bounds.bucketMs)} ms`,
+  };
   const windows = outageWindows(history);
   if (windows.length === 0) return { ...base, pass: 'unknown', figure: `no ${OUTAGE_FAULT} in the history` };
 
-  let worst: { share: number; peak: number; total: number; atMs: number; meanPerBucket: number; w: WindowMs } | undefined;
+  // A failure that killed the job has no retry to judge.
+  const deadAt = new Set(history.filter((e) => e.type === 'job:dead').map((e) => `${e.jobId}:${e.attempt}`));
+  const retried = history.filter((e): e is Failure => e.type === 'job:failed' && e.dbTime !== undefined && !deadAt.has(`${e.jobId}:${e.attempt}`));
+
+  let worst: { share: number; together: number; judged: number; cohorts: number; top: { count: number; size: number; attempt: number }; w: WindowMs } | undefined;
   for (const w of windows) {
-    const end = w.toMs + bounds.afterMs;
-    const buckets = new Map<number, number>();
-    let total = 0;
-    for (const e of history) {
-      if (e.type !== 'job:claimed' || e.attempt <= 1) continue;
-      // When the retry was due (its jittered run_at), in run time: the claim's time less how late it
-      // was claimed. A busy machine claiming a backlog in a rush must not read as lockstep retries.
-      const dueT = e.dbTime !== undefined ? e.t - Math.max(0, e.dbTime - e.runAt) : e.t;
-      if (dueT < w.fromMs || dueT > end) continue;
-      total++;
-      const b = Math.floor((dueT - w.fromMs) / bounds.bucketMs);
-      buckets.set(b, (buckets.get(b) ?? 0) + 1);
+    const cohorts = new Map<string, Failure[]>();
+    for (const f of retried) {
+      if (f.t < w.fromMs || f.t > w.toMs + bounds.afterMs) continue;
+      const key = `${f.attempt}:${Math.floor(f.dbTime / bounds.bucketMs)}`;
+      cohorts.set(key, [...(cohorts.get(key) ?? []), f]);
     }
-    if (total === 0) continue;
-    const [peakBucket, peak] = [...buckets].reduce((a, b) => (b[1] > a[1] ? b : a));
-    const share = peak / total;
-    const meanPerBucket = total / Math.max(1, Math.ceil((end - w.fromMs) / bounds.bucketMs));
-    if (!worst || share > worst.share) worst = { share, peak, total, atMs: w.fromMs + peakBucket * bounds.bucketMs, meanPerBucket, w };
+    let together = 0;
+    let judged = 0;
+    let count = 0;
+    let top = { count: 0, size: 0, attempt: 0 };
+    for (const members of cohorts.values()) {
+      if (members.length < bounds.minCohort) continue;
+      const dense = densestSpan(members.map((f) => f.retryAt).sort((a, b) => a - b), bounds.bucketMs);
+      together += dense.count;
+      judged += members.length;
+      count++;
+      if (dense.count / members.length > top.count / Math.max(1, top.size)) top = { count: dense.count, size: members.length, attempt: members[0].attempt };
+    }
+    if (judged === 0) continue;
+    const share = together / judged;
+    if (!worst || share > worst.share) worst = { share, together, judged, cohorts: count, top, w };
   }
-  if (!worst || worst.total < bounds.minRetries) {
-    return { ...base, pass: 'unknown', figure: `${fmt(worst?.total ?? 0)} retries after the outage; fewer than ${fmt(bounds.minRetries)} tell nothing` };
+  if (!worst || worst.judged < bounds.minRetries) {
+    return {
+      ...base,
+      pass: 'unknown',
+      figure: `${fmt(worst?.judged ?? 0)} retries in cohorts of ${fmt(bounds.minCohort)}+ after the outage; fewer than ${fmt(bounds.minRetries)} tell nothing`,
+    };
   }
   return {
     ...base,
-    pass: worst.share <= bounds.maxPeakShare,
+    pass: worst.share <= bounds.maxCohortShare,
     figure:
-      `peak ${fmt(worst.peak)} of ${fmt(worst.total)} retries (${fmt(worst.share * 100, 1)} %) in the bucket at ${fmt(worst.atMs)} ms, ` +
-      `${fmt(worst.peak / worst.meanPerBucket, 1)}x the mean, after the outage at ${fmt(worst.w.fromMs)}-${fmt(worst.w.toMs)} ms`,
+      `${fmt(worst.together)} of ${fmt(worst.judged)} retries (${fmt(worst.share * 100, 1)} %) came due within ${fmt(bounds.bucketMs)} ms of their cohort ` +
+      `(${fmt(worst.cohorts)} cohorts of jobs that failed together; lockstep is 100 %); ` +
+      `tightest: ${fmt(worst.top.count)} of ${fmt(worst.top.size)} after attempt ${worst.top.attempt}; outage at ${fmt(worst.w.fromMs)}-${fmt(worst.w.toMs)} ms`,
   };
 }
 
 export const retrySpread: CheckerDef<RetrySpreadBounds> = {
   name: 'retry-spread',
-  says: 'after a shared outage, no one second holds more than its share of the retries (jitter, not lockstep)',
+  says: 'after a shared outage, jobs that failed together do not come due together again (jitter, not lockstep)',
   check: checkRetrySpread,
-  bounds: { maxPeakShare: 'number', bucketMs: 'number', afterMs: 'number', minRetries: 'number' },
-  defaults: { maxPeakShare: 0.15, bucketMs: 1_000, afterMs: 60_000, minRetries: 20 },
+  bounds: { maxCohortShare: 'number', bucketMs: 'number', afterMs: 'number', minCohort: 'number', minRetries: 'number' },
+  defaults: { maxCohortShare: 0.5, bucketMs: 1_000, afterMs: 60_000, minCohort: 5, minRetries: 20 },
 };

@@ -143,7 +143,10 @@ export class Fleet {
       this.recorder.recordAtNodeTime({ type: 'fault:evidence', node, nodeTime, fault: 'worker-kill', detail: p }, nodeTime);
       return;
     }
-    if (PASSED_THROUGH.has(name)) this.recorder.recordAtNodeTime({ type: name, node, nodeTime, ...p } as Recordable, nodeTime);
+    if (!PASSED_THROUGH.has(name)) return;
+    // The database's time of a failure is the history's dbTime, as a claim's is.
+    const { dbFailedAt, ...rest } = p;
+    this.recorder.recordAtNodeTime({ type: name, node, nodeTime, ...(dbFailedAt !== undefined ? { dbTime: dbFailedAt } : {}), ...rest } as Recordable, nodeTime);
   }
 
   private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {

@@ -18,7 +18,10 @@ export const h = {
     ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.nodeTime !== undefined ? { nodeTime: x.nodeTime } : {}),
   }),
   completed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:completed', jobId, queue: 'default', attempt, workerId, durationMs: 1 }),
-  failed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: 'boom', retryAt: 0 }),
+  failed: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { retryAt?: number } = {}): HistoryEvent => ({
+    t, node: x.node ?? workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: 'boom', retryAt: x.retryAt ?? 0,
+    ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}),
+  }),
   dead: (t: number, jobId: number, attempt: number): HistoryEvent => ({ t, node: 'w', type: 'job:dead', jobId, queue: 'default', attempt, reason: 'attempts exhausted' }),
   leaseLost: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase: 'heartbeat' }),
   rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
