@@ -14,23 +14,38 @@ interface Payload {
   params?: { durationMs?: number; failAttempts?: number };
 }
 
-/** Tells the harness something only this process saw (over the worker's IPC channel). */
-function report(name: string, payload: Record<string, unknown>): void {
-  if (process.send && process.connected) process.send({ kind: 'event', name, payload, nodeTime: systemClock.now() });
+/** Tells the harness something only this process saw (over the worker's IPC channel); resolves once it is sent. */
+function report(name: string, payload: Record<string, unknown>): Promise<void> {
+  if (!process.send || !process.connected) return Promise.resolve();
+  return new Promise((resolve) => process.send!({ kind: 'event', name, payload, nodeTime: systemClock.now() }, () => resolve()));
 }
 
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs
 // this process there, so "killed mid-handler" and "killed after the effect
 // committed, before the worker heard back" happen exactly, not by luck.
-let armed: 'mid-handler' | 'after-effect' | null = null;
-process.on('message', (m: { kind?: string; point?: typeof armed }) => {
-  if (m?.kind === 'arm-kill') armed = m.point ?? null;
+// A stop point the same way: the next job to reach the inside of its effect's
+// transaction (effect written, not committed) freezes this process there, and
+// the harness resumes it later: a redelivery then overlaps the effect for sure.
+let armedKill: 'mid-handler' | 'after-effect' | null = null;
+let armedStop = false;
+process.on('message', (m: { kind?: string; point?: typeof armedKill }) => {
+  if (m?.kind === 'arm-kill') armedKill = m.point ?? null;
+  if (m?.kind === 'arm-stop') armedStop = true;
+  if (m?.kind === 'disarm-stop') armedStop = false;
 });
 
 function killHere(point: 'mid-handler' | 'after-effect', ctx: JobContext): void {
-  if (armed !== point) return;
-  report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.job.id, workerId: ctx.workerId });
+  if (armedKill !== point) return;
+  void report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.job.id, workerId: ctx.workerId });
   process.kill(process.pid, 'SIGKILL');
+}
+
+async function stopHere(ctx: JobContext): Promise<void> {
+  if (!armedStop) return;
+  armedStop = false;
+  // The report must be sent before the process freezes: it is how the harness learns whom to resume.
+  await report('fault:bit', { fault: 'worker-stop', point: 'in-effect', jobId: ctx.job.id, workerId: ctx.workerId });
+  process.kill(process.pid, 'SIGSTOP');
 }
 
 // The shared dependency: during a dependency-outage fault it fails calls.
@@ -73,9 +88,10 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
       const { applied } = await ctx.effectOnce(async (tx) => {
         await tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]);
+        await stopHere(ctx);
         if (ms > 0) await systemClock.sleep(ms / 2);
       });
-      if (applied) report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
+      if (applied) void report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
       killHere('after-effect', ctx);
       return;
     }

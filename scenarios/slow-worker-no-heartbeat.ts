@@ -3,7 +3,7 @@ import { slowWorkerBase } from './slow-worker.ts';
 
 /**
  * The same slow jobs with heartbeats off, plus one worker frozen (SIGSTOP)
- * for 6 s: leases expire under running jobs and other workers take them over,
+ * for 6 s inside an effect's transaction: leases expire under running jobs and other workers take them over,
  * as SQS redelivers a message whose visibility timeout ran out. Duplicates
  * happen; they must be absorbed: the stale worker's completion is refused by
  * the lease-token fence, and its effect collapses onto the one dedup key
@@ -14,10 +14,12 @@ export default defineScenario({
   ...slowWorkerBase,
   name: 'slow-worker-no-heartbeat',
   description:
-    'Jobs longer than the visibility timeout with no heartbeat, and a worker frozen by SIGSTOP for 6 s (the SQS visibility-timeout redelivery): leases expire mid-job and jobs run twice; the fence refuses the stale completion and the in-transaction dedup key keeps exactly one effect.',
+    'Jobs longer than the visibility timeout with no heartbeat, and a worker frozen by SIGSTOP for 6 s inside an effect\'s transaction (the SQS visibility-timeout redelivery): leases expire mid-job and jobs run twice; the fence refuses the stale completion and the in-transaction dedup key keeps exactly one effect.',
   // Every slow job is rescued at least once (a rescue counts as a crash), a frozen one maybe twice: the
   // crash-loop limit sits above that.
   engine: { ...slowWorkerBase.engine, heartbeatMs: 0, maxCrashes: 6, maxAttempts: 10 },
-  // A frozen worker: its jobs are rescued and run elsewhere while it still holds them.
-  faults: [{ fault: 'worker-stop', atS: 6, target: 'worker:1', forS: 6 }],
+  // A worker frozen inside an effect's transaction (the effect written, not committed): the job is rescued
+  // and run elsewhere while the frozen one still holds it, so a redelivery overlaps the effect every run,
+  // not only when the timing happens to line up.
+  faults: [{ fault: 'worker-stop', atS: 3, target: 'worker:all', point: 'in-effect', forS: 6 }],
 });

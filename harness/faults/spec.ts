@@ -26,8 +26,11 @@ export type FaultSpec = FaultTiming &
   (
     /** SIGKILL. `point` picks when: any moment, while a handler runs, or after an effect committed but before the worker heard back. */
     | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'after-effect' }
-    /** SIGSTOP for forS seconds, then SIGCONT: slow but alive. */
-    | { fault: 'worker-stop'; target?: NodeRef; forS: number }
+    /**
+     * SIGSTOP for forS seconds, then SIGCONT: slow but alive. `point` picks when: at once, or (`in-effect`)
+     * the first armed target to reach the inside of an effect's transaction, frozen there.
+     */
+    | { fault: 'worker-stop'; target?: NodeRef; forS: number; point?: 'any' | 'in-effect' }
     /** Set the node's clock offset to skewMs (positive: ahead). */
     | { fault: 'clock-skew'; target?: NodeRef; skewMs: number }
     /** Step the node's clock by jumpMs (positive: forward), as NTP or `date -s` would. */
@@ -55,7 +58,7 @@ export type FaultName = FaultSpec['fault'];
 /** Every fault's parameters: the kind of each, and whether it is required. */
 const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | readonly string[]; required?: boolean }>> = {
   'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'after-effect'] } },
-  'worker-stop': { target: { kind: 'node' }, forS: { kind: 'posNum', required: true } },
+  'worker-stop': { target: { kind: 'node' }, forS: { kind: 'posNum', required: true }, point: { kind: ['any', 'in-effect'] } },
   'clock-skew': { target: { kind: 'node' }, skewMs: { kind: 'num', required: true } },
   'clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'num', required: true } },
   dst: {

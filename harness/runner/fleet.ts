@@ -140,7 +140,7 @@ export class Fleet {
     }
     if (name === 'job:completed' || name === 'job:failed' || name === 'lease:lost') flying.delete(p.jobId);
     if (name === 'fault:bit') {
-      this.recorder.recordAtNodeTime({ type: 'fault:evidence', node, nodeTime, fault: 'worker-kill', detail: p }, nodeTime);
+      this.recorder.recordAtNodeTime({ type: 'fault:evidence', node, nodeTime, fault: p.fault, detail: p }, nodeTime);
       return;
     }
     if (!PASSED_THROUGH.has(name)) return;
