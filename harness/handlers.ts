@@ -23,42 +23,54 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs
 // this process there, so "killed mid-handler" and "killed after the effect
 // committed, before the worker heard back" happen exactly, not by luck.
-// A stop point the same way: the next job to reach the inside of its effect's
-// transaction (effect written, not committed) freezes this process there, and
-// the harness resumes it later: a redelivery then overlaps the effect for sure.
-let armedKill: 'mid-handler' | 'after-effect' | null = null;
-let armedStop = false;
-process.on('message', (m: { kind?: string; point?: typeof armedKill }) => {
-  if (m?.kind === 'arm-kill') armedKill = m.point ?? null;
-  if (m?.kind === 'arm-stop') armedStop = true;
-  if (m?.kind === 'disarm-stop') armedStop = false;
+// Stop points the same way: the first job to reach one, on any armed worker,
+// freezes its process there (SIGSTOP) and the harness resumes it later.
+// `in-effect`: inside the effect's transaction, the effect written and not
+// committed. `before-report`: a slow job whose work is done, before its
+// handler returns, so its completion is sent only after the resume.
+type KillPoint = 'mid-handler' | 'after-effect';
+type StopPoint = 'in-effect' | 'before-report';
+let armedKill: KillPoint | null = null;
+/** Armed stop points, with the fault action's seq that the first worker to arrive takes in the database. */
+const armedStops = new Map<StopPoint, number>();
+process.on('message', (m: { kind?: string; point?: string; seq?: number }) => {
+  if (m?.kind === 'arm-kill') armedKill = (m.point as KillPoint | undefined) ?? null;
+  if (m?.kind === 'arm-stop') armedStops.set(m.point as StopPoint, Number(m.seq));
 });
 
-function killHere(point: 'mid-handler' | 'after-effect', ctx: JobContext): void {
+function killHere(point: KillPoint, ctx: JobContext): void {
   if (armedKill !== point) return;
   void report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.job.id, workerId: ctx.workerId });
   process.kill(process.pid, 'SIGKILL');
 }
 
-async function stopHere(ctx: JobContext): Promise<void> {
-  if (!armedStop) return;
-  armedStop = false;
+async function stopHere(point: StopPoint, ctx: JobContext): Promise<void> {
+  const seq = armedStops.get(point);
+  if (seq === undefined) return;
+  armedStops.delete(point);
+  const taken = await harnessDb().query(q.TakeStopPoint, [seq, ctx.workerId]);
+  if (!taken.rowCount) return; // another worker got there first
   // The report must be sent before the process freezes: it is how the harness learns whom to resume.
-  await report('fault:bit', { fault: 'worker-stop', point: 'in-effect', jobId: ctx.job.id, workerId: ctx.workerId });
+  await report('fault:bit', { fault: 'worker-stop', point, jobId: ctx.job.id, attempt: ctx.attempt, workerId: ctx.workerId });
   process.kill(process.pid, 'SIGSTOP');
+}
+
+let db: Db | undefined;
+/** The harness's own tables (the dependency flag, stop points), through a small pool of this process. */
+function harnessDb(): Db {
+  db ??= new Db({ connectionString: process.env.DATABASE_URL!, maxConnections: 2, applicationName: 'stampede:worker:harness' });
+  return db;
 }
 
 // The shared dependency: during a dependency-outage fault it fails calls.
 // The flag lives in the database and is read at most every 100 ms.
 const dependencyChecked = process.env.STAMPEDE_HARNESS_DEPENDENCY === '1';
 let dependency = { outage: false, errorRate: 1, readAt: -Infinity };
-let db: Db | undefined;
 
 async function callDependency(ctx: JobContext): Promise<void> {
   if (!dependencyChecked) return;
   if (systemClock.now() - dependency.readAt > 100) {
-    db ??= new Db({ connectionString: process.env.DATABASE_URL!, maxConnections: 2, applicationName: 'stampede:worker:dependency' });
-    const row = (await db.query(q.ReadDependency)).rows[0];
+    const row = (await harnessDb().query(q.ReadDependency)).rows[0];
     dependency = { outage: row.outage, errorRate: row.error_rate, readAt: systemClock.now() };
   }
   // Which calls fail during a partial outage is decided by the job and attempt, not by chance, so a replay fails the same ones.
@@ -88,7 +100,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
       const { applied } = await ctx.effectOnce(async (tx) => {
         await tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]);
-        await stopHere(ctx);
+        await stopHere('in-effect', ctx);
         if (ms > 0) await systemClock.sleep(ms / 2);
       });
       if (applied) void report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
@@ -101,6 +113,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       await systemClock.sleep(ms / 2, ctx.signal);
       killHere('mid-handler', ctx);
       await systemClock.sleep(ms - ms / 2, ctx.signal);
+      if (payload.kind === 'slow') await stopHere('before-report', ctx);
   }
 };
 

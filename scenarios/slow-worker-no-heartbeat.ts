@@ -18,8 +18,12 @@ export default defineScenario({
   // Every slow job is rescued at least once (a rescue counts as a crash), a frozen one maybe twice: the
   // crash-loop limit sits above that.
   engine: { ...slowWorkerBase.engine, heartbeatMs: 0, maxCrashes: 6, maxAttempts: 10 },
-  // A worker frozen inside an effect's transaction (the effect written, not committed): the job is rescued
-  // and run elsewhere while the frozen one still holds it, so a redelivery overlaps the effect every run,
-  // not only when the timing happens to line up.
-  faults: [{ fault: 'worker-stop', atS: 3, target: 'worker:all', point: 'in-effect', forS: 6 }],
+  // Two freezes armed on every worker, so the overlaps happen every run, not only when timing lines up.
+  // One inside an effect's transaction (the effect written, not committed): the job is rescued and run
+  // elsewhere while the frozen one still holds it open. One at the end of a slow job, resumed the moment
+  // another worker has claimed it: its completion arrives while the new owner holds the lease.
+  faults: [
+    { fault: 'worker-stop', atS: 3, target: 'worker:all', point: 'in-effect', forS: 6 },
+    { fault: 'worker-stop', atS: 3, target: 'worker:all', point: 'before-report', forS: 8, resume: 'on-takeover' },
+  ],
 });

@@ -27,10 +27,12 @@ export type FaultSpec = FaultTiming &
     /** SIGKILL. `point` picks when: any moment, while a handler runs, or after an effect committed but before the worker heard back. */
     | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'after-effect' }
     /**
-     * SIGSTOP for forS seconds, then SIGCONT: slow but alive. `point` picks when: at once, or (`in-effect`)
-     * the first armed target to reach the inside of an effect's transaction, frozen there.
+     * SIGSTOP for forS seconds, then SIGCONT: slow but alive. `point` picks when: at once, or the first
+     * armed target whose job reaches the point freezes there: `in-effect` (inside an effect's transaction,
+     * not committed) or `before-report` (a slow job's work done, its completion not yet sent). `resume`:
+     * after forS (default), or `on-takeover`: as soon as another worker claims the frozen job (forS at most).
      */
-    | { fault: 'worker-stop'; target?: NodeRef; forS: number; point?: 'any' | 'in-effect' }
+    | { fault: 'worker-stop'; target?: NodeRef; forS: number; point?: 'any' | 'in-effect' | 'before-report'; resume?: 'after' | 'on-takeover' }
     /** Set the node's clock offset to skewMs (positive: ahead). */
     | { fault: 'clock-skew'; target?: NodeRef; skewMs: number }
     /** Step the node's clock by jumpMs (positive: forward), as NTP or `date -s` would. */
@@ -58,7 +60,12 @@ export type FaultName = FaultSpec['fault'];
 /** Every fault's parameters: the kind of each, and whether it is required. */
 const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | readonly string[]; required?: boolean }>> = {
   'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'after-effect'] } },
-  'worker-stop': { target: { kind: 'node' }, forS: { kind: 'posNum', required: true }, point: { kind: ['any', 'in-effect'] } },
+  'worker-stop': {
+    target: { kind: 'node' },
+    forS: { kind: 'posNum', required: true },
+    point: { kind: ['any', 'in-effect', 'before-report'] },
+    resume: { kind: ['after', 'on-takeover'] },
+  },
   'clock-skew': { target: { kind: 'node' }, skewMs: { kind: 'num', required: true } },
   'clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'num', required: true } },
   dst: {

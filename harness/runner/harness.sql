@@ -15,12 +15,27 @@ CREATE TABLE IF NOT EXISTS harness.dependency (
   error_rate float8 NOT NULL DEFAULT 1
 );
 INSERT INTO harness.dependency (id) VALUES (1) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS harness.stop_points (
+  seq      int PRIMARY KEY,
+  point    text NOT NULL,
+  taken_by text
+);
 
 -- name: SetDependencyOutage
 UPDATE harness.dependency SET outage = $1, error_rate = $2;
 
 -- name: ReadDependency
 SELECT outage, error_rate FROM harness.dependency;
+
+-- name: ArmStopPoint
+-- A worker-stop fault armed at a point (`seq` is the fault action's).
+INSERT INTO harness.stop_points (seq, point) VALUES ($1, $2) ON CONFLICT (seq) DO NOTHING;
+
+-- name: TakeStopPoint
+-- The first worker to reach an armed stop point takes it and freezes; every
+-- other armed worker runs on. Decided here, not over IPC, where a disarm can
+-- arrive after a second worker already reached the point.
+UPDATE harness.stop_points SET taken_by = $2 WHERE seq = $1 AND taken_by IS NULL RETURNING seq;
 
 -- name: RecordEffect
 INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);

@@ -4,6 +4,8 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'CreateHarnessTables',
   'SetDependencyOutage',
   'ReadDependency',
+  'ArmStopPoint',
+  'TakeStopPoint',
   'RecordEffect',
   'FinalJobs',
   'FinalDeadLetters',

@@ -16,7 +16,8 @@ const NODE_LAG_MS = 5_000;
 export class HistoryRecorder {
   readonly events: HistoryEvent[] = [];
   private readonly out?: WriteStream;
-  private readonly listeners: ((e: HistoryEvent) => void)[] = [];
+  // A set: removing a listener twice, or while events are delivered, must not touch another one.
+  private readonly listeners = new Set<(e: HistoryEvent) => void>();
 
   constructor(
     private readonly clock: Clock,
@@ -63,8 +64,8 @@ export class HistoryRecorder {
 
   /** Called with every event as it is recorded (the fault injectors watch for evidence). */
   onEvent(listener: (e: HistoryEvent) => void): () => void {
-    this.listeners.push(listener);
-    return () => this.listeners.splice(this.listeners.indexOf(listener), 1);
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,7 @@
-import { evidence, holdUntil, injected, watchFor, type Injector } from './context.ts';
+import type { HistoryEvent } from '../../history.ts';
+import { harnessQueries } from '../../runner/queries.ts';
+import type { FaultAction } from '../plan.ts';
+import { evidence, holdUntil, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
 
 /**
  * SIGKILL a worker. At `any` point the kill lands whenever it lands, and it
@@ -26,18 +29,21 @@ export const workerKill: Injector = async (action, ctx) => {
   }
 };
 
-/** How long an armed `in-effect` stop waits for a job to reach the point before it gives up (no evidence: inconclusive). */
+/** How long an armed stop point waits for a job to reach it before it gives up (no evidence: inconclusive). */
 const STOP_POINT_WAIT_MS = 30_000;
 
 /**
  * SIGSTOP a worker for forS seconds, then SIGCONT: alive but not heartbeating,
- * its leases run out. At `in-effect` every target is armed over IPC and the
- * first one whose job reaches the inside of an effect's transaction freezes
- * itself there (its report is the evidence); the others are disarmed, and the
- * frozen one is resumed forS seconds after it stopped.
+ * its leases run out. At a `point` every target is armed over IPC and the
+ * first one whose job reaches it freezes itself there (its report is the
+ * evidence); the others run on, since the database gives the stop to the
+ * first worker to arrive. The frozen one is resumed forS seconds
+ * after it stopped, or with `resume: 'on-takeover'` as soon as another worker
+ * claims its job (forS at most), so what it does next overlaps the new owner.
  */
 export const workerStop: Injector = async (action, ctx) => {
-  if (action.params.point === 'in-effect') return stopInEffect(action, ctx);
+  const point = (action.params.point as string | undefined) ?? 'any';
+  if (point !== 'any') return stopAtPoint(point, action, ctx);
   const startedT = ctx.recorder.now();
   const stopped = action.targets.flatMap((t) => {
     const proc = ctx.fleet.worker(t.index);
@@ -55,29 +61,37 @@ export const workerStop: Injector = async (action, ctx) => {
   }
 };
 
-const stopInEffect: Injector = async (action, ctx) => {
+async function stopAtPoint(point: string, action: FaultAction, ctx: InjectionContext): Promise<void> {
   const startedT = ctx.recorder.now();
+  const onTakeover = action.params.resume === 'on-takeover';
+  await ctx.db.query(harnessQueries.ArmStopPoint, [action.seq, point]);
   const armed = action.targets.flatMap((t) => {
     const proc = ctx.fleet.worker(t.index);
     if (!proc) return [];
-    proc.send({ kind: 'arm-stop' });
-    injected(ctx, action, { target: `worker-${t.index}`, pid: proc.pid, point: 'in-effect', forS: action.params.forS, armed: true });
+    proc.send({ kind: 'arm-stop', point, seq: action.seq });
+    injected(ctx, action, { target: `worker-${t.index}`, pid: proc.pid, point, forS: action.params.forS, armed: true });
     return [{ proc, node: `worker-${t.index}` }];
   });
   // The handler module's report is recorded as this fault's evidence, by the worker's node.
-  const bit = await watchFor(ctx, (e) => e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.t >= startedT, STOP_POINT_WAIT_MS);
-  for (const a of armed) if (a.node !== bit?.node) a.proc.send({ kind: 'disarm-stop' });
+  const bit = await watchFor(
+    ctx,
+    (e) => e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.detail.point === point && e.t >= startedT,
+    STOP_POINT_WAIT_MS,
+  );
   const frozen = armed.find((a) => a.node === bit?.node);
-  if (!bit || !frozen) return;
+  if (bit?.type !== 'fault:evidence' || !frozen) return;
+  const { jobId, attempt } = bit.detail;
+  // What the freeze is for: another worker takes the job over while the frozen one still holds it.
+  const takeover = (e: HistoryEvent) => e.type === 'job:claimed' && e.jobId === jobId && e.node !== frozen.node && e.attempt > Number(attempt);
   const forMs = Number(action.params.forS) * 1000;
-  // What the freeze is for: another worker takes the job over while the effect is still open.
-  const jobId = bit.type === 'fault:evidence' ? bit.detail.jobId : undefined;
-  const redelivered = watchFor(ctx, (e) => e.type === 'job:claimed' && e.jobId === jobId && e.node !== frozen.node && e.t >= bit.t, forMs);
-  await ctx.clock.sleep(forMs, ctx.signal).catch(() => {});
+  const taken = watchFor(ctx, takeover, forMs);
+  const resumeNow = new AbortController();
+  if (onTakeover) void taken.then(() => resumeNow.abort());
+  await ctx.clock.sleep(forMs, AbortSignal.any([ctx.signal, resumeNow.signal])).catch(() => {});
   frozen.proc.kill('SIGCONT');
   injected(ctx, action, { target: frozen.node, phase: 'end' });
-  const taken = await redelivered;
-  if (taken?.type === 'job:claimed') {
-    evidence(ctx, action, { target: frozen.node, jobId, redeliveredTo: taken.node, attempt: taken.attempt, afterStopMs: taken.t - bit.t });
+  const claim = await taken;
+  if (claim?.type === 'job:claimed') {
+    evidence(ctx, action, { target: frozen.node, jobId, redeliveredTo: claim.node, attempt: claim.attempt, afterStopMs: claim.t - bit.t });
   }
-};
+}
