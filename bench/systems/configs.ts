@@ -29,6 +29,14 @@ export const CONFIGS: SystemConfig[] = [
     notify: true,
   },
   {
+    // graphile-batched holds up to 524 jobs per process (24 running, 500 in its local queue): the same depth.
+    id: 'stampede-c500',
+    family: 'stampede',
+    label: 'concurrency 500 (claims and completes up to 500 per statement)',
+    settings: { concurrency: 500 },
+    notify: true,
+  },
+  {
     id: 'graphile-default',
     family: 'graphile-worker',
     label: 'defaults (concurrency 1, LISTEN)',
