@@ -37,6 +37,11 @@ INSERT INTO harness.stop_points (seq, point) VALUES ($1, $2) ON CONFLICT (seq) D
 -- arrive after a second worker already reached the point.
 UPDATE harness.stop_points SET taken_by = $2 WHERE seq = $1 AND taken_by IS NULL RETURNING seq;
 
+-- name: CloseStopPoint
+-- The harness gives up waiting: no worker may take the stop after this, since
+-- nobody would resume it. No row back: a worker took it first.
+UPDATE harness.stop_points SET taken_by = '' WHERE seq = $1 AND taken_by IS NULL RETURNING seq;
+
 -- name: RecordEffect
 INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 

@@ -6,6 +6,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'ReadDependency',
   'ArmStopPoint',
   'TakeStopPoint',
+  'CloseStopPoint',
   'RecordEffect',
   'FinalJobs',
   'FinalDeadLetters',

@@ -31,6 +31,8 @@ export const workerKill: Injector = async (action, ctx) => {
 
 /** How long an armed stop point waits for a job to reach it before it gives up (no evidence: inconclusive). */
 const STOP_POINT_WAIT_MS = 30_000;
+/** How long a report of a stop taken just as the wait ended may take to arrive. */
+const STOP_REPORT_LATE_MS = 5_000;
 
 /**
  * SIGSTOP a worker for forS seconds, then SIGCONT: alive but not heartbeating,
@@ -73,11 +75,15 @@ async function stopAtPoint(point: string, action: FaultAction, ctx: InjectionCon
     return [{ proc, node: `worker-${t.index}` }];
   });
   // The handler module's report is recorded as this fault's evidence, by the worker's node.
-  const bit = await watchFor(
-    ctx,
-    (e) => e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.detail.point === point && e.t >= startedT,
-    STOP_POINT_WAIT_MS,
-  );
+  const stopReport = (e: HistoryEvent) => e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.detail.point === point && e.t >= startedT;
+  let bit = await watchFor(ctx, stopReport, STOP_POINT_WAIT_MS);
+  if (!bit) {
+    // Close the point so no worker freezes with nobody left to resume it; if one took it just now, its report is on the way.
+    // (An unreachable database counts as closed: no worker can take the stop through it either.)
+    const closed = await ctx.db.query(harnessQueries.CloseStopPoint, [action.seq]).catch(() => ({ rowCount: 1 }));
+    if (closed.rowCount) return;
+    bit = await watchFor(ctx, stopReport, STOP_REPORT_LATE_MS);
+  }
   const frozen = armed.find((a) => a.node === bit?.node);
   if (bit?.type !== 'fault:evidence' || !frozen) return;
   const { jobId, attempt } = bit.detail;
