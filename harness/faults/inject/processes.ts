@@ -81,7 +81,10 @@ async function stopAtPoint(point: string, action: FaultAction, ctx: InjectionCon
     // Close the point so no worker freezes with nobody left to resume it; if one took it just now, its report is on the way.
     // (An unreachable database counts as closed: no worker can take the stop through it either.)
     const closed = await ctx.db.query(harnessQueries.CloseStopPoint, [action.seq]).catch(() => ({ rowCount: 1 }));
-    if (closed.rowCount) return;
+    if (closed.rowCount) {
+      injected(ctx, action, { point, closed: `no job reached the point within ${STOP_POINT_WAIT_MS / 1000} s` });
+      return;
+    }
     bit = await watchFor(ctx, stopReport, STOP_REPORT_LATE_MS);
   }
   const frozen = armed.find((a) => a.node === bit?.node);
