@@ -97,7 +97,9 @@ export function checkRetrySpread(history: readonly HistoryEvent[], _final: Final
     for (const f of retried) {
       if (f.t < w.fromMs || f.t > w.toMs + bounds.afterMs) continue;
       const key = `${f.attempt}:${Math.floor(f.dbTime / bounds.bucketMs)}`;
-      cohorts.set(key, [...(cohorts.get(key) ?? []), f]);
+      const members = cohorts.get(key);
+      if (members) members.push(f);
+      else cohorts.set(key, [f]);
     }
     let together = 0;
     let judged = 0;
