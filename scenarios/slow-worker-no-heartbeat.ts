@@ -18,6 +18,9 @@ export default defineScenario({
   // Every slow job is rescued at least once (a rescue counts as a crash), a frozen one maybe twice: the
   // crash-loop limit sits above that.
   engine: { ...slowWorkerBase.engine, heartbeatMs: 0, maxCrashes: 6, maxAttempts: 10 },
+  // All 30 slow and effect jobs are rescued, and each retry runs alone (a suspect): the fleet drains the
+  // backlog slowly, and drains of 26 s were measured against the base's 30 s.
+  drainTimeoutS: 60,
   // Two freezes armed on every worker, so the overlaps happen every run, not only when timing lines up.
   // One inside an effect's transaction (the effect written, not committed): the job is rescued and run
   // elsewhere while the frozen one still holds it open. One at the end of a slow job, resumed the moment
