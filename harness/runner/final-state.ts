@@ -2,9 +2,14 @@ import type { Db } from '../../engine/db.ts';
 import type { FinalState } from '../history.ts';
 import { harnessQueries as q } from './queries.ts';
 
-/** The database's final word on the run: every job's state, the dead letters, and how often each effect was applied. */
-export async function readFinalState(db: Db): Promise<FinalState> {
-  const [jobs, dead, effects] = await Promise.all([db.query(q.FinalJobs), db.query(q.FinalDeadLetters), db.query(q.FinalEffects)]);
+/**
+ * The database's final word on the run: every job's state, the dead letters,
+ * and how often each effect was applied. A pending row counts as not due yet
+ * if it fell due after `drainedAt` (the database's time when the drain found
+ * nothing left; default now()).
+ */
+export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalState> {
+  const [jobs, dead, effects] = await Promise.all([db.query(q.FinalJobs, [drainedAt ?? null]), db.query(q.FinalDeadLetters), db.query(q.FinalEffects)]);
   return {
     jobs: jobs.rows.map((r) => ({
       id: r.id,

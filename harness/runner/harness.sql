@@ -46,8 +46,11 @@ UPDATE harness.stop_points SET taken_by = '' WHERE seq = $1 AND taken_by IS NULL
 INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 
 -- name: FinalJobs
+-- Not due yet: as of the drain's end ($1, the database's time then; now() when
+-- there was none). A row a cron node wrote ahead, falling due while the fleet
+-- stops, was not the drain's to run.
 SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
-       (state = 'pending' AND run_at > now()) AS not_due_yet
+       (state = 'pending' AND run_at > coalesce($1::timestamptz, now())) AS not_due_yet
   FROM stampede.jobs ORDER BY id;
 
 -- name: FinalDeadLetters
@@ -59,7 +62,7 @@ SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
 -- name: Unfinished
 -- Rows a cron node wrote ahead of time (run_at still in the future) are not
 -- the run's to drain: they are scheduled, not late.
-SELECT count(*)::int AS n FROM stampede.jobs
+SELECT count(*)::int AS n, now() AS db_now FROM stampede.jobs
  WHERE state NOT IN ('done', 'dead') AND NOT (state = 'pending' AND run_at > now());
 
 -- name: TerminateWorkerBackends

@@ -80,6 +80,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let fleet: Fleet | undefined;
   let sampler: RunSampler | undefined;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
+  /** The database's time when the drain found nothing left to run; unset if it never did. */
+  let drainedAt: Date | undefined;
   let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
   let generator: LoadGenerator | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
@@ -145,7 +147,13 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       let settled = false;
       const settling = nemesis.settle().then(() => (settled = true));
       while (!opts.interrupt.aborted && clock.now() < drainUntil) {
-        if (settled && (await db.query(q.Unfinished)).rows[0].n === 0) break;
+        if (settled) {
+          const left = (await db.query(q.Unfinished)).rows[0];
+          if (left.n === 0) {
+            drainedAt = left.db_now;
+            break;
+          }
+        }
         await clock.sleep(250, opts.interrupt).catch(() => {});
       }
       faultsOver.abort();
@@ -162,7 +170,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
     await sampler?.stop();
     await fleet?.stop();
-    if (db) final = await readFinalState(db).catch(() => final);
+    if (db) final = await readFinalState(db, drainedAt).catch(() => final);
     await db?.close();
     await loadDb?.close();
     await dropDatabase(server.adminUrl, dbName).catch(() => {});
