@@ -1,40 +1,16 @@
 // Runner-level tests: `bin/scenario.ts` as a user runs it, as a child process
 // with its own Postgres (the runner's provisioning, forced to embedded), judged
 // by its exit code, its --json summary and what it leaves on disk.
-import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { scenarioCli as cli } from './support/scenario-cli.ts';
 import { until } from './support/wait.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'stampede-run-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-interface Cli {
-  code: Promise<number | null>;
-  stdout: () => string;
-  stderr: () => string;
-  kill: (sig: NodeJS.Signals) => void;
-}
-
-/** Starts `tsx bin/scenario.ts ...args` with the runner provisioning its own embedded server. */
-function cli(args: string[]): Cli {
-  const env: NodeJS.ProcessEnv = { ...process.env, STAMPEDE_PG: 'embedded', STAMPEDE_LOG: 'info' };
-  delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/scenario.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  return {
-    code: new Promise((resolve) => child.on('close', (c) => resolve(c))),
-    stdout: () => out,
-    stderr: () => err,
-    kill: (sig) => child.kill(sig),
-  };
-}
 
 const EXPECTED_KEYS = ['scenario', 'seed', 'verdict', 'replayCommand', 'invariants'];
 

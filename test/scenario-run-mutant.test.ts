@@ -2,11 +2,11 @@
 // engine exits 1 with the invariant the mutant must trip, named. The scenario
 // is a user file (also exercising that path): a 2 s dependency outage while a
 // burst of jobs falls due, so the no-jitter mutant retries them in lockstep.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { scenarioCli } from './support/scenario-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'stampede-mutant-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -29,15 +29,10 @@ const SCENARIO = `export default {
 };
 `;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, STAMPEDE_PG: 'embedded' };
-  delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/scenario.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = scenarioCli(args);
+  const code = await cli.code;
+  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
 }
 
 /** The share of retries due together with their cohort, from the retry-spread figure ("... (31.2 %) came due ..."). */
