@@ -1,4 +1,4 @@
-// An archiver node: `npm run archiver -- [--archive-after-ms N] [--retention-days N]
+// An archiver node: `stampede archiver [--archive-after-ms N] [--retention-days N]
 // [--batch-size N] [--interval-ms N]`. Moves done jobs out of the hot table into
 // stampede.job_history (partitioned by day), creates partitions ahead and drops
 // whole ones past retention. Safe to run on several nodes (SKIP LOCKED).
@@ -7,20 +7,19 @@ import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { JobArchiver } from '../engine/archive/job-archiver.ts';
 import { createLogger } from '../engine/log.ts';
-import { redactSecrets } from '../engine/redact.ts';
-import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = 'usage: npm run archiver -- [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
+const USAGE = 'usage: stampede archiver [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
 
 async function main(): Promise<void> {
+  exitOnHelp(process.argv.slice(2), USAGE);
   const { values } = parseFlags(process.argv.slice(2), {
     'archive-after-ms': { type: 'string' },
     'retention-days': { type: 'string' },
     'batch-size': { type: 'string' },
     'interval-ms': { type: 'string' },
   });
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
+  const url = databaseUrl();
   const log = createLogger('archiver');
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: 'stampede:archiver' });
   let archiver: JobArchiver;
@@ -50,6 +49,6 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   const usage = err instanceof UsageError;
-  process.stderr.write(redactSecrets(`stampede archiver: ${(err as Error).message}\n`) + (usage ? `${USAGE}\n` : ''));
+  process.stderr.write(`stampede archiver: ${errorText(err)}\n` + (usage ? `${USAGE}\n` : ''));
   process.exit(usage ? 2 : 1);
 });

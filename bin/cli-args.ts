@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { redactSecrets } from '../engine/redact.ts';
 
 /** A command-line mistake: the message says which flag and what was expected; exit code 2. */
 export class UsageError extends Error {
@@ -6,21 +9,85 @@ export class UsageError extends Error {
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>>;
 
-/** parseArgs with our error wording: unknown flags and missing values become UsageError. */
-export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false) {
+/**
+ * parseArgs with our error wording: unknown flags and missing values become UsageError.
+ * A negative number after a string flag (`--lease-ms -1`) is taken as that flag's value,
+ * so the range check can name it, instead of parseArgs calling it "ambiguous".
+ */
+export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false): Parsed<O> {
+  const args = joinNegativeValues(argv, options);
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
   }
 }
 
-/** A flag's value as a non-negative integer, or undefined when absent. */
+function joinNegativeValues(argv: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') ? argv[i].slice(2) : undefined;
+    const next = argv[i + 1];
+    if (argv[i] === '--') return out.concat(argv.slice(i));
+    if (name && options[name]?.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(argv[i]);
+    }
+  }
+  return out;
+}
+
+/** A flag's value as an integer >= min, or undefined when absent. */
 export function intFlag(values: Record<string, unknown>, name: string, min = 0): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name}: expected an integer >= ${min}, got "${String(raw)}"`);
+  const expected = min === 1 ? 'a positive integer' : min === 0 ? 'an integer >= 0' : `an integer >= ${min}`;
+  if (String(raw).trim() === '' || !Number.isInteger(n) || n < min) throw new UsageError(`--${name}: expected ${expected}, got "${String(raw)}"`);
   return n;
+}
+
+/** `--help` or `-h` before any `--`: print the usage on stdout and exit 0. */
+export function exitOnHelp(argv: string[], usage: string): void {
+  const end = argv.indexOf('--');
+  const own = end === -1 ? argv : argv.slice(0, end);
+  if (own.includes('--help') || own.includes('-h')) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+}
+
+const DATABASE_URL_SHAPE = 'postgres://user:password@host:port/database';
+
+/** DATABASE_URL, checked for the shape a Postgres client needs; the message never shows the password. */
+export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  const raw = env.DATABASE_URL;
+  if (!raw) throw new UsageError(`DATABASE_URL is not set; expected ${DATABASE_URL_SHAPE}`);
+  const refuse = () => new UsageError(`DATABASE_URL: expected ${DATABASE_URL_SHAPE}, got ${redactSecrets(raw)}`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse();
+  }
+  // A socket directory may come as ?host=/run/postgresql instead of a host name.
+  if (!/^postgres(ql)?:$/.test(url.protocol) || !(url.hostname || url.searchParams.has('host'))) throw refuse();
+  return raw;
+}
+
+/** A module path given on the command line, resolved against the working directory; refused when absent. */
+export function existingModule(flag: string, path: string): string {
+  const abs = resolve(path);
+  if (!existsSync(abs)) throw new UsageError(`${flag} ${path}: no such file (looked for ${abs}); expected a module that exists`);
+  return abs;
+}
+
+/** An error's message for stderr: redacted, except a UsageError's, which is written redacted (and may show the expected URL shape). */
+export function errorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return err instanceof UsageError ? message : redactSecrets(message);
 }

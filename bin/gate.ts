@@ -13,15 +13,16 @@ import { mutantEntries, scenarioEntries, selectEntries } from '../harness/gate/p
 import { runGate } from '../harness/gate/gate.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { MUTANTS } from '../engine/mutants.ts';
-import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = 'usage: npm run gate -- [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';
+const USAGE = 'usage: stampede gate [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';
 
 function list(v: unknown): string[] {
   return typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
 }
 
 async function main(): Promise<number> {
+  exitOnHelp(process.argv.slice(2), USAGE);
   const { values } = parseFlags(process.argv.slice(2), {
     mutants: { type: 'boolean' },
     only: { type: 'string' },

@@ -1,11 +1,21 @@
-// npm run migrate: apply stampede's migrations to the server in DATABASE_URL.
+// stampede migrate: apply stampede's migrations to the server in DATABASE_URL.
+// Exit codes: 0 applied (or nothing to apply), 1 the migration failed, 2 usage error.
 import { Db } from '../engine/db.ts';
 import { migrate } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
+import { databaseUrl, exitOnHelp, parseFlags, UsageError } from './cli-args.ts';
 
-const url = process.env.DATABASE_URL;
-if (!url) {
-  process.stderr.write('npm run migrate: DATABASE_URL is not set; expected postgres://user:pass@host:port/db\n');
+const USAGE = `usage: stampede migrate
+env: DATABASE_URL=postgres://user:password@host:port/database (required)`;
+
+let url: string;
+try {
+  exitOnHelp(process.argv.slice(2), USAGE);
+  parseFlags(process.argv.slice(2), {});
+  url = databaseUrl();
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`stampede migrate: ${err.message}\n${USAGE}\n`);
   process.exit(2);
 }
 const db = new Db({ connectionString: url, maxConnections: 1, applicationName: 'stampede:migrate' });
@@ -17,7 +27,7 @@ try {
       : `${redactSecrets(url)} is up to date; nothing applied\n`,
   );
 } catch (err) {
-  process.stderr.write(redactSecrets(`npm run migrate failed: ${(err as Error).message}\n`));
+  process.stderr.write(redactSecrets(`stampede migrate failed: ${(err as Error).message}\n`));
   process.exitCode = 1;
 } finally {
   await db.close();

@@ -1,21 +1,20 @@
-// An outbox relay process: `tsx bin/relay.ts --deliver ./my-deliver.ts [options]`.
+// An outbox relay process: `stampede relay --deliver ./my-deliver.js [options]`.
 // Reads DATABASE_URL. Delivers the outbox at least once through the module's
 // deliver(row, {idempotencyKey, attempt, signal}) and, with --retention-ms,
 // also prunes old dedup keys and delivered outbox rows. Run as many as you
 // like: they share the work with SKIP LOCKED. SIGTERM/SIGINT: finish the
 // deliveries in flight, exit 0.
-import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
 import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
 import { Events, type EventName } from '../engine/events.ts';
+import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
-import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = `usage: tsx bin/relay.ts --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
+const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
   [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
   [--relay-id ID] [--seed N] [--retention-ms N] [--prune-interval-ms N]
 env: DATABASE_URL (required), STAMPEDE_LOG
@@ -24,7 +23,7 @@ The module exports deliver (or a default) as a function (row, ctx) => Promise, o
 const FORWARDED: EventName[] = ['outbox:delivered', 'outbox:failed', 'outbox:dead', 'effects:pruned'];
 
 async function loadDeliver(path: string): Promise<Deliver> {
-  const mod = await import(pathToFileURL(resolve(path)).href);
+  const mod = await importUserModule(existingModule('--deliver', path));
   const exported = mod.deliver ?? mod.default;
   if (typeof exported !== 'function') {
     throw new UsageError(`--deliver ${path}: expected a module exporting deliver (or a default) as a function (row, ctx) => Promise`);
@@ -34,6 +33,7 @@ async function loadDeliver(path: string): Promise<Deliver> {
 }
 
 async function main(): Promise<void> {
+  exitOnHelp(process.argv.slice(2), USAGE);
   const { values } = parseFlags(process.argv.slice(2), {
     deliver: { type: 'string' },
     topics: { type: 'string' },
@@ -49,8 +49,7 @@ async function main(): Promise<void> {
     'prune-interval-ms': { type: 'string' },
   });
   if (!values.deliver) throw new UsageError('--deliver is required');
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
+  const url = databaseUrl();
   const deliver = await loadDeliver(values.deliver);
   const log = createLogger('relay');
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));

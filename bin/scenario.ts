@@ -6,18 +6,18 @@
 // 130 interrupted (the partial report is still written).
 import { createLogger } from '../engine/log.ts';
 import { MUTANTS, isMutantName } from '../engine/mutants.ts';
-import { redactSecrets } from '../engine/redact.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { defineScenario, loadScenarioFile, type Scenario, type ScenarioInput } from '../harness/scenario.ts';
 import { recheck } from '../harness/runner/recheck.ts';
 import { runScenario } from '../harness/runner/run.ts';
 import { printSummary } from '../harness/runner/summary.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
-import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = `usage: npm run scenario <name|path/to/scenario.ts> -- [--seed N] [--duration SECONDS] [--rate JOBS_PER_S]
+const USAGE = `usage: stampede scenario <name|path/to/scenario.js> [--seed N] [--duration SECONDS] [--rate JOBS_PER_S]
                          [--workers N] [--mutant NAME] [--out DIR] [--json]
-       npm run scenario -- --list | --list-mutants | --recheck <run dir>`;
+       stampede scenario --list | --list-mutants | --recheck <run dir>
+exit: 0 every invariant holds, 1 one was violated, 2 usage or setup error, 3 inconclusive, 130 interrupted`;
 
 function listScenarios(): string {
   const width = Math.max(...Object.keys(SCENARIOS).map((n) => n.length));
@@ -33,6 +33,7 @@ async function resolveScenario(ref: string): Promise<Scenario> {
 }
 
 async function main(): Promise<number> {
+  exitOnHelp(process.argv.slice(2), USAGE);
   const { values, positionals } = parseFlags(
     process.argv.slice(2),
     {
@@ -90,6 +91,7 @@ async function main(): Promise<number> {
     ...(workers !== undefined ? [`--workers ${workers}`] : []),
     ...(values.mutant ? [`--mutant ${values.mutant}`] : []),
   ].join(' ');
+  if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -112,7 +114,7 @@ main().then(
   (code) => process.exit(code),
   (err) => {
     const usage = err instanceof UsageError;
-    process.stderr.write(redactSecrets(`stampede scenario: ${usage ? '' : 'setup failed: '}${(err as Error).message}\n`) + (usage ? `${USAGE}\n` : ''));
+    process.stderr.write(`stampede scenario: ${usage ? '' : 'setup failed: '}${errorText(err)}\n` + (usage ? `${USAGE}\n` : ''));
     if (!usage && process.env.STAMPEDE_LOG === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
     process.exit(2);
   },

@@ -1,9 +1,9 @@
 // A cron materializer node: turns due occurrences of every enabled schedule
 // into job rows, until SIGTERM/SIGINT (or an IPC {kind:'stop'}).
 //
-//   DATABASE_URL=... tsx bin/scheduler.ts [--node-id ID] [--tick-ms N] [--lookahead-ms N]
-//                                         [--max-skew-ms N] [--catch-up-window-ms N]
-//                                         [--metrics-port N [--metrics-host ADDR]]
+//   DATABASE_URL=... stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N]
+//                                       [--max-skew-ms N] [--catch-up-window-ms N]
+//                                       [--metrics-port N [--metrics-host ADDR]]
 //
 // STAMPEDE_CLOCK_SKEW_MS skews this node's clock (a SkewedClock over the
 // system clock), so a scenario can run nodes ahead of or behind the database.
@@ -15,17 +15,21 @@
 // date (a real DST night of a real zone) with its true skew, and "missed" is
 // still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { CRON_DEFAULTS, CronMaterializer } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
-import { redactSecrets } from '../engine/redact.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { loadQueries } from '../engine/sql.ts';
+import { databaseUrl, errorText, exitOnHelp, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
+  [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
+env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
+ipc: {kind:'clock:jump', deltaMs} steps this node's clock; {kind:'stop'} stops it`;
 
 // The materializer's own file, so the node reads the database clock with the same query it would.
 const q = loadQueries(new URL('../engine/cron/materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
@@ -51,22 +55,17 @@ class ForwardingEvents extends Events {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      'node-id': { type: 'string' },
-      'tick-ms': { type: 'string' },
-      'lookahead-ms': { type: 'string' },
-      'max-skew-ms': { type: 'string' },
-      'catch-up-window-ms': { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'metrics-host': { type: 'string' },
-    },
+  exitOnHelp(process.argv.slice(2), USAGE);
+  const { values } = parseFlags(process.argv.slice(2), {
+    'node-id': { type: 'string' },
+    'tick-ms': { type: 'string' },
+    'lookahead-ms': { type: 'string' },
+    'max-skew-ms': { type: 'string' },
+    'catch-up-window-ms': { type: 'string' },
+    'metrics-port': { type: 'string' },
+    'metrics-host': { type: 'string' },
   });
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    process.stderr.write('scheduler: DATABASE_URL is not set; expected postgres://user:pass@host:port/db\n');
-    return 2;
-  }
+  const url = databaseUrl();
   const skewMs = int(process.env.STAMPEDE_CLOCK_SKEW_MS, 'STAMPEDE_CLOCK_SKEW_MS', 0);
   const clock = new SkewedClock(systemClock, skewMs);
   const events = new ForwardingEvents(() => clock.now());
@@ -139,7 +138,8 @@ try {
   process.exitCode = await main();
   if (process.connected) process.disconnect();
 } catch (err) {
-  process.stderr.write(redactSecrets(`scheduler: ${(err as Error).message}\n`));
-  process.exitCode = err instanceof ValidationError ? 2 : 1;
+  const usage = err instanceof UsageError;
+  process.stderr.write(`stampede scheduler: ${errorText(err)}\n` + (usage ? `${USAGE}\n` : ''));
+  process.exitCode = err instanceof ValidationError || usage ? 2 : 1;
   if (process.connected) process.disconnect();
 }

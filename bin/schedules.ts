@@ -1,23 +1,22 @@
 // Manage recurring schedules in the database named by DATABASE_URL.
 //
-//   tsx bin/schedules.ts add <id> --cron "*/5 * * * *" --queue Q [--tz ZONE] [--payload JSON]
-//                            [--priority 0-9] [--max-attempts N] [--dst-policy P] [--catch-up P] [--paused]
-//   tsx bin/schedules.ts list [--json]
-//   tsx bin/schedules.ts pause|resume|remove <id>
+//   stampede schedules add <id> --cron "*/5 * * * *" --queue Q [--tz ZONE] [--payload JSON]
+//                                [--priority 0-9] [--max-attempts N] [--dst-policy P] [--catch-up P] [--paused]
+//   stampede schedules list [--json]
+//   stampede schedules pause|resume|remove <id>
 //
 // Exit status: 0 done, 2 refused input (the message names the field), 1 anything else.
-import { parseArgs } from 'node:util';
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, type Schedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { redactSecrets } from '../engine/redact.ts';
+import { databaseUrl, errorText, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = `usage: schedules <add|list|pause|resume|remove> ...
+const USAGE = `usage: stampede schedules <add|list|pause|resume|remove> ...
   add <id> --cron EXPR --queue Q [--tz ZONE] [--payload JSON] [--priority 0-9] [--max-attempts N]
            [--dst-policy shift-first|shift-both|skip-first|skip-both] [--catch-up none|latest|all] [--paused]
   list [--json]
   pause <id> | resume <id> | remove <id>
-env: DATABASE_URL=postgres://user:pass@host:port/db`;
+env: DATABASE_URL=postgres://user:password@host:port/database`;
 
 function int(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -32,10 +31,9 @@ function describe(s: Schedule): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
+  const { values, positionals } = parseFlags(
+    argv,
+    {
       cron: { type: 'string' },
       queue: { type: 'string' },
       tz: { type: 'string' },
@@ -48,17 +46,14 @@ async function main(argv: string[]): Promise<number> {
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    true,
+  );
   const [command, id] = positionals;
   if (values.help || !command) {
     process.stdout.write(USAGE + '\n');
     return values.help ? 0 : 2;
   }
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    process.stderr.write('schedules: DATABASE_URL is not set; expected postgres://user:pass@host:port/db\n');
-    return 2;
-  }
+  const url = databaseUrl();
   const needId = () => {
     if (!id) throw new ValidationError('id', `"${command}" needs a schedule id`);
     return id;
@@ -118,6 +113,6 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  process.stderr.write(redactSecrets(`schedules: ${(err as Error).message}\n`));
-  process.exitCode = err instanceof ValidationError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+  process.stderr.write(`stampede schedules: ${errorText(err)}\n`);
+  process.exitCode = err instanceof ValidationError || err instanceof UsageError ? 2 : 1;
 }

@@ -1,20 +1,19 @@
-// A worker process: `tsx bin/worker.ts --handlers ./my-handlers.ts [options]`.
+// A worker process: `stampede worker --handlers ./my-handlers.js [options]`.
 // Reads DATABASE_URL. SIGTERM/SIGINT: stop claiming, let in-flight jobs
 // finish within --grace-ms, hand back the rest, exit 0.
-import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
+import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = `usage: tsx bin/worker.ts --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
+const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
   [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
   [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
@@ -34,7 +33,7 @@ const FORWARDED: EventName[] = [
 ];
 
 async function loadHandlers(path: string): Promise<Handlers> {
-  const mod = await import(pathToFileURL(resolve(path)).href);
+  const mod = await importUserModule(existingModule('--handlers', path));
   const exported = mod.default ?? mod.handlers;
   const handlers = typeof exported === 'function' ? await exported() : exported;
   if (!handlers || typeof handlers !== 'object') {
@@ -44,6 +43,7 @@ async function loadHandlers(path: string): Promise<Handlers> {
 }
 
 async function main(): Promise<void> {
+  exitOnHelp(process.argv.slice(2), USAGE);
   const { values } = parseFlags(process.argv.slice(2), {
     handlers: { type: 'string' },
     queues: { type: 'string' },
@@ -65,19 +65,31 @@ async function main(): Promise<void> {
     'sample-queue-state': { type: 'boolean' },
   });
   if (!values.handlers) throw new UsageError('--handlers is required');
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
+  const url = databaseUrl();
   if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`--mutant: unknown mutant "${values.mutant}"`);
   const skewMs = Number(process.env.STAMPEDE_CLOCK_SKEW_MS ?? 0);
   if (!Number.isFinite(skewMs)) throw new UsageError(`STAMPEDE_CLOCK_SKEW_MS: expected a number of ms, got "${process.env.STAMPEDE_CLOCK_SKEW_MS}"`);
 
+  // Every flag is checked before the handlers module runs its own start-up code.
+  const concurrency = intFlag(values, 'concurrency', 1);
+  const tuning = {
+    leaseMs: intFlag(values, 'lease-ms', 1),
+    heartbeatMs: intFlag(values, 'heartbeat-ms'),
+    timeoutMs: intFlag(values, 'timeout-ms', 1),
+    pollMs: intFlag(values, 'poll-ms', 1),
+    agingMs: intFlag(values, 'aging-ms', 1),
+    maxCrashes: intFlag(values, 'max-crashes', 1),
+    backoffBaseMs: intFlag(values, 'backoff-base-ms'),
+    backoffCapMs: intFlag(values, 'backoff-cap-ms'),
+    shutdownGraceMs: intFlag(values, 'grace-ms'),
+  };
+  const metricsPort = intFlag(values, 'metrics-port');
   let handlers = await loadHandlers(values.handlers);
   if (values.queues) {
     const wanted = values.queues.split(',');
     for (const q of wanted) if (!handlers[q]) throw new UsageError(`--queues: no handler for queue "${q}" in ${values.handlers}`);
     handlers = Object.fromEntries(wanted.map((q) => [q, handlers[q]]));
   }
-  const concurrency = intFlag(values, 'concurrency', 1);
   const log = createLogger('worker');
   const db = new Db({ connectionString: url, maxConnections: (concurrency ?? 10) + 4, applicationName: 'stampede:worker' });
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
@@ -98,20 +110,11 @@ async function main(): Promise<void> {
     log,
     workerId: values['worker-id'],
     concurrency,
-    leaseMs: intFlag(values, 'lease-ms', 1),
-    heartbeatMs: intFlag(values, 'heartbeat-ms'),
-    timeoutMs: intFlag(values, 'timeout-ms', 1),
-    pollMs: intFlag(values, 'poll-ms', 1),
-    agingMs: intFlag(values, 'aging-ms', 1),
-    maxCrashes: intFlag(values, 'max-crashes', 1),
-    backoffBaseMs: intFlag(values, 'backoff-base-ms'),
-    backoffCapMs: intFlag(values, 'backoff-cap-ms'),
-    shutdownGraceMs: intFlag(values, 'grace-ms'),
+    ...tuning,
     mutant: values.mutant as never,
   });
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
   // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).
-  const metricsPort = intFlag(values, 'metrics-port');
   const metrics = metricsPort === undefined ? null : createMetrics({ defaultLabels: { worker: worker.id } });
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
   const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;

@@ -1,4 +1,4 @@
-// A supervised fleet: `tsx bin/workers.ts --processes N -- <bin/worker.ts flags>`.
+// A supervised fleet: `stampede workers --processes N -- <stampede worker flags>`.
 // Keeps N worker processes alive; one that dies (a crash, an OOM kill, a
 // poison job's SIGKILL) is restarted after a backoff that doubles with each
 // consecutive crash of its slot (500 ms up to 30 s), so a crash loop slows
@@ -8,12 +8,13 @@ import { systemClock } from '../engine/clock.ts';
 import { createLogger } from '../engine/log.ts';
 import { NodeProcess } from '../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../engine/supervisor/supervisor.ts';
-import { intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = 'usage: tsx bin/workers.ts --processes N [--restart-base-ms N] [--restart-cap-ms N] -- <bin/worker.ts flags>';
+const USAGE = 'usage: stampede workers --processes N [--restart-base-ms N] [--restart-cap-ms N] -- <stampede worker flags>';
 
 function main(): void {
   const argv = process.argv.slice(2);
+  exitOnHelp(argv, USAGE);
   const split = argv.indexOf('--');
   const { values } = parseFlags(split === -1 ? argv : argv.slice(0, split), {
     processes: { type: 'string' },

@@ -28,3 +28,32 @@ export {
   type DeliveryContext,
   type PrunerOptions,
 } from './effects/index.ts';
+export {
+  addSchedule,
+  listSchedules,
+  getSchedule,
+  pauseSchedule,
+  resumeSchedule,
+  removeSchedule,
+  type Schedule,
+  type ScheduleInput,
+} from './cron/schedule.ts';
+export { DST_POLICIES, CATCH_UP_POLICIES, type DstPolicy, type CatchUpPolicy } from './cron/policy.ts';
+export { CronMaterializer, CRON_DEFAULTS, type CronMaterializerConfig, type TickResult } from './cron/materializer.ts';
+export { JobArchiver, ARCHIVE_DEFAULTS, type JobArchiverOptions, type ArchivePass } from './archive/job-archiver.ts';
+export {
+  createMetrics,
+  bindEngineEvents,
+  QueueStateSampler,
+  MetricsServer,
+  type StampedeMetrics,
+  type MetricsOptions,
+  type QueueStateSamplerConfig,
+  type MetricsServerConfig,
+} from './metrics/index.ts';
+export { ProcessSupervisor, type SupervisorOptions } from './supervisor/supervisor.ts';
+export { NodeProcess, type ProcessOptions, type Exit } from './supervisor/node-process.ts';
+export { PeriodicLoop, type PeriodicLoopOptions } from './periodic.ts';
+export { createLogger, type Logger, type LogLevel } from './log.ts';
+export { effectKey } from './job.ts';
+export { redactSecrets } from './redact.ts';

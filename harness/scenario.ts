@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { importUserModule } from '../engine/load-module.ts';
 import { validateSchedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ValidationError } from '../engine/errors.ts';
@@ -56,7 +56,7 @@ export interface Scenario {
   thresholds: { oldestAgeSloMs: number; deadLetterDepthAlert: number; xminAgeAlertMs: number };
   /** After the load stops, how long the queue may take to drain before the run is inconclusive. */
   drainTimeoutS: number;
-  /** Module whose exports are the handlers, by path from the repository root or absolute. */
+  /** Module whose exports are the handlers: relative to the working directory, or absolute; the default is the harness's own (`harness/handlers.ts`). */
   handlers: string;
 }
 
@@ -288,7 +288,7 @@ export async function loadScenarioFile(path: string): Promise<Scenario> {
   if (!existsSync(abs)) throw new ValidationError('scenario file', `${path} does not exist`);
   let mod: { default?: unknown };
   try {
-    mod = await import(pathToFileURL(abs).href);
+    mod = await importUserModule(abs);
   } catch (err) {
     throw new ValidationError('scenario file', `${path} could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
   }

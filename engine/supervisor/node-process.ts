@@ -1,12 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { systemClock } from '../../engine/clock.ts';
-import { Events, type EventName } from '../../engine/events.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { systemClock } from '../clock.ts';
+import { Events, type EventName } from '../events.ts';
+import { compiledEntry } from './compiled-entry.ts';
 
 export interface ProcessOptions {
-  /** Script under the repo root, e.g. bin/worker.ts. */
+  /** The package's script by its source path, e.g. bin/worker.ts; its compiled .js is what runs. */
   script: string;
   args: string[];
   env: Record<string, string>;
@@ -21,8 +19,9 @@ export interface Exit {
 }
 
 /**
- * A stampede node (worker or scheduler) as a real OS process, started with
- * tsx and an IPC channel over which it forwards its engine events with its own
+ * A stampede node (worker or scheduler) as a real OS process, started as
+ * compiled JavaScript on plain node (in the caller's working directory, so
+ * relative module paths in its flags mean what the caller meant) with an IPC channel over which it forwards its engine events with its own
  * node time. The harness and the tests share this one way of starting nodes.
  */
 export class NodeProcess {
@@ -35,8 +34,7 @@ export class NodeProcess {
   onEvent?: (name: EventName, payload: unknown, nodeTime: number) => void;
 
   constructor(options: ProcessOptions) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', options.script, ...options.args], {
-      cwd: ROOT,
+    this.child = spawn(process.execPath, [compiledEntry(options.script), ...options.args], {
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', options.stderr === 'collect' ? 'pipe' : 'inherit', 'ipc'],
     });

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Clock } from '../../engine/clock.ts';
+import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import type { GateEntry } from './plan.ts';
 import { judge, type EntryResult, type RunSummary } from './verdict.ts';
 
@@ -17,13 +18,13 @@ export interface RunEntryOptions {
 }
 
 /**
- * Runs one gate entry as its own `bin/scenario.ts --json` process, exactly
- * the command a developer would type, so the gate judges what the runner
+ * Runs one gate entry as its own `stampede scenario --json` process (the
+ * compiled bin/scenario.js on plain node), exactly the command a developer would type, so the gate judges what the runner
  * really reports (exit code and report.json) and a run that wedges cannot
  * take the gate with it.
  */
 export function runEntry(entry: GateEntry, opts: RunEntryOptions): Promise<EntryResult> {
-  const args = ['--import', 'tsx', 'bin/scenario.ts', entry.scenario, '--json', '--out', opts.dir, ...(entry.mutant ? ['--mutant', entry.mutant] : [])];
+  const args = [compiledEntry('bin/scenario.ts'), entry.scenario, '--json', '--out', opts.dir, ...(entry.mutant ? ['--mutant', entry.mutant] : [])];
   const started = opts.clock.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   let stdout = '';

@@ -78,7 +78,9 @@ export async function provisionPostgres(options: ProvisionOptions = {}): Promise
     return { kind: 'url', adminUrl: url, stop: async () => {} };
   }
   if (prefer === 'url') throw new Error('STAMPEDE_PG=url but DATABASE_URL is not set');
-  if (prefer === 'container' || (prefer === undefined && (await dockerAnswers()))) {
+  if (prefer === 'container') return startContainer(log);
+  // testcontainers is a development dependency: an installed stampede without it uses the embedded server.
+  if (prefer === undefined && (await dockerAnswers()) && (await import('@testcontainers/postgresql').then(() => true, () => false))) {
     return startContainer(log);
   }
   const server = new EmbeddedPostgres({ log, settings: options.settings });

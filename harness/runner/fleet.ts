@@ -1,9 +1,11 @@
 import type { Clock } from '../../engine/clock.ts';
 import { Events } from '../../engine/events.ts';
 import type { Logger } from '../../engine/log.ts';
+import { resolve } from 'node:path';
+import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
-import { engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
+import { BASE_SCENARIO, engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
@@ -90,7 +92,7 @@ export class Fleet {
     const gen = (this.generation.get(slot) ?? 0) + 1;
     this.generation.set(slot, gen);
     const args = [
-      '--handlers', this.scenario.handlers,
+      '--handlers', handlersModule(this.scenario.handlers),
       '--concurrency', String(this.scenario.concurrency),
       '--lease-ms', String(e.leaseMs),
       '--heartbeat-ms', String(e.heartbeatMs),
@@ -179,4 +181,9 @@ export class Fleet {
     this.log.debug('scheduler started', { node, skewMs });
     return proc;
   }
+}
+
+/** The harness's own handlers run compiled, as the worker does; a user's module is taken from the working directory. */
+function handlersModule(path: string): string {
+  return path === BASE_SCENARIO.handlers ? compiledEntry(path) : resolve(path);
 }

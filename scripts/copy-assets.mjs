@@ -1,0 +1,20 @@
+// The build's second half: the files the compiled JavaScript reads at run time
+// (named SQL beside the module that loads it, the reaper script, the migrations)
+// copied into dist/ at the same relative paths, so `new URL('./x.sql', import.meta.url)`
+// finds them in the build as it does in the source tree.
+import { cpSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ASSET = /\.(sql|mjs)$/;
+
+function copyAssets(dir) {
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const rel = join(dir, entry.name);
+    if (entry.isDirectory()) copyAssets(rel);
+    else if (ASSET.test(entry.name)) cpSync(join(root, rel), join(root, 'dist', rel));
+  }
+}
+
+for (const dir of ['bin', 'engine', 'harness', 'reports', 'scenarios', 'migrations']) copyAssets(dir);
