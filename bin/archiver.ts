@@ -7,7 +7,7 @@ import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { JobArchiver } from '../engine/archive/job-archiver.ts';
 import { createLogger } from '../engine/log.ts';
-import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
 
 const USAGE = 'usage: stampede archiver [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
 
@@ -43,6 +43,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  shutdownWhenOrphaned(stop);
   archiver.start();
   log.info('archiving');
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { systemClock } from '../engine/clock.ts';
 import { redactSecrets } from '../engine/redact.ts';
 
 /** A command-line mistake: the message says which flag and what was expected; exit code 2. */
@@ -90,4 +91,25 @@ export function existingModule(flag: string, path: string): string {
 export function errorText(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return err instanceof UsageError ? message : redactSecrets(message);
+}
+
+/**
+ * Calls `shutdown` once this process's parent is gone. `npx stampede worker` runs us
+ * under a shell that a SIGTERM kills without passing it on, which would leave us
+ * running orphaned with jobs claimed; we drain instead, as on the signal itself.
+ * Returns a function that stops the watch.
+ */
+export function shutdownWhenOrphaned(shutdown: () => unknown, everyMs = 250): () => void {
+  const parent = process.ppid;
+  const watch = new AbortController();
+  void (async () => {
+    while (!watch.signal.aborted) {
+      await systemClock.sleep(everyMs, watch.signal).catch(() => {});
+      if (!watch.signal.aborted && process.ppid !== parent) {
+        void shutdown();
+        return;
+      }
+    }
+  })();
+  return () => watch.abort();
 }

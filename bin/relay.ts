@@ -12,7 +12,7 @@ import { Events, type EventName } from '../engine/events.ts';
 import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
-import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
   [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
@@ -93,6 +93,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   process.on('disconnect', shutdown); // the harness that started us is gone
+  shutdownWhenOrphaned(shutdown);
   relay.start();
   pruner?.start();
   log.info('started', { id: relay.id, topics: values.topics ?? '*', seed, pruning: retentionMs !== undefined });

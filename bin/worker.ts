@@ -11,7 +11,7 @@ import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -134,6 +134,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   process.on('disconnect', shutdown); // the harness that started us is gone
+  shutdownWhenOrphaned(shutdown);
   process.on('message', (m: { kind?: string; deltaMs?: number }) => {
     if (m?.kind === 'clock:jump' && Number.isFinite(m.deltaMs)) clock.jump(m.deltaMs!);
   });

@@ -8,7 +8,7 @@ import { systemClock } from '../engine/clock.ts';
 import { createLogger } from '../engine/log.ts';
 import { NodeProcess } from '../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../engine/supervisor/supervisor.ts';
-import { exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
 
 const USAGE = 'usage: stampede workers --processes N [--restart-base-ms N] [--restart-cap-ms N] -- <stampede worker flags>';
 
@@ -39,6 +39,7 @@ function main(): void {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  shutdownWhenOrphaned(stop);
   supervisor.start();
 }
 
