@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { compiledEntry } from '../engine/supervisor/compiled-entry.ts';
 import { freshDatabase } from './support/db.ts';
 import { until } from './support/wait.ts';
 
 const { db, url } = await freshDatabase();
 
 function archiver(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/archiver.ts', ...args], {
+  const child = spawn(process.execPath, [compiledEntry('bin/stampede.ts'), 'archiver', ...args], {
     env: { ...process.env, DATABASE_URL: url, STAMPEDE_LOG: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -37,6 +38,6 @@ describe('npm run archiver', () => {
   it('refuses a bad flag, naming it, with exit code 2', async () => {
     const a = archiver(['--retention-days', 'forever']);
     expect(await a.exited).toBe(2);
-    expect(a.stderr()).toContain('--retention-days: expected an integer >= 1, got "forever"');
+    expect(a.stderr()).toContain('--retention-days: expected a positive integer, got "forever"');
   });
 });

@@ -2,6 +2,7 @@ import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { compiledEntry } from '../engine/supervisor/compiled-entry.ts';
 import { ManualClock } from '../engine/clock.ts';
 import { CronMaterializer } from '../engine/cron/materializer.ts';
 import { addSchedule, getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule } from '../engine/cron/schedule.ts';
@@ -79,11 +80,10 @@ describe('schedule API', () => {
   });
 });
 
-const tsx = ['--import', 'tsx'];
 const run = promisify(execFile);
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [...tsx, 'bin/schedules.ts', ...args], { env: { ...process.env, DATABASE_URL: url } });
+    const { stdout, stderr } = await run(process.execPath, [compiledEntry('bin/stampede.ts'), 'schedules', ...args], { env: { ...process.env, DATABASE_URL: url } });
     return { code: 0, stdout, stderr };
   } catch (err: any) {
     return { code: err.code, stdout: err.stdout, stderr: err.stderr };
@@ -91,7 +91,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 describe('schedules CLI', () => {
-  // Each run starts a tsx process (seconds on a loaded machine), so independent runs go in parallel.
+  // Each run starts a node process (about a second on a loaded machine), so independent runs go in parallel.
   it('adds, lists, pauses and removes; bad input exits 2 naming the field', async () => {
     const [added, bad] = await Promise.all([
       cli('add', 'cli-1', '--cron', '30 2 * * *', '--tz', 'America/New_York', '--queue', 'nightly', '--payload', '{"x":1}', '--catch-up', 'latest'),
@@ -116,7 +116,7 @@ describe('scheduler process', () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   });
   const start = (env: Record<string, string>, ...args: string[]) => {
-    const child = fork('bin/scheduler.ts', args, { execArgv: tsx, env: { ...process.env, DATABASE_URL: url, STAMPEDE_LOG: 'silent', ...env }, stdio: 'pipe' });
+    const child = fork(compiledEntry('bin/scheduler.ts'), args, { execArgv: [], env: { ...process.env, DATABASE_URL: url, STAMPEDE_LOG: 'silent', ...env }, stdio: 'pipe' });
     children.push(child);
     return child;
   };

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../engine/errors.ts';
 import { checkerPlan } from '../harness/checkers/from-scenario.ts';
 import { BASE_SCENARIO, defineScenario, enabledCheckers, engineSettingsFor, loadScenarioFile, planScenario, type ScenarioInput } from '../harness/scenario.ts';
@@ -130,6 +130,7 @@ describe('checkerPlan', () => {
 
 describe('loadScenarioFile', () => {
   const dir = mkdtempSync(join(tmpdir(), 'stampede-scenario-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const file = (name: string, text: string) => {
     const p = join(dir, name);
     writeFileSync(p, text);
@@ -178,8 +179,9 @@ describe('the documented example (docs/scenario-format.md)', () => {
     const example = /```ts\n([\s\S]*?)```/.exec(doc)![1];
     const dir = mkdtempSync(join(tmpdir(), 'stampede-doc-'));
     const path = join(dir, '2026-03-08-dst.ts');
-    writeFileSync(path, example.replace("'../harness/scenario.ts'", `'${new URL('../harness/scenario.ts', import.meta.url).pathname}'`));
-    const s = await loadScenarioFile(path);
+    // The doc imports the installed package; here that is this repository's harness.
+    writeFileSync(path, example.replace("'stampede/harness'", `'${new URL('../harness/index.ts', import.meta.url).pathname}'`));
+    const s = await loadScenarioFile(path).finally(() => rmSync(dir, { recursive: true, force: true }));
     expect(s).toMatchObject({ name: 'billing-dst-2026', workers: 3, load: { model: 'poisson', rate: 200 } });
     const { faults } = planScenario(s);
     expect(faults[0]).toMatchObject({ fault: 'dst', dst: { transitionAtMs: Date.UTC(2026, 2, 8, 7) } });

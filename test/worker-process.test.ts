@@ -93,7 +93,7 @@ describe('worker processes', () => {
   it('refuses a bad flag with exit code 2 and the usage', async () => {
     const w = spawnWorker(url, ['--concurrency', 'lots']);
     expect((await w.exited).code).toBe(2);
-    expect(w.stderr).toContain('--concurrency: expected an integer >= 1, got "lots"');
+    expect(w.stderr).toContain('--concurrency: expected a positive integer, got "lots"');
     expect(w.stderr).toContain('usage:');
   });
 });

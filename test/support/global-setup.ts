@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
 import { Db } from '../../engine/db.ts';
 import { migrate } from '../../engine/migrator.ts';
@@ -17,6 +18,9 @@ let template = '';
 
 /** One real server for the whole run; a migrated template that each test file clones. */
 export async function setup(project: TestProject) {
+  // Tests that start processes run the compiled package (dist/), as users do: build it
+  // first (incremental, seconds when nothing changed), so a single `npx vitest run` sees edits.
+  execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
   server = await provisionPostgres();
   template = `stampede_tpl_${process.pid}`;
   await dropDatabase(server.adminUrl, template);

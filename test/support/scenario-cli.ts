@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 
 export interface ScenarioCli {
   code: Promise<number | null>;
@@ -7,11 +8,11 @@ export interface ScenarioCli {
   kill: (sig: NodeJS.Signals) => void;
 }
 
-/** Starts `tsx bin/scenario.ts ...args` as a user runs it, with the runner provisioning its own embedded server. */
+/** Starts `stampede scenario ...args` (the compiled bin on plain node) as a user runs it, with the runner provisioning its own embedded server. */
 export function scenarioCli(args: string[]): ScenarioCli {
   const env: NodeJS.ProcessEnv = { ...process.env, STAMPEDE_PG: 'embedded', STAMPEDE_LOG: 'info' };
   delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/scenario.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [compiledEntry('bin/stampede.ts'), 'scenario', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));

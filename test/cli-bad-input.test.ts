@@ -1,0 +1,64 @@
+// Bad input through the real CLI (the compiled bin on plain node): exit 2, and a
+// message that names the input and what was expected, without the password.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { compiledEntry } from '../engine/supervisor/compiled-entry.ts';
+
+const run = promisify(execFile);
+const BIN = compiledEntry('bin/stampede.ts');
+
+async function stampede(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, STAMPEDE_LOG: 'warn', ...env };
+  if (!('DATABASE_URL' in env)) delete fullEnv.DATABASE_URL;
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env: fullEnv });
+    return { code: 0, stdout, stderr };
+  } catch (err: any) {
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+const SOME_DB = { DATABASE_URL: 'postgres://u:pw@127.0.0.1:5432/db' };
+
+describe('stampede CLI: bad input exits 2 naming the input', () => {
+  it('a negative number as a flag value, with or without =', async () => {
+    const [spaced, joined, lease] = await Promise.all([
+      stampede(['scenario', 'steady', '--duration', '-5']),
+      stampede(['scenario', 'steady', '--duration=-5']),
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--lease-ms', '-1'], SOME_DB),
+    ]);
+    for (const r of [spaced, joined]) expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('--duration: expected a positive integer, got "-5"') });
+    expect(lease).toMatchObject({ code: 2, stderr: expect.stringContaining('--lease-ms: expected a positive integer, got "-1"') });
+    for (const r of [spaced, joined, lease]) expect(r.stderr).not.toContain('ambiguous');
+  });
+
+  it('a handlers module that does not exist: the path is named', async () => {
+    const r = await stampede(['worker', '--handlers', './no/such-handlers.js'], SOME_DB);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--handlers ./no/such-handlers.js: no such file');
+  });
+
+  it('a malformed DATABASE_URL: the expected shape, the password redacted, for every command that reads it', async () => {
+    const bad = { DATABASE_URL: 'postgres://user:s3cret-pw@127.0.0.1:notaport/bars' };
+    const results = await Promise.all([
+      stampede(['migrate'], bad),
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs'], bad),
+      stampede(['scenario', 'steady', '--duration', '5'], bad),
+    ]);
+    for (const r of results) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('DATABASE_URL: expected postgres://user:password@host:port/database, got postgres://user:***@127.0.0.1:notaport/bars');
+      expect(r.stderr).not.toContain('s3cret-pw');
+    }
+  });
+
+  it('--help on the command and on each subcommand exits 0 with its usage; an unknown command exits 2', async () => {
+    const names = ['migrate', 'worker', 'workers', 'scheduler', 'schedules', 'relay', 'archiver', 'scenario', 'gate'];
+    const [top, unknown, ...subs] = await Promise.all([stampede(['--help']), stampede(['nope']), ...names.map((n) => stampede([n, '--help']))]);
+    expect(top).toMatchObject({ code: 0 });
+    for (const n of names) expect(top.stdout).toContain(`  ${n} `);
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "nope"') });
+    subs.forEach((r, i) => expect(r, names[i]).toMatchObject({ code: 0, stdout: expect.stringContaining(`usage: stampede ${names[i]}`) }));
+  });
+});
