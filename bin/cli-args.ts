@@ -113,3 +113,21 @@ export function shutdownWhenOrphaned(shutdown: () => unknown, everyMs = 250): ()
   })();
   return () => watch.abort();
 }
+
+/**
+ * Whether a signal is a new interrupt or the same one twice: Ctrl-C under `npm run`
+ * reaches us from the terminal and again from npm, which passes it on. A repeat
+ * within `windowMs` of the first is the same Ctrl-C.
+ */
+export function interruptCounter(windowMs = 1000): () => number {
+  let count = 0;
+  let last = -Infinity;
+  return () => {
+    const now = systemClock.now();
+    if (now - last > windowMs) {
+      count++;
+      last = now;
+    }
+    return count;
+  };
+}

@@ -13,7 +13,7 @@ import { mutantEntries, scenarioEntries, selectEntries } from '../harness/gate/p
 import { runGate } from '../harness/gate/gate.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { MUTANTS } from '../engine/mutants.ts';
-import { exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = 'usage: stampede gate [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';
 
@@ -38,8 +38,11 @@ async function main(): Promise<number> {
   const entries = selectEntries(all, list(values.only), list(values.skip));
   if (entries.length === 0) throw new UsageError('--only/--skip left nothing to run');
   const interrupt = new AbortController();
+  const interrupts = interruptCounter();
   const onSignal = () => {
-    if (interrupt.signal.aborted) process.exit(130);
+    const n = interrupts();
+    if (n > 1) process.exit(130);
+    if (interrupt.signal.aborted) return;
     process.stderr.write('\ngate: interrupted; stopping the run in flight (its partial report is kept)\n');
     interrupt.abort();
   };

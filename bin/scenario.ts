@@ -12,7 +12,7 @@ import { recheck } from '../harness/runner/recheck.ts';
 import { runScenario } from '../harness/runner/run.ts';
 import { printSummary } from '../harness/runner/summary.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
-import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scenario <name|path/to/scenario.js> [--seed N] [--duration SECONDS] [--rate JOBS_PER_S]
                          [--workers N] [--mutant NAME] [--out DIR] [--json]
@@ -93,10 +93,10 @@ async function main(): Promise<number> {
   ].join(' ');
   if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
-  let signals = 0;
+  const interrupts = interruptCounter();
   const onSignal = (sig: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) process.exit(130); // a second Ctrl-C: the reaper still removes the server
+    if (interrupts() > 1) process.exit(130); // a second Ctrl-C: the reaper still removes the server
+    if (interrupt.signal.aborted) return;
     process.stderr.write(`\n${sig}: stopping the run, tearing down, writing a partial report (Ctrl-C again to quit at once)\n`);
     interrupt.abort(new Error(`interrupted by ${sig}`));
   };
