@@ -1,6 +1,6 @@
-// npm run scenario <name|./file.ts> -- [--seed N] [--duration S] [--rate R] [--workers N]
-//                                      [--mutant NAME] [--out DIR] [--json]
-// npm run scenario -- --list | --list-mutants | --recheck <run dir>
+// stampede scenario <name|./file.js> [--seed N] [--duration S] [--rate R] [--workers N]
+//                                  [--mutant NAME] [--out DIR] [--json]
+// stampede scenario --list | --list-mutants | --recheck <run dir>
 // Exit codes: 0 every invariant holds; 1 one was violated; 2 usage or setup
 // error; 3 inconclusive (a fault that never bit, a queue that never drained);
 // 130 interrupted (the partial report is still written).
@@ -82,9 +82,8 @@ async function main(): Promise<number> {
     throw err;
   }
   const replay = [
-    'npm run scenario',
+    'npx stampede scenario',
     positionals[0],
-    '--',
     `--seed ${scenario.seed}`,
     ...(duration !== undefined ? [`--duration ${duration}`] : []),
     ...(rate !== undefined ? [`--rate ${rate}`] : []),

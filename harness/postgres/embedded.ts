@@ -186,6 +186,8 @@ export class EmbeddedPostgres {
       let err = '';
       p.stderr!.on('data', (c) => (err += c));
       p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err}`))));
+      // A binary the server's OS user cannot reach (a private install dir, as root) fails to spawn.
+      p.on('error', (e) => reject(new Error(`${cmd} could not be started: ${e.message}`)));
     });
   }
 }

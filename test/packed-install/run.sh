@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The packed-install test: what a user gets from `npm install stampede`.
+# npm pack this repository, install the tarball into an empty temporary project
+# (its dependencies come from the npm registry), then from plain JavaScript:
+# migrate, enqueue and run a job to completion against an embedded Postgres (or
+# DATABASE_URL), `npx stampede --help`, and `npx stampede scenario steady --duration 5`
+# with its exit code and report checked. The temporary directory is removed on any exit.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+started=$SECONDS
+work="$(mktemp -d "${TMPDIR:-/tmp}/stampede-packed-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# As root the embedded server runs as the postgres OS user, which must reach the binaries installed here.
+chmod 755 "$work"
+
+step() { printf '\n== %s (%d s)\n' "$1" $((SECONDS - started)); }
+
+step "npm pack"
+tarball="$(cd "$repo" && npm pack --silent --pack-destination "$work" | tail -n 1)"
+mkdir "$work/app"
+cd "$work/app"
+npm init -y >/dev/null
+
+step "npm install $tarball"
+npm install --no-audit --no-fund --loglevel=error "$work/$tarball"
+test ! -e node_modules/stampede/dist/.tsbuildinfo
+test ! -e node_modules/stampede/test
+
+step "plain JavaScript: migrate, enqueue, a Worker with effectOnce"
+cp "$repo/test/packed-install/app.mjs" .
+node app.mjs
+
+step "npx stampede --help"
+npx --no-install stampede --help | grep -q 'scenario'
+
+step "npx stampede scenario steady --duration 5"
+code=0
+npx --no-install stampede scenario steady --duration 5 --out reports/steady || code=$?
+if [[ $code -ne 0 ]]; then
+  echo "packed-install: npx stampede scenario steady exited $code; expected 0" >&2
+  exit 1
+fi
+for f in report.md report.html report.json; do
+  test -s "reports/steady/$f" || { echo "packed-install: reports/steady/$f is missing" >&2; exit 1; }
+done
+
+step "packed-install test passed in $((SECONDS - started)) s"
