@@ -72,7 +72,8 @@ async function main(): Promise<number> {
   const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
   let worldShiftMs = 0;
-  const m = new CronMaterializer(db, {
+  const m = new CronMaterializer({
+    db,
     dbNow: async () => ((await db.query(q.DbNow)).rows[0].now as Date).getTime() + worldShiftMs,
     nodeId,
     clock,
@@ -81,7 +82,7 @@ async function main(): Promise<number> {
     lookaheadMs: int(values['lookahead-ms'], '--lookahead-ms', CRON_DEFAULTS.lookaheadMs),
     maxSkewMs: int(values['max-skew-ms'], '--max-skew-ms', CRON_DEFAULTS.maxSkewMs),
     catchUpWindowMs: int(values['catch-up-window-ms'], '--catch-up-window-ms', CRON_DEFAULTS.catchUpWindowMs),
-    logger: log.child(nodeId),
+    log: log.child(nodeId),
   });
 
   // /metrics (off unless --metrics-port): the clock-skew gauge and cron refusals of this node.

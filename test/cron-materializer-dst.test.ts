@@ -28,7 +28,8 @@ describe('DST nights materialized into job rows, per policy', () => {
         await addSchedule(db, { id: `dst${i}-${policy}`, cron: c.cron, timezone: c.timezone, queue, dstPolicy: policy }, { startAt: new Date(from) });
       }
       const clock = new ManualClock(from);
-      const m = new CronMaterializer(db, {
+      const m = new CronMaterializer({
+        db,
         nodeId: `dst-node-${i}`,
         clock,
         events: new Events(),
@@ -36,7 +37,7 @@ describe('DST nights materialized into job rows, per policy', () => {
         lookaheadMs: 2 * HOUR,
         maxSkewMs: 0,
         dbNow: async () => clock.now(),
-        logger: createLogger('cron-dst-test', 'silent'),
+        log: createLogger('cron-dst-test', 'silent'),
       });
       // Hourly ticks, the last one with its horizon exactly at `to`.
       for (; clock.now() + m.lookaheadMs < to; clock.advance(HOUR)) await m.runOnce();

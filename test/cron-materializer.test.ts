@@ -34,7 +34,7 @@ function makeNode(base: ManualClock, nodeId: string, skewMs: number, config: Par
   const node: Node = { clock, events, materialized: [], refused: [], m: null! };
   events.on('cron:materialized', (e) => node.materialized.push(e));
   events.on('cron:refused', (e) => node.refused.push(e));
-  node.m = new CronMaterializer(db, { nodeId, clock, events, dbNow: async () => base.now(), logger: silent, ...config });
+  node.m = new CronMaterializer({ db, nodeId, clock, events, dbNow: async () => base.now(), log: silent, ...config });
   return node;
 }
 
@@ -245,14 +245,15 @@ describe('loop', () => {
     const sleeping = () => new Promise<void>((r) => (slept = r));
     let failNext = true;
     const events = new Events();
-    const m = new CronMaterializer(db, {
+    const m = new CronMaterializer({
+      db,
       nodeId: 'loop-node',
       clock: base,
       events,
       tickMs: 1_000,
       lookaheadMs: 90_000,
       maxSkewMs: 1_000,
-      logger: silent,
+      log: silent,
       dbNow: async () => {
         if (failNext) {
           failNext = false;
@@ -293,9 +294,9 @@ describe('loop', () => {
   });
 
   it('refuses a configuration whose lookahead cannot cover a tick plus the skew tolerance', () => {
-    expect(() => new CronMaterializer(db, { nodeId: 'x', clock: new ManualClock(), events: new Events(), tickMs: 5_000, lookaheadMs: 30_000, maxSkewMs: 30_000 })).toThrow(
+    expect(() => new CronMaterializer({ db, nodeId: 'x', clock: new ManualClock(), events: new Events(), tickMs: 5_000, lookaheadMs: 30_000, maxSkewMs: 30_000 })).toThrow(
       /^lookaheadMs: 30000 must exceed tickMs \+ maxSkewMs \(5000 \+ 30000\)/,
     );
-    expect(() => new CronMaterializer(db, { nodeId: '', clock: new ManualClock(), events: new Events() })).toThrow(/^nodeId: expected a non-empty string/);
+    expect(() => new CronMaterializer({ db, nodeId: '', clock: new ManualClock(), events: new Events() })).toThrow(/^nodeId: expected a non-empty string/);
   });
 });

@@ -53,7 +53,8 @@ describe('schedule API', () => {
     const t0 = Date.parse('2026-08-01T10:00:00Z');
     await addSchedule(db, { id: 'paused', cron: '*/5 * * * *', queue: 'cron-pause', catchUp: 'all' }, { startAt: new Date(t0) });
     const clock = new ManualClock(t0);
-    const m = new CronMaterializer(db, {
+    const m = new CronMaterializer({
+      db,
       nodeId: 'pause-node',
       clock,
       events: new Events(),
@@ -61,7 +62,7 @@ describe('schedule API', () => {
       lookaheadMs: 2 * MIN,
       maxSkewMs: 30_000,
       dbNow: async () => clock.now(),
-      logger: createLogger('t', 'silent'),
+      log: createLogger('t', 'silent'),
     });
     const tickTo = async (hhmm: string) => {
       while (clock.now() < Date.parse(`2026-08-01T${hhmm}:00Z`)) {

@@ -27,6 +27,7 @@ export const CRON_DEFAULTS = {
 } as const;
 
 export interface CronMaterializerConfig {
+  db: Db;
   /** Names this node in events and logs. */
   nodeId: string;
   /** The node clock; occurrences are computed from it. */
@@ -45,7 +46,7 @@ export interface CronMaterializerConfig {
    * replace it because a real server's now() cannot be moved.
    */
   dbNow?: () => Promise<number>;
-  logger?: Logger;
+  log?: Logger;
 }
 
 export interface ScheduleTick {
@@ -97,10 +98,10 @@ export class CronMaterializer {
   /** Broken schedule rows already logged, so a broken row is logged once, not every tick. */
   private readonly reportedInvalid = new Set<string>();
 
-  constructor(
-    private readonly db: Db,
-    config: CronMaterializerConfig,
-  ) {
+  private readonly db: Db;
+
+  constructor(config: CronMaterializerConfig) {
+    this.db = config.db;
     if (typeof config.nodeId !== 'string' || config.nodeId === '') throw new ValidationError('nodeId', 'expected a non-empty string');
     this.nodeId = config.nodeId;
     this.clock = config.clock;
@@ -117,8 +118,8 @@ export class CronMaterializer {
         `${this.lookaheadMs} must exceed tickMs + maxSkewMs (${this.tickMs} + ${this.maxSkewMs}) so a node behind by the tolerance still materializes each occurrence before it is due`,
       );
     }
-    this.readDbNow = config.dbNow ?? (async () => ((await db.query(q.DbNow)).rows[0].now as Date).getTime());
-    this.log = config.logger ?? createLogger(`cron:${this.nodeId}`);
+    this.readDbNow = config.dbNow ?? (async () => ((await this.db.query(q.DbNow)).rows[0].now as Date).getTime());
+    this.log = config.log ?? createLogger(`cron:${this.nodeId}`);
   }
 
   /** Node clock minus database clock at the last tick, in ms; null before the first. The metrics gauge stampede_clock_skew_seconds reads it. */
