@@ -1,8 +1,9 @@
 // The build's second half: the files the compiled JavaScript reads at run time
 // (named SQL beside the module that loads it, the reaper script, the migrations)
 // copied into dist/ at the same relative paths, so `new URL('./x.sql', import.meta.url)`
-// finds them in the build as it does in the source tree.
-import { cpSync, readdirSync } from 'node:fs';
+// finds them in the build as it does in the source tree; and the bin made executable
+// (npm does that for an installed package, but `npx stampede` in this repository runs the file itself).
+import { chmodSync, cpSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,3 +19,4 @@ function copyAssets(dir) {
 }
 
 for (const dir of ['bin', 'engine', 'harness', 'reports', 'scenarios', 'migrations']) copyAssets(dir);
+chmodSync(join(root, 'dist/bin/stampede.js'), 0o755);

@@ -21,6 +21,7 @@ const LAUNCHES: Record<string, [string, string[], 'exit 0' | 'drained']> = {
   'npm run worker': ['npm', ['run', 'worker', '--', ...WORKER_FLAGS], 'exit 0'],
   'npx stampede worker': ['npx', ['--no-install', 'stampede', 'worker', ...WORKER_FLAGS], 'drained'],
   'node dist/bin/stampede.js worker': [process.execPath, ['dist/bin/stampede.js', 'worker', ...WORKER_FLAGS], 'exit 0'],
+  'npm run workers (the supervisor)': ['npm', ['run', 'workers', '--', '--processes', '2', '--', ...WORKER_FLAGS], 'exit 0'],
 };
 
 const workerConnections = async () =>
@@ -34,7 +35,9 @@ describe('SIGTERM to the worker command mid-job', () => {
       let stderr = '';
       child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-      await until(`${how}: the handler started`, async () => (await db.query('SELECT 1 FROM test_started WHERE job_id = $1', [job.id])).rowCount === 1, 45_000);
+      await until(`${how}: the handler started`, async () => (await db.query('SELECT 1 FROM test_started WHERE job_id = $1', [job.id])).rowCount === 1, 90_000).catch((err) => {
+        throw new Error(`${(err as Error).message}; its stderr:\n${stderr}`);
+      });
       child.kill('SIGTERM');
       const exit = await exited;
       if (expected === 'exit 0') expect(exit, stderr).toEqual({ code: 0, signal: null });
@@ -42,6 +45,6 @@ describe('SIGTERM to the worker command mid-job', () => {
       const row = await jobRow(db, job.id);
       expect(row.state, stderr).toBe('done');
       expect((await db.query("SELECT count(*)::int AS n FROM stampede.jobs WHERE state = 'claimed'")).rows[0].n).toBe(0);
-    }, 60_000);
+    }, 150_000);
   }
 });
