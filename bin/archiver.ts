@@ -36,11 +36,14 @@ async function main(): Promise<void> {
     if (err instanceof ValidationError) throw new UsageError(err.message);
     throw err;
   }
-  const stop = async () => {
-    await archiver.stop();
-    await db.close();
-    process.exit(0);
-  };
+  // Once: Ctrl-C under npm run arrives twice (from the terminal and from npm).
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await archiver.stop();
+      await db.close();
+      process.exit(0);
+    })());
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   shutdownWhenOrphaned(stop);

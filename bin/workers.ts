@@ -33,10 +33,13 @@ function main(): void {
     spawn: (slot) => new NodeProcess({ script: 'bin/worker.ts', args: [...workerArgs, '--worker-id', `${process.pid}-slot${slot}-${systemClock.now().toString(36)}`], env: {} }),
   });
   supervisor.events.on('process:started', (e) => log.info('worker started', e));
-  const stop = async () => {
-    await supervisor.stop();
-    process.exit(0);
-  };
+  // Once: a second signal (Ctrl-C under npm run arrives twice) must not exit before the drain ends.
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await supervisor.stop();
+      process.exit(0);
+    })());
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   shutdownWhenOrphaned(stop);
