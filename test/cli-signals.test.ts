@@ -17,28 +17,34 @@ const WORKER_FLAGS = ['--handlers', 'test/fixtures/cli-handlers.mjs', '--poll-ms
 // kills itself with it (exit by SIGTERM, whatever the worker does). The worker, orphaned
 // without the signal, notices its parent is gone and drains as on SIGTERM: so for npx the
 // test asserts the drain (job done, worker gone), not npx's own status.
-const LAUNCHES: Record<string, [string, string[], 'exit 0' | 'drained']> = {
-  'npm run worker': ['npm', ['run', 'worker', '--', ...WORKER_FLAGS], 'exit 0'],
-  'npx stampede worker': ['npx', ['--no-install', 'stampede', 'worker', ...WORKER_FLAGS], 'drained'],
-  'node dist/bin/stampede.js worker': [process.execPath, ['dist/bin/stampede.js', 'worker', ...WORKER_FLAGS], 'exit 0'],
-  'npm run workers (the supervisor)': ['npm', ['run', 'workers', '--', '--processes', '2', '--', ...WORKER_FLAGS], 'exit 0'],
+// 'SIGINT to the group' is a terminal's Ctrl-C: every process of the group gets it (the
+// worker twice, once more relayed by npm).
+type Launch = [command: string, args: string[], expected: 'exit 0' | 'drained', signal: 'SIGTERM' | 'SIGINT to the group'];
+const LAUNCHES: Record<string, Launch> = {
+  'npm run worker': ['npm', ['run', 'worker', '--', ...WORKER_FLAGS], 'exit 0', 'SIGTERM'],
+  'npm run worker, Ctrl-C': ['npm', ['run', 'worker', '--', ...WORKER_FLAGS], 'exit 0', 'SIGINT to the group'],
+  'npx stampede worker': ['npx', ['--no-install', 'stampede', 'worker', ...WORKER_FLAGS], 'drained', 'SIGTERM'],
+  'node dist/bin/stampede.js worker': [process.execPath, ['dist/bin/stampede.js', 'worker', ...WORKER_FLAGS], 'exit 0', 'SIGTERM'],
+  'npm run workers (the supervisor)': ['npm', ['run', 'workers', '--', '--processes', '2', '--', ...WORKER_FLAGS], 'exit 0', 'SIGTERM'],
 };
 
 const workerConnections = async () =>
   (await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'stampede:worker' AND datname = current_database()")).rows[0].n as number;
 
-describe('SIGTERM to the worker command mid-job', () => {
-  for (const [how, [command, args, expected]] of Object.entries(LAUNCHES)) {
-    it(`${how}: drains (${expected}), no job left claimed`, async () => {
+describe('SIGTERM (or Ctrl-C) to the worker command mid-job', () => {
+  for (const [how, [command, args, expected, signal]] of Object.entries(LAUNCHES)) {
+    it(`${how}: ${signal}, drains (${expected}), no job left claimed`, async () => {
       const job = await enqueue(db, 'hold', { ms: 1500 });
-      const child = spawn(command, args, { env: { ...process.env, DATABASE_URL: url, STAMPEDE_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const group = signal === 'SIGINT to the group';
+      const child = spawn(command, args, { env: { ...process.env, DATABASE_URL: url, STAMPEDE_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'], detached: group });
       let stderr = '';
       child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
       await until(`${how}: the handler started`, async () => (await db.query('SELECT 1 FROM test_started WHERE job_id = $1', [job.id])).rowCount === 1, 90_000).catch((err) => {
         throw new Error(`${(err as Error).message}; its stderr:\n${stderr}`);
       });
-      child.kill('SIGTERM');
+      if (group) process.kill(-child.pid!, 'SIGINT');
+      else child.kill('SIGTERM');
       const exit = await exited;
       if (expected === 'exit 0') expect(exit, stderr).toEqual({ code: 0, signal: null });
       await until(`${how}: the worker process gone`, async () => (await workerConnections()) === 0, 30_000);
