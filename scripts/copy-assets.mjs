@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// What the code reads at run time besides its own modules; a new kind of file (say a page's .html) goes here.
 const ASSET = /\.(sql|mjs)$/;
 
 function copyAssets(dir) {
@@ -18,5 +19,6 @@ function copyAssets(dir) {
   }
 }
 
-for (const dir of ['bin', 'engine', 'harness', 'reports', 'scenarios', 'migrations']) copyAssets(dir);
+// reports/ itself holds run output: only its renderer is code.
+for (const dir of ['bin', 'engine', 'harness', 'reports/render', 'scenarios', 'migrations']) copyAssets(dir);
 chmodSync(join(root, 'dist/bin/stampede.js'), 0o755);
