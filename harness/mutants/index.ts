@@ -1,6 +1,8 @@
 import { applyMutant as applyChanges } from './apply.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
+import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
+import { effectLockWait } from './effect-lock-wait.ts';
 import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
@@ -22,6 +24,8 @@ export const MUTANTS = {
   'no-aging': noAging,
   'no-crash-detection': noCrashDetection,
   'no-fencing': noFencing,
+  'crash-on-any-expiry': crashOnAnyExpiry,
+  'effect-lock-wait': effectLockWait,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
