@@ -108,6 +108,46 @@ describe('a Postgres crash under load', () => {
     await Promise.all(workers.splice(0).map((w) => w.stop(0)));
   });
 
+  it('a failure whose write meets a dead server is written once the server is back: a recorded failure, not a crash', async () => {
+    const pg = db!;
+    await enqueueMany(pg, [{ queue: 'fails-in-outage', payload: {} }]);
+    const pool = new Db({ connectionString: pg.options.connectionString, maxConnections: 4 });
+    const w = new Worker({
+      db: pool,
+      handlers: {
+        // The database dies while the handler runs; the handler then fails, so the failure write meets the outage.
+        'fails-in-outage': async () => {
+          await server.crash();
+          throw new Error('dependency down');
+        },
+      },
+      leaseMs: LEASE_MS,
+      heartbeatMs: 0,
+      pollMs: 50,
+      backoffBaseMs: 60_000,
+      workerId: 'fail-writer',
+      rng: new SeededRng(5),
+    });
+    const failed = w.events.waitFor('job:failed', () => true);
+    w.start();
+    try {
+      await until('the server down', () => pg.query('SELECT 1').then(() => false, () => true));
+      await systemClock.sleep(OUTAGE_MS); // the outage: longer than the lease
+      await server.restart();
+      // Bounded, so a worker that gave up on the write fails here and not on the file's timeout.
+      const recorded = "SELECT state = 'failed' AS ok FROM stampede.jobs WHERE queue = 'fails-in-outage'";
+      await until('the failure recorded', () => pg.query(recorded).then((r) => r.rows[0]?.ok, () => false), 30_000, 100);
+      const e = await failed;
+      expect(e.error).toBe('Error: dependency down');
+      const row = (await pg.query('SELECT state, attempts, crash_count, errors FROM stampede.jobs WHERE id = $1', [e.jobId])).rows[0];
+      expect(row).toMatchObject({ state: 'failed', attempts: 1, crash_count: 0 });
+      expect(row.errors.map((x: { kind: string }) => x.kind)).toEqual(['error']);
+    } finally {
+      await w.stop(0);
+      await pool.close();
+    }
+  });
+
   it('right after a restart, a lease holder silent through the outage is not yet convicted; the mutant convicts it', async () => {
     const pg = db!;
     await enqueueMany(pg, [{ queue: 'held', payload: {} }]);
