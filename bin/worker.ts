@@ -7,7 +7,6 @@ import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
-import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
@@ -15,7 +14,7 @@ import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownW
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
-  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
+  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N]
   [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
 ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
@@ -26,6 +25,7 @@ const FORWARDED: EventName[] = [
   'job:completed',
   'job:failed',
   'job:dead',
+  'job:deferred',
   'lease:lost',
   'lease:rescued',
   'worker:error',
@@ -59,14 +59,12 @@ async function main(): Promise<void> {
     'grace-ms': { type: 'string' },
     'worker-id': { type: 'string' },
     seed: { type: 'string' },
-    mutant: { type: 'string' },
     'metrics-port': { type: 'string' },
     'metrics-host': { type: 'string' },
     'sample-queue-state': { type: 'boolean' },
   });
   if (!values.handlers) throw new UsageError('--handlers is required');
   const url = databaseUrl();
-  if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`--mutant: unknown mutant "${values.mutant}"`);
   const skewMs = Number(process.env.STAMPEDE_CLOCK_SKEW_MS ?? 0);
   if (!Number.isFinite(skewMs)) throw new UsageError(`STAMPEDE_CLOCK_SKEW_MS: expected a number of ms, got "${process.env.STAMPEDE_CLOCK_SKEW_MS}"`);
 
@@ -111,7 +109,6 @@ async function main(): Promise<void> {
     workerId: values['worker-id'],
     concurrency,
     ...tuning,
-    mutant: values.mutant as never,
   });
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
   // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).

@@ -4,7 +4,8 @@ import { Events, type EngineEvents } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { systemClock } from '../engine/clock.ts';
 import { Worker } from '../engine/worker/worker.ts';
-import type { MutantName } from '../engine/mutants.ts';
+import type { MutantName } from '../harness/mutants/index.ts';
+import { useMutant } from './support/mutant.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
 import { Db } from '../engine/db.ts';
 import { freshDatabase } from './support/db.ts';
@@ -28,6 +29,7 @@ function startWorker(options: Omit<WorkerOptions, 'db'> & { db?: Db }): Worker {
 
 /** `jobs` jobs claimed by 8 workers, each with its own pool; returns claims per job id and per worker. */
 async function eightWorkersDrain(queue: string, jobs: number, mutant?: MutantName) {
+  if (mutant) useMutant(mutant);
   await enqueueMany(db, Array.from({ length: jobs }, (_, i) => ({ queue, payload: { i } })));
   const events = new Events();
   const perJob = new Map<number, number>();
@@ -39,7 +41,7 @@ async function eightWorkersDrain(queue: string, jobs: number, mutant?: MutantNam
   for (let i = 0; i < 8; i++) {
     const pool = new Db({ connectionString: url, maxConnections: 4 });
     pools.push(pool);
-    startWorker({ db: pool, handlers: { [queue]: () => {} }, concurrency: 16, events, workerId: `${queue}-w${i}`, mutant });
+    startWorker({ db: pool, handlers: { [queue]: () => {} }, concurrency: 16, events, workerId: `${queue}-w${i}` });
   }
   await until(`${jobs} done`, async () => (await countByState(db, queue)).done === jobs, 120_000, 200);
   return { perJob, perWorker };
@@ -84,6 +86,8 @@ describe('leases, heartbeats and fencing', () => {
       handlers: { 'slow-nohb': () => until('gate', () => gate.open, 20_000, 20) },
       leaseMs: 300,
       heartbeatMs: 0,
+      // One slot, held by the stalled job: the job taken back (no crash: "slow" is alive) goes to "second".
+      concurrency: 1,
       events,
       workerId: 'slow',
     });
@@ -105,9 +109,10 @@ describe('leases, heartbeats and fencing', () => {
     const claims: string[] = [];
     events.on('job:claimed', (e) => claims.push(e.workerId));
     const gate = { first: false };
-    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, events, workerId: 'slow', mutant: 'no-fencing' });
+    useMutant('no-fencing');
+    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, concurrency: 1, events, workerId: 'slow' });
     await until('first claim', () => claims.length === 1);
-    startWorker({ handlers: { 'slow-unfenced': () => systemClock.sleep(60_000) }, leaseMs: 60_000, events, workerId: 'second', mutant: 'no-fencing' });
+    startWorker({ handlers: { 'slow-unfenced': () => systemClock.sleep(60_000) }, leaseMs: 60_000, events, workerId: 'second' });
     await until('stolen', () => claims.length === 2, 10_000);
     gate.first = true;
     await until('stale completion accepted', () => completions.includes('slow'));
