@@ -112,7 +112,7 @@ function validateLimits(limits: QueueLimits): QueueLimits {
  * migrations/0010_control.sql). Takes effect for the next claim; jobs already
  * in flight above a lowered limit finish. Returns the queue's settings.
  */
-export function setQueueLimits(db: Db, queue: string, limits: QueueLimits, actor: Actor & { allowNew?: boolean }): Promise<QueueControl> {
+export async function setQueueLimits(db: Db, queue: string, limits: QueueLimits, actor: Actor & { allowNew?: boolean }): Promise<QueueControl> {
   const next = validateLimits({ maxInFlight: limits.maxInFlight ?? null, maxStartsPerSecond: limits.maxStartsPerSecond ?? null });
   return actOnQueue(db, 'set-limits', queue, actor, actor.allowNew ?? false, async (tx, name) => {
     const before = (await tx.query(q.GetQueueControl, [name])).rows[0];
