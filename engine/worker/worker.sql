@@ -17,7 +17,7 @@
 --  * Suspects (crash_count > 0) are left to ClaimSuspect, which runs them alone.
 --  * `gate` (stampede.claim_gate, migrations/0010_control.sql) drops paused
 --    queues and says how many jobs each limited queue may still start
---    (max_in_flight, max_starts_per_second, across all workers); `allowed`
+--    (max_in_flight, max_starts_per_second, across all workers); the rank
 --    keeps each limited queue's best `allowance` candidates. For unlimited
 --    queues it is one settings lookup and a shared lock: measured cost in
 --    docs/operating.md.
@@ -27,29 +27,31 @@
 WITH gate AS (
   SELECT g.queue, g.paused, g.allowance FROM stampede.claim_gate($1::text[], $2::int) g
 ), candidates AS (
-  SELECT c.id, q.queue, q.lease_ms,
-         p.priority * $5::float8 + extract(epoch FROM now() - c.run_at) * 1000 AS score
-    FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
-    JOIN gate g ON g.queue = q.queue AND NOT g.paused
-   CROSS JOIN generate_series(0, 9) AS p(priority)
-   CROSS JOIN LATERAL (
-     SELECT j.id, j.run_at
-       FROM stampede.jobs j
-      WHERE j.queue = q.queue AND j.priority = p.priority
-        AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
-      ORDER BY j.run_at, j.id
-      LIMIT $2 * 2
-   ) c
-   ORDER BY score DESC
+  SELECT c.id, c.lease_ms, c.score
+    FROM (
+      SELECT s.*, row_number() OVER (PARTITION BY s.queue ORDER BY s.score DESC) AS rank
+        FROM (
+          SELECT c.id, q.queue, q.lease_ms, g.allowance,
+                 p.priority * $5::float8 + extract(epoch FROM now() - c.run_at) * 1000 AS score
+            FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
+            JOIN gate g ON g.queue = q.queue AND NOT g.paused
+           CROSS JOIN generate_series(0, 9) AS p(priority)
+           CROSS JOIN LATERAL (
+             SELECT j.id, j.run_at
+               FROM stampede.jobs j
+              WHERE j.queue = q.queue AND j.priority = p.priority
+                AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
+              ORDER BY j.run_at, j.id
+              LIMIT $2 * 2
+           ) c
+        ) s
+    ) c
+   WHERE c.allowance IS NULL OR c.rank <= c.allowance
+   ORDER BY c.score DESC
    LIMIT $2 * 4
-), allowed AS (
-  SELECT r.id, r.score, r.lease_ms
-    FROM (SELECT c.*, row_number() OVER (PARTITION BY c.queue ORDER BY c.score DESC) AS rank FROM candidates c) r
-    JOIN gate g ON g.queue = r.queue
-   WHERE g.allowance IS NULL OR r.rank <= g.allowance
 ), locked AS (
   SELECT j.id, c.score, c.lease_ms
-    FROM allowed c
+    FROM candidates c
     JOIN stampede.jobs j ON j.id = c.id
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
    ORDER BY c.score DESC
