@@ -12,6 +12,7 @@ export const COMMANDS: Record<string, Command> = {
   workers: { script: './workers.ts', summary: 'run N supervised worker processes, restarted with backoff when they die' },
   scheduler: { script: './scheduler.ts', summary: 'run a cron scheduler node: materialize due occurrences into jobs' },
   schedules: { script: './schedules.ts', summary: 'add, list, pause, resume, remove recurring schedules' },
+  control: { script: './control.ts', summary: 'operator actions: cancel, retry, dead-letter, redrive, pause/resume a queue, limits, audit' },
   relay: { script: './relay.ts', summary: 'deliver the outbox at least once through your deliver module' },
   archiver: { script: './archiver.ts', summary: 'move finished jobs into the partitioned history table' },
   scenario: { script: './scenario.ts', summary: 'run a chaos scenario against a real Postgres and write its incident report' },

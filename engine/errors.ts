@@ -17,6 +17,14 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** An operator cancelled the job while its handler ran (engine/control): ctx.signal aborts with this at the next heartbeat. */
+export class JobCancelledError extends Error {
+  override name = 'JobCancelledError';
+  constructor(readonly jobId: number) {
+    super(`job ${jobId}: cancelled by an operator; its result will be refused`);
+  }
+}
+
 /**
  * effectOnce found the job's effect held by another holder's transaction that
  * has not ended (a frozen or stalled worker that lost this job's lease while

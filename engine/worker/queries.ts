@@ -5,6 +5,7 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'SuspectsWaiting',
   'ClaimSuspect',
   'RenewLease',
+  'JobState',
   'CompleteJobs',
   'FailJob',
   'ReleaseJobs',

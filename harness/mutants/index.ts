@@ -7,6 +7,8 @@ import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
 import { noJitter } from './no-jitter.ts';
+import { noPauseFilter } from './no-pause-filter.ts';
+import { noQueueLimit } from './no-queue-limit.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
 import type { Mutant } from './types.ts';
 
@@ -26,6 +28,8 @@ export const MUTANTS = {
   'no-fencing': noFencing,
   'crash-on-any-expiry': crashOnAnyExpiry,
   'effect-lock-wait': effectLockWait,
+  'no-queue-limit': noQueueLimit,
+  'no-pause-filter': noPauseFilter,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

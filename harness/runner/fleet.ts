@@ -34,6 +34,8 @@ export class Fleet {
     clock: Clock,
     private readonly log: Logger,
     private readonly seed: number,
+    /** More environment for every worker process (the downstream's URL). */
+    private readonly workerEnv: Record<string, string> = {},
   ) {
     const events = new Events();
     this.supervisor = new ProcessSupervisor({
@@ -115,6 +117,7 @@ export class Fleet {
         STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),
         STAMPEDE_HARNESS_DEPENDENCY: this.scenario.faults.some((f) => f.fault === 'dependency-outage') ? '1' : '0',
         STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',
+        ...this.workerEnv,
       },
     });
     this.current.set(slot, proc);
