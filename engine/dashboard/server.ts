@@ -1,0 +1,111 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { QueueStateSampler } from '../metrics/queue-state-sampler.ts';
+import { validateInt } from '../validate.ts';
+import { DashboardAuth, newSecret } from './auth.ts';
+import { handleRequest, type RouteDeps } from './routes.ts';
+
+export interface DashboardConfig {
+  /** TCP port. Default 7676; 0 picks a free one (see `port` after start()). */
+  port?: number;
+  /**
+   * Interface to bind. Default 127.0.0.1: the dashboard shows payloads and
+   * can redrive, pause and cancel, so reaching it from elsewhere is a
+   * decision an operator makes explicitly ('0.0.0.0', a pod IP), behind TLS.
+   */
+  host?: string;
+  /** The access token every request must carry. Default: a fresh random one (read it from `accessToken`). At least 16 characters. */
+  token?: string;
+  /** The oldest-unclaimed-age objective the queues page compares against, ms. Default 60,000 (ops/prometheus/alerts.yml). */
+  sloMs?: number;
+  /** statement_timeout of every query a page runs, ms. Default 5,000. */
+  statementTimeoutMs?: number;
+  /** Per-queue ceiling on counted claimable rows on the queues page (the sampler's depthCapRows). Default 100,000. */
+  depthCapRows?: number;
+}
+
+export const DASHBOARD_DEFAULTS = { port: 7676, host: '127.0.0.1', sloMs: 60_000, statementTimeoutMs: 5_000, depthCapRows: 100_000 } as const;
+
+/**
+ * The operator's web page, served over node:http: queues, job search and
+ * detail, dead letters, schedules, and the control verbs as confirmed POSTs.
+ * Server-rendered HTML, no script. Every page reads live rows only (see
+ * dashboard.sql), so it stays usable however much history the table holds.
+ */
+export class DashboardServer {
+  readonly accessToken: string;
+  private server: Server | null = null;
+  private starting: Promise<void> | null = null;
+  private readonly deps: RouteDeps;
+  private readonly config: Required<Omit<DashboardConfig, 'token'>>;
+  private readonly log: Logger;
+
+  constructor(db: Db, clock: Clock, config: DashboardConfig = {}, logger: Logger = createLogger('dashboard')) {
+    this.config = { ...DASHBOARD_DEFAULTS, ...Object.fromEntries(Object.entries(config).filter(([k, v]) => v !== undefined && k !== 'token')) };
+    validateInt(this.config.port, 'port', 0, 65_535);
+    validateInt(this.config.sloMs, 'sloMs', 1);
+    validateInt(this.config.statementTimeoutMs, 'statementTimeoutMs', 1);
+    if (typeof this.config.host !== 'string' || this.config.host.length === 0) {
+      throw new TypeError(`host: ${String(this.config.host)} is not an interface address; expected e.g. '127.0.0.1' or '0.0.0.0'`);
+    }
+    this.accessToken = config.token ?? newSecret();
+    this.log = logger;
+    const sampler = new QueueStateSampler(db, clock, null, { depthCapRows: this.config.depthCapRows, statementTimeoutMs: this.config.statementTimeoutMs }, logger.child('sampler'));
+    // The cookie name carries the configured port: cookies are per host, and two dashboards may share one.
+    const auth = new DashboardAuth(this.accessToken, `stampede_dashboard_${this.config.port}`);
+    this.deps = { db, clock, auth, sampler, sloMs: this.config.sloMs, statementTimeoutMs: this.config.statementTimeoutMs, log: logger };
+  }
+
+  get host(): string {
+    return this.config.host;
+  }
+
+  /** The bound port once started (useful with port 0), else null. */
+  get port(): number | null {
+    const address = this.server?.address();
+    return address && typeof address === 'object' ? (address as AddressInfo).port : null;
+  }
+
+  /** The address to open, token included, once started. */
+  get loginUrl(): string {
+    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `http://${host}:${this.port}/?token=${encodeURIComponent(this.accessToken)}`;
+  }
+
+  /** Binds and listens; resolves once listening. Calling it twice is harmless. */
+  start(): Promise<void> {
+    this.starting ??= new Promise<void>((resolve, reject) => {
+      const server = createServer((req, res) => {
+        handleRequest(this.deps, req, res).catch((err) => {
+          this.log.error('dashboard handler crashed', { error: (err as Error).message });
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end('internal error\n');
+        });
+      });
+      server.once('error', (err) => {
+        this.starting = null;
+        reject(new Error(`dashboard could not listen on ${this.host}:${this.config.port}: ${err.message}`));
+      });
+      server.listen(this.config.port, this.host, () => {
+        this.server = server;
+        this.log.info('dashboard listening', { host: this.host, port: this.port });
+        resolve();
+      });
+    });
+    return this.starting;
+  }
+
+  /** Stops listening and closes open connections. Calling it twice is harmless. */
+  async stop(): Promise<void> {
+    if (this.starting) await this.starting.catch(() => {});
+    const server = this.server;
+    this.server = null;
+    this.starting = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
