@@ -1,0 +1,120 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addSchedule } from '../engine/cron/schedule.ts';
+import { enqueue } from '../engine/enqueue.ts';
+import { freshDatabase } from './support/db.ts';
+import { login, startDashboard } from './support/dashboard.ts';
+import { jobRow } from './support/jobs.ts';
+
+const { db } = await freshDatabase();
+const { base, token } = await startDashboard(db);
+
+const SCRIPT = '<script>document.title="pwned"</script>';
+let deadId = 0;
+let cronJobId = 0;
+
+/** Makes a job dead the way the engine does: a dead row plus its dead-letter row. */
+async function killJob(id: number, reason: string): Promise<void> {
+  await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 't', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 min' WHERE id = $1`, [id]);
+  await db.query(`UPDATE stampede.jobs SET state = 'dead', attempts = 6, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
+                         last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, reason]);
+  await db.query(`INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors) SELECT id, queue, payload, attempts, $2, errors FROM stampede.jobs WHERE id = $1`, [id, reason]);
+}
+
+beforeAll(async () => {
+  deadId = (await enqueue(db, 'mail', { to: SCRIPT })).id;
+  await killJob(deadId, `attempts exhausted: ${SCRIPT}`);
+  cronJobId = (await enqueue(db, 'reports', { cron: { scheduleId: 'nightly', occurrence: '2026-12-01T02:00:00.000Z' } }, { idempotencyKey: 'cron:nightly:2026-12-01T02:00:00.000Z' })).id;
+  await addSchedule(db, { id: 'nightly', cron: '0 2 * * *', queue: 'reports' });
+});
+
+describe('access token', () => {
+  it('refuses every path without it (401), with a wrong one, and a wrong cookie', async () => {
+    for (const path of ['/', '/queues', '/jobs', `/jobs/${deadId}`, '/dead-letters', '/schedules', '/style.css', '/nowhere']) {
+      expect({ path, status: (await fetch(base + path, { redirect: 'manual' })).status }).toEqual({ path, status: 401 });
+    }
+    expect((await fetch(`${base}/queues?token=wrong-token-of-some-length`, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(`${base}/queues`, { headers: { cookie: 'stampede_dashboard_0=forged' } })).status).toBe(401);
+    expect((await fetch(`${base}/queues`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    const post = await fetch(`${base}/actions/redrive`, { method: 'POST', body: new URLSearchParams({ jobId: String(deadId), confirm: 'yes' }) });
+    expect(post.status).toBe(401);
+    expect((await jobRow(db, deadId)).state).toBe('dead');
+  });
+
+  it('a ?token= visit sets an HttpOnly SameSite=Strict cookie and redirects to the same page without the token', async () => {
+    const res = await fetch(`${base}/jobs?queue=mail&token=${token}`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/jobs?queue=mail');
+    expect(res.headers.get('set-cookie')).toMatch(/^stampede_dashboard_0=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+  });
+
+  it('a Bearer header reads pages', async () => {
+    const res = await fetch(`${base}/queues`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+  });
+});
+
+describe('changes only by POST, with the CSRF token and this Origin', () => {
+  it('refuses a GET of an action, a POST without the CSRF token, with a wrong one, from another Origin, and with none', async () => {
+    const { cookie, csrf } = await login(base, token);
+    const form = (extra: Record<string, string>) => new URLSearchParams({ jobId: String(deadId), confirm: 'yes', by: 'test', reason: 'test', ...extra });
+    const post = (body: URLSearchParams, headers: Record<string, string>) => fetch(`${base}/actions/redrive`, { method: 'POST', body, headers: { cookie, ...headers }, redirect: 'manual' });
+    expect((await fetch(`${base}/actions/redrive?jobId=${deadId}`, { headers: { cookie } })).status).toBe(405);
+    const noCsrf = await post(form({}), { origin: base });
+    expect(noCsrf.status).toBe(403);
+    expect(await noCsrf.text()).toContain('the form carries no valid CSRF token');
+    expect((await post(form({ _csrf: 'x'.repeat(32) }), { origin: base })).status).toBe(403);
+    const elsewhere = await post(form({ _csrf: csrf }), { origin: 'http://evil.example' });
+    expect(elsewhere.status).toBe(403);
+    expect(await elsewhere.text()).toContain('Origin http://evil.example is not this dashboard');
+    // fetch always sends no Origin from node; with neither Origin nor Referer the guard refuses.
+    expect((await post(form({ _csrf: csrf }), {})).status).toBe(403);
+    expect((await jobRow(db, deadId)).state).toBe('dead');
+  });
+
+  it('a first POST only asks for confirmation; the confirmed one needs who and why', async () => {
+    const { cookie, csrf } = await login(base, token);
+    const post = (fields: Record<string, string>) =>
+      fetch(`${base}/actions/redrive`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, jobId: String(deadId), back: '/dead-letters', ...fields }), headers: { cookie, origin: base }, redirect: 'manual' });
+    const ask = await post({});
+    expect(ask.status).toBe(200);
+    expect(await ask.text()).toContain(`Move dead job ${deadId} back to pending`);
+    expect((await jobRow(db, deadId)).state).toBe('dead');
+    const noReason = await post({ confirm: 'yes', by: 'ana' });
+    expect(noReason.status).toBe(400);
+    expect(await noReason.text()).toContain('reason: is missing');
+    expect((await jobRow(db, deadId)).state).toBe('dead');
+  });
+});
+
+describe('escaping', () => {
+  it('a <script> payload, error and reason are text on every page that shows them', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    for (const path of [`/jobs/${deadId}`, '/dead-letters', '/jobs?queue=mail&state=dead']) {
+      const text = await (await fetch(base + path, { headers })).text();
+      expect({ path, raw: text.includes('<script>') }).toEqual({ path, raw: false });
+      expect(text).toContain('&lt;script&gt;document.title=&quot;pwned&quot;&lt;/script&gt;');
+    }
+  });
+
+  it('an error text that echoes the input is escaped too', async () => {
+    const res = await fetch(`${base}/jobs?queue=${encodeURIComponent('<img src=x onerror=alert(1)>')}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).not.toContain('<img src=x');
+    expect(text).toContain('&lt;img src=x onerror=alert(1)&gt;');
+  });
+});
+
+describe('pages', () => {
+  it('a job page shows its cron origin and its schedule', async () => {
+    const text = await (await fetch(`${base}/jobs/${cronJobId}`, { headers: { authorization: `Bearer ${token}` } })).text();
+    expect(text).toContain('schedule <a href="/schedules#nightly">nightly</a>, occurrence 2026-12-01T02:00:00.000Z (0 2 * * *, UTC, enabled)');
+  });
+
+  it('an unknown job is a 404 page, a bad id a 400', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    expect((await fetch(`${base}/jobs/987654321`, { headers })).status).toBe(404);
+    expect((await fetch(`${base}/jobs?id=12x`, { headers })).status).toBe(400);
+  });
+});

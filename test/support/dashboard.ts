@@ -1,0 +1,24 @@
+import { afterAll } from 'vitest';
+import { systemClock } from '../../engine/clock.ts';
+import type { Db } from '../../engine/db.ts';
+import { DashboardServer } from '../../engine/dashboard/server.ts';
+import { createLogger } from '../../engine/log.ts';
+
+/** A dashboard on a free loopback port over the test database, stopped after the file. */
+export async function startDashboard(db: Db): Promise<{ server: DashboardServer; base: string; token: string }> {
+  const server = new DashboardServer(db, systemClock, { port: 0 }, createLogger('test:dashboard', 'silent'));
+  await server.start();
+  afterAll(() => server.stop());
+  return { server, base: `http://127.0.0.1:${server.port}`, token: server.accessToken };
+}
+
+/** A session as a browser would hold it: the cookie from the ?token= visit, and the CSRF token from a page's form. */
+export async function login(base: string, token: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${base}/queues?token=${encodeURIComponent(token)}`, { redirect: 'manual' });
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
+  if (res.status !== 303 || !cookie) throw new Error(`login: expected 303 with a cookie, got ${res.status}`);
+  const page = await (await fetch(`${base}/dead-letters`, { headers: { cookie } })).text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1];
+  if (!csrf) throw new Error('login: no CSRF token in the page (no dead letter to act on?)');
+  return { cookie, csrf };
+}
