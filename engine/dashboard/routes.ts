@@ -199,6 +199,8 @@ export async function handleRequest(deps: RouteDeps, req: IncomingMessage, res: 
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, `${req.method} is not served; pages are GET, changes are POST to /actions/<verb>`);
     if (path === '/') return redirect(res, '/queues');
     if (path === '/style.css') return send(res, 200, STYLESHEET, 'text/css; charset=utf-8');
+    // Browsers ask for it on their own; a 404 would read as a broken page.
+    if (path === '/favicon.ico') return send(res, 204, '', 'image/x-icon');
     if (path.startsWith('/actions/')) throw new HttpError(405, 'a change needs a POST from the dashboard page (with its CSRF token), never a GET');
     const route = PAGES.find((p) => p.pattern.test(path));
     if (!route) throw new HttpError(404, `no page at ${path}`);

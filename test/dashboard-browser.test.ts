@@ -1,0 +1,147 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { addSchedule, getSchedule } from '../engine/cron/schedule.ts';
+import { enqueue } from '../engine/enqueue.ts';
+import { Events } from '../engine/events.ts';
+import { createLogger } from '../engine/log.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import { launchChromium } from './support/browser.ts';
+import { freshDatabase } from './support/db.ts';
+import { startDashboard } from './support/dashboard.ts';
+import { jobRow } from './support/jobs.ts';
+
+/**
+ * The dashboard in a real browser (Debian's chromium through playwright-core)
+ * against a real Postgres: every page renders, a control verb round-trips
+ * through its confirmation to the database and to a worker, a browser
+ * without the token is refused, a POST without the CSRF token is refused,
+ * and a payload carrying <script> is shown as text.
+ */
+const { db } = await freshDatabase();
+const { server, base } = await startDashboard(db);
+const browser = await launchChromium();
+
+const SCRIPT = '<script>document.title="pwned";window.pwned=1</script>';
+let context: BrowserContext;
+let page: Page;
+let deadId = 0;
+const problems: string[] = [];
+
+async function killJob(id: number, reason: string): Promise<void> {
+  await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 't', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 min' WHERE id = $1`, [id]);
+  await db.query(`UPDATE stampede.jobs SET state = 'dead', attempts = 6, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
+                         last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, reason]);
+  await db.query(`INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors) SELECT id, queue, payload, attempts, $2, errors FROM stampede.jobs WHERE id = $1`, [id, reason]);
+}
+
+/** Clicks a verb's button, fills the confirmation, confirms; returns the flash message of the page it lands on. */
+async function confirmVerb(button: ReturnType<Page['locator']>, reason: string): Promise<string> {
+  await button.click();
+  await page.waitForURL(/\/actions\//);
+  await page.fill('input[name=by]', 'ana (on call)');
+  await page.fill('input[name=reason]', reason);
+  await page.click('#confirm');
+  await page.waitForURL((u) => !u.pathname.startsWith('/actions/'));
+  return (await page.locator('.flash').textContent()) ?? '';
+}
+
+beforeAll(async () => {
+  deadId = (await enqueue(db, 'mail', { to: SCRIPT })).id;
+  await killJob(deadId, `attempts exhausted: ${SCRIPT}`);
+  await enqueue(db, 'mail', { n: 1 });
+  await addSchedule(db, { id: 'nightly', cron: '0 2 * * *', queue: 'reports' });
+  context = await browser.newContext();
+  page = await context.newPage();
+  // A CSP violation, a script error or a failed subresource is a defect of the page.
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
+  page.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`));
+});
+
+describe('the dashboard in Chromium', () => {
+  it('the printed address logs in (the token leaves the address bar) and every page renders with its table', async () => {
+    const res = await page.goto(server.loginUrl);
+    expect(res?.status()).toBe(200);
+    expect(new URL(page.url()).pathname).toBe('/queues');
+    expect(page.url()).not.toContain('token=');
+    const pages: [string, string, string][] = [
+      ['Queues', 'Queues', '#queues tr[data-queue="mail"]'],
+      ['Jobs', 'Jobs', 'form[action="/jobs"]'],
+      ['Dead letters', 'Dead letters', `#dead-letters tr[data-job-id="${deadId}"]`],
+      ['Schedules', 'Schedules', '#schedules tr[data-schedule="nightly"]'],
+    ];
+    for (const [link, h1, selector] of pages) {
+      await page.click(`header a:text-is("${link}")`);
+      expect(await page.locator('h1').textContent()).toBe(h1);
+      expect(await page.locator(selector).count()).toBeGreaterThan(0);
+      const width = await page.locator('main table, main form').first().evaluate((el) => el.getBoundingClientRect().width);
+      expect(width).toBeGreaterThan(100); // the stylesheet loaded and the layout is not collapsed
+    }
+    await page.goto(`${base}/jobs?queue=mail`);
+    expect(await page.locator('#results tr[data-job-id]').count()).toBe(2);
+    await page.click(`#results a:text-is("${deadId}")`);
+    expect(await page.locator('h1').textContent()).toBe(`Job ${deadId}`);
+    expect(await page.locator('[data-field=state]').textContent()).toBe('dead');
+    expect(await page.locator('#errors tr').count()).toBe(2);
+    expect(problems).toEqual([]);
+  });
+
+  it('a payload, error and reason carrying <script> are shown as text, never run', async () => {
+    for (const path of [`/jobs/${deadId}`, '/dead-letters']) {
+      await page.goto(base + path);
+      expect(await page.title()).not.toContain('pwned');
+      expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+      expect(await page.locator('script').count()).toBe(0);
+      expect(await page.locator('main').textContent()).toContain(SCRIPT);
+    }
+    await page.goto(`${base}/jobs/${deadId}`);
+    expect(await page.locator('#payload').textContent()).toContain(SCRIPT.replace(/"/g, '\\"'));
+  });
+
+  it('redrive round-trips: button, confirmation, the job is pending, a worker runs it', async () => {
+    await page.goto(`${base}/dead-letters`);
+    const flash = await confirmVerb(page.locator(`#dead-letters tr[data-job-id="${deadId}"] button[data-verb=redrive]`), 'downstream fixed');
+    expect(flash).toBe(`Job ${deadId} redriven: pending, due now.`);
+    expect(new URL(page.url()).pathname).toBe('/dead-letters');
+    expect(await page.locator(`#dead-letters tr[data-job-id="${deadId}"]`).count()).toBe(0);
+    expect((await jobRow(db, deadId)).state).toBe('pending');
+
+    const events = new Events();
+    const worker = new Worker({ db, events, rng: new SeededRng(1), listen: false, rescue: false, handlers: { mail: () => {} }, log: createLogger('test:worker', 'silent') });
+    const done = events.waitFor('job:completed', (e) => e.jobId === deadId);
+    expect(await worker.runOnce()).toBe(2);
+    await done;
+    await worker.stop();
+    expect((await jobRow(db, deadId)).state).toBe('done');
+  });
+
+  it('schedule pause and resume round-trip through the page to the row', async () => {
+    await page.goto(`${base}/schedules`);
+    expect(await confirmVerb(page.locator('tr[data-schedule=nightly] button[data-verb=pause-schedule]'), 'maintenance window')).toBe('Schedule nightly paused.');
+    expect(await page.locator('tr[data-schedule=nightly] [data-field=state]').textContent()).toBe('paused');
+    expect((await getSchedule(db, 'nightly'))?.enabled).toBe(false);
+    expect(await confirmVerb(page.locator('tr[data-schedule=nightly] button[data-verb=resume-schedule]'), 'window over')).toBe('Schedule nightly resumed.');
+    expect((await getSchedule(db, 'nightly'))?.enabled).toBe(true);
+    expect(problems).toEqual([]);
+  });
+
+  it('a POST without the CSRF token is refused (403) and changes nothing', async () => {
+    await page.goto(`${base}/schedules`);
+    await page.locator('tr[data-schedule=nightly] form input[name=_csrf]').evaluate((el) => el.remove());
+    const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/actions/pause-schedule')), page.click('tr[data-schedule=nightly] button')]);
+    expect(res.status()).toBe(403);
+    expect(await page.locator('#error').textContent()).toContain('no valid CSRF token');
+    expect((await getSchedule(db, 'nightly'))?.enabled).toBe(true);
+  });
+
+  it('a browser without the token is refused (401) on every page', async () => {
+    const stranger = await (await browser.newContext()).newPage();
+    for (const path of ['/queues', '/jobs', `/jobs/${deadId}`, '/dead-letters', '/schedules']) {
+      const res = await stranger.goto(base + path);
+      expect({ path, status: res?.status() }).toEqual({ path, status: 401 });
+      expect(await stranger.locator('body').textContent()).toContain('needs its access token');
+    }
+  });
+});
