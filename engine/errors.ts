@@ -17,6 +17,14 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** An operator cancelled the job while its handler ran (engine/control): ctx.signal aborts with this at the next heartbeat. */
+export class JobCancelledError extends Error {
+  override name = 'JobCancelledError';
+  constructor(readonly jobId: number) {
+    super(`job ${jobId}: cancelled by an operator; its result will be refused`);
+  }
+}
+
 /** A handler ran longer than its job timeout. */
 export class JobTimeoutError extends Error {
   override name = 'JobTimeoutError';

@@ -13,6 +13,8 @@ export interface EngineEvents {
   'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
   'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
+  /** An operator cancelled a claimed job; its heartbeat found out and aborted the handler. */
+  'job:cancelled': { jobId: number; queue: string; attempt: number; workerId: string };
   'lease:rescued': { jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean };
   'worker:error': { workerId: string; error: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */

@@ -3,6 +3,30 @@ export { Db, type DbOptions, type Queryable } from './db.ts';
 export { migrate, readMigrations } from './migrator.ts';
 export { enqueue, enqueueMany, setQueueMaxAttempts, type EnqueueOptions, type EnqueuedJob, type BulkJob } from './enqueue.ts';
 export { deadLetterDepth, listDeadLetters, redrive, type DeadLetter } from './dead-letters.ts';
+export {
+  cancelJob,
+  retryJob,
+  deadLetterJob,
+  redriveDeadLetters,
+  pauseQueue,
+  resumeQueue,
+  setQueueLimits,
+  getQueueControl,
+  listQueueControls,
+  listAudit,
+  JOB_VERBS,
+  ControlRefusedError,
+  JobNotFoundError,
+  JobStateError,
+  UnknownQueueError,
+  QueueStateError,
+  type JobActionResult,
+  type RedriveSelection,
+  type QueueControl,
+  type QueueLimits,
+  type Actor,
+  type AuditEntry,
+} from './control/index.ts';
 export { Worker } from './worker/worker.ts';
 export { LeaseRescuer, type LeaseRescuerOptions } from './worker/rescuer.ts';
 export type { WorkerOptions, QueueOptions } from './worker/options.ts';
@@ -12,7 +36,7 @@ export type { Job, JobState } from './job.ts';
 export { Events, type EngineEvents, type EventName } from './events.ts';
 export { SystemClock, SkewedClock, ManualClock, systemClock, type Clock } from './clock.ts';
 export { SeededRng, type Rng } from './rng.ts';
-export { ValidationError, LeaseLostError, JobTimeoutError } from './errors.ts';
+export { ValidationError, LeaseLostError, JobTimeoutError, JobCancelledError } from './errors.ts';
 export { DEFAULTS } from './defaults.ts';
 export {
   recordIntent,

@@ -1,5 +1,5 @@
 /** The states of a job row; see migrations/0001_jobs.sql for what each means. */
-export type JobState = 'pending' | 'claimed' | 'done' | 'failed' | 'dead';
+export type JobState = 'pending' | 'claimed' | 'done' | 'failed' | 'dead' | 'cancelled';
 
 /** A job row as the engine reads it. Times are Dates from the database clock. */
 export interface Job<P = unknown> {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { coerceError, JobTimeoutError, LeaseLostError } from '../errors.ts';
+import { coerceError, JobCancelledError, JobTimeoutError, LeaseLostError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handler, JobContext } from '../handler.ts';
 import { effectKey } from '../job.ts';
@@ -150,7 +150,15 @@ export class JobRun {
         if (res.rowCount === 0 && this.finishing) return;
         if (res.rowCount === 0) {
           this.leaseLost = true;
-          deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'heartbeat' });
+          // Tell an operator's cancel (engine/control) from a lease taken over: the handler may stop differently.
+          const state = (await deps.db.query(q.JobState, [job.id]).catch(() => ({ rows: [] }))).rows[0]?.state;
+          const event = { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId };
+          if (state === 'cancelled') {
+            deps.events.emit('job:cancelled', event);
+            this.abort.abort(new JobCancelledError(job.id));
+            return;
+          }
+          deps.events.emit('lease:lost', { ...event, phase: 'heartbeat' });
           this.abort.abort(new LeaseLostError(job.id));
           return;
         }

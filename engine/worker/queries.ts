@@ -7,6 +7,7 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'SelectDueIdsUnlocked',
   'ClaimIdsUnchecked',
   'RenewLease',
+  'JobState',
   'CompleteJobs',
   'CompleteJobsUnfenced',
   'FailJob',

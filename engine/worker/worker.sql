@@ -16,16 +16,25 @@
 --  * Attempts are charged here, at claim, so a handler that kills its process
 --    still uses up an attempt ($7 = false is the charge-on-failure mutant).
 --  * Suspects (crash_count > 0) are left to ClaimSuspect, which runs them alone.
+--  * `gate` (stampede.claim_gate, migrations/0010_control.sql) drops paused
+--    queues and says how many jobs each limited queue may still start
+--    (max_in_flight, max_starts_per_second, across all workers); `allowed`
+--    keeps each limited queue's best `allowance` candidates. For unlimited
+--    queues it is one settings lookup and a shared lock: measured cost in
+--    docs/operating.md.
 -- Measured alternative: locking inside the per-lane probes (LIMIT n FOR UPDATE
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
-WITH candidates AS (
-  SELECT c.id, q.lease_ms,
+WITH gate AS (
+  SELECT g.queue, g.paused, g.allowance FROM stampede.claim_gate($1::text[], $2::int) g
+), candidates AS (
+  SELECT c.id, q.queue, q.lease_ms,
          CASE WHEN $6::boolean
               THEN p.priority * $5::float8 + extract(epoch FROM now() - c.run_at) * 1000
               ELSE p.priority * 1e12 + extract(epoch FROM now() - c.run_at) * 1000
          END AS score
     FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
+    JOIN gate g ON g.queue = q.queue AND NOT g.paused
    CROSS JOIN generate_series(0, 9) AS p(priority)
    CROSS JOIN LATERAL (
      SELECT j.id, j.run_at
@@ -37,9 +46,14 @@ WITH candidates AS (
    ) c
    ORDER BY score DESC
    LIMIT $2 * 4
+), allowed AS (
+  SELECT r.id, r.score, r.lease_ms
+    FROM (SELECT c.*, row_number() OVER (PARTITION BY c.queue ORDER BY c.score DESC) AS rank FROM candidates c) r
+    JOIN gate g ON g.queue = r.queue
+   WHERE g.allowance IS NULL OR r.rank <= g.allowance
 ), locked AS (
   SELECT j.id, c.score, c.lease_ms
-    FROM candidates c
+    FROM allowed c
     JOIN stampede.jobs j ON j.id = c.id
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
    ORDER BY c.score DESC
@@ -60,17 +74,23 @@ RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attemp
 
 -- name: SuspectsWaiting
 -- How long the oldest due suspect in these queues has waited, ms (null: none). Rides jobs_suspect_idx.
-SELECT extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_wait_ms
-  FROM stampede.jobs
- WHERE queue = ANY($1::text[]) AND state IN ('pending', 'failed') AND run_at <= now() AND crash_count > 0;
+-- A paused queue's suspects wait for the resume, not for a drained worker.
+SELECT extract(epoch FROM now() - min(j.run_at)) * 1000 AS oldest_wait_ms
+  FROM stampede.jobs j
+ WHERE j.queue = ANY($1::text[]) AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count > 0
+   AND NOT EXISTS (SELECT 1 FROM stampede.queue_settings s WHERE s.queue = j.queue AND s.paused);
 
 -- name: ClaimSuspect
 -- Claims one suspect, oldest first, for a worker that has nothing else in
--- flight and will claim nothing else until it is done.
-WITH locked AS (
+-- flight and will claim nothing else until it is done. Paused queues and
+-- limited queues without room are left out, as in ClaimJobs.
+WITH gate AS (
+  SELECT g.queue FROM stampede.claim_gate($1::text[], 1) g WHERE NOT g.paused AND (g.allowance IS NULL OR g.allowance >= 1)
+), locked AS (
   SELECT j.id, q.lease_ms
     FROM stampede.jobs j
     JOIN unnest($1::text[], $3::float8[]) AS q(queue, lease_ms) ON q.queue = j.queue
+    JOIN gate g ON g.queue = j.queue
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count > 0
    ORDER BY j.run_at, j.id
    LIMIT 1
@@ -115,6 +135,10 @@ UPDATE stampede.jobs
    SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
  WHERE id = $1 AND lease_token = $2 AND state = 'claimed'
 RETURNING lease_expires_at;
+
+-- name: JobState
+-- Only after a renewal found no lease: was the job cancelled by an operator?
+SELECT state::text AS state FROM stampede.jobs WHERE id = $1;
 
 -- name: CompleteJobs
 -- Batched completion, fenced on each job's lease token: a worker that lost

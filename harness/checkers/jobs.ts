@@ -64,7 +64,8 @@ export class JobIndex {
   }
 }
 
-export const TERMINAL_STATES: ReadonlySet<string> = new Set(['done', 'dead']);
+// cancelled: an operator ended the job on purpose (engine/control), not lost.
+export const TERMINAL_STATES: ReadonlySet<string> = new Set(['done', 'dead', 'cancelled']);
 
 /** Claims grouped by job id, in history order. */
 export function claimsByJob(history: readonly HistoryEvent[]): Map<number, { e: EventOf<'job:claimed'>; i: number }[]> {

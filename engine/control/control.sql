@@ -1,0 +1,129 @@
+-- Operator actions (engine/control/). Each verb runs in one transaction that
+-- locks what it changes, decides, changes it and writes the audit row, so a
+-- refusal changes nothing and every change says who and why.
+
+-- name: LockJob
+-- The job a verb acts on, locked until the verb commits: a worker's claim or
+-- completion racing the verb waits, or is skipped by SKIP LOCKED.
+SELECT id, queue, state::text AS state FROM stampede.jobs WHERE id = $1 FOR UPDATE;
+
+-- name: CancelJob
+-- pending | failed | claimed -> cancelled. A claimed job loses its lease here:
+-- its worker's next heartbeat finds none and aborts the handler
+-- (JobCancelledError on ctx.signal), and the lease fence refuses its result.
+UPDATE stampede.jobs
+   SET state = 'cancelled', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+ WHERE id = $1
+RETURNING id;
+
+-- name: RetryFailedJob
+-- A failed job waiting for its backoff becomes due now; its attempt budget is unchanged.
+UPDATE stampede.jobs SET run_at = now() WHERE id = $1 AND state = 'failed' RETURNING id;
+
+-- name: DeadLetterJob
+-- pending | failed | claimed -> dead by hand, with its dead-letter row, in
+-- one statement. A claimed job's worker learns it at its next heartbeat.
+WITH dead AS (
+  UPDATE stampede.jobs j
+     SET state = 'dead', finished_at = now(), last_error = $2,
+         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+   WHERE j.id = $1
+  RETURNING j.id, j.queue, j.payload, j.attempts, j.errors
+)
+INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
+SELECT id, queue, payload, attempts, $2, errors FROM dead
+RETURNING job_id;
+
+-- name: RedriveMany
+-- Bulk redrive of the dead letters of queue $1 whose reason contains $2
+-- (NULL: any), oldest first, at most $3, with an audit row per job. Rides
+-- dead_letters_queue_idx. SKIP LOCKED: a second operator redriving the same
+-- set at once takes the rest instead of waiting.
+WITH picked AS (
+  SELECT d.job_id
+    FROM stampede.dead_letters d
+   WHERE d.queue = $1 AND ($2::text IS NULL OR position($2::text IN d.reason) > 0)
+   ORDER BY d.died_at, d.job_id
+   LIMIT $3
+     FOR UPDATE SKIP LOCKED
+), removed AS (
+  DELETE FROM stampede.dead_letters d USING picked WHERE d.job_id = picked.job_id RETURNING d.job_id, d.reason
+), moved AS (
+  UPDATE stampede.jobs j
+     SET state = 'pending', attempts = 0, crash_count = 0, run_at = now(), finished_at = NULL
+    FROM removed
+   WHERE j.id = removed.job_id AND j.state = 'dead'
+  RETURNING j.id, removed.reason
+), audit AS (
+  INSERT INTO stampede.control_audit (actor, reason, verb, queue, job_id, detail)
+  SELECT $4, $5, 'redrive', $1, id, jsonb_build_object('from', 'dead', 'deadReason', reason) FROM moved
+)
+SELECT id FROM moved ORDER BY id;
+
+-- name: InsertAudit
+INSERT INTO stampede.control_audit (actor, reason, verb, queue, job_id, detail)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb)
+RETURNING id, at;
+
+-- name: ListAudit
+-- Newest first; by job (control_audit_job_idx) or by queue (control_audit_queue_idx) or all.
+SELECT id, at, actor, reason, verb, queue, job_id, detail
+  FROM stampede.control_audit
+ WHERE ($1::bigint IS NULL OR job_id = $1) AND ($2::text IS NULL OR queue = $2)
+ ORDER BY at DESC, id DESC
+ LIMIT $3;
+
+-- name: KnownQueue
+-- Whether anything names the queue, each probe on an index or a small table
+-- (never a scan of done rows): its settings, claimable rows (jobs_due_idx),
+-- claimed rows (jobs_claimed_queue_idx), dead letters, schedules, and the
+-- archived history (job_history_queue_idx, one probe per day partition). A
+-- queue whose only jobs are done and not yet archived is not found: pass
+-- allowNew.
+SELECT EXISTS (SELECT 1 FROM stampede.queue_settings s WHERE s.queue = $1)
+    OR EXISTS (SELECT 1 FROM stampede.jobs j WHERE j.queue = $1 AND j.state IN ('pending', 'failed'))
+    OR EXISTS (SELECT 1 FROM stampede.jobs j WHERE j.queue = $1 AND j.state = 'claimed')
+    OR EXISTS (SELECT 1 FROM stampede.dead_letters d WHERE d.queue = $1)
+    OR EXISTS (SELECT 1 FROM stampede.schedules s WHERE s.queue = $1)
+    OR EXISTS (SELECT 1 FROM stampede.job_history h WHERE h.queue = $1) AS known;
+
+-- name: LockQueue
+-- Orders this change against every claim of the queue (stampede.claim_gate):
+-- it waits for claims under way and holds new ones until it commits.
+SELECT pg_advisory_xact_lock(stampede.queue_lock_key($1));
+
+-- name: PauseQueue
+-- Returns nothing when the queue is already paused. paused_at is read after
+-- LockQueue, so every claim that saw the queue running committed before it.
+INSERT INTO stampede.queue_settings (queue, paused, paused_at, paused_by, paused_reason)
+VALUES ($1, true, clock_timestamp(), $2, $3)
+ON CONFLICT (queue) DO UPDATE
+   SET paused = true, paused_at = EXCLUDED.paused_at, paused_by = EXCLUDED.paused_by, paused_reason = EXCLUDED.paused_reason
+ WHERE NOT stampede.queue_settings.paused
+RETURNING paused_at;
+
+-- name: ResumeQueue
+-- Returns nothing when the queue is not paused. resumed_at: the resume's
+-- transaction start (claims that start after it may run).
+UPDATE stampede.queue_settings
+   SET paused = false, paused_at = NULL, paused_by = NULL, paused_reason = NULL
+ WHERE queue = $1 AND paused
+RETURNING now() AS resumed_at;
+
+-- name: SetQueueLimits
+-- Replaces both limits (NULL removes one) and refills the start bucket.
+INSERT INTO stampede.queue_settings (queue, max_in_flight, max_starts_per_second)
+VALUES ($1, $2, $3)
+ON CONFLICT (queue) DO UPDATE
+   SET max_in_flight = EXCLUDED.max_in_flight, max_starts_per_second = EXCLUDED.max_starts_per_second,
+       start_tokens = NULL, start_tokens_at = NULL
+RETURNING queue;
+
+-- name: GetQueueControl
+SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_attempts
+  FROM stampede.queue_settings WHERE queue = $1;
+
+-- name: ListQueueControls
+-- Every queue with a setting (a small table: one row per configured queue).
+SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_attempts
+  FROM stampede.queue_settings ORDER BY queue;

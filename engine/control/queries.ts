@@ -1,0 +1,18 @@
+import { loadQueries } from '../sql.ts';
+
+export const controlQueries = loadQueries(new URL('./control.sql', import.meta.url), [
+  'LockJob',
+  'CancelJob',
+  'RetryFailedJob',
+  'DeadLetterJob',
+  'RedriveMany',
+  'InsertAudit',
+  'ListAudit',
+  'KnownQueue',
+  'LockQueue',
+  'PauseQueue',
+  'ResumeQueue',
+  'SetQueueLimits',
+  'GetQueueControl',
+  'ListQueueControls',
+] as const);
