@@ -1,28 +1,26 @@
-import type { Queryable } from '../db.ts';
+import type { Db } from '../db.ts';
+import { cancelJob, deadLetterJob, pauseQueue, redriveDeadLetters, resumeQueue, retryJob, verbApplies, type Actor } from '../control/index.ts';
 import { pauseSchedule, resumeSchedule, validateScheduleId } from '../cron/schedule.ts';
-import { redrive } from '../dead-letters.ts';
 import { ValidationError } from '../errors.ts';
+import type { JobState } from '../job.ts';
+import { validateQueueName } from '../validate.ts';
 import { html, type Html } from './html.ts';
 import type { DeadLetterGroup, JobView } from './queries.ts';
 import { actionButton, type PageContext } from './pages/layout.ts';
 
-/** Who asked for a change and why: the confirmation page asks for both. */
-export interface Actor {
-  by: string;
-  reason: string;
-}
-
 /**
  * A control verb the dashboard offers. `parse` reads and validates its
  * fields from the form (a ValidationError names the bad one), `describe`
- * is the sentence the confirmation page shows, `run` does it and returns
- * the outcome the next page reports.
+ * is the sentence the confirmation page shows, `run` does it, with who and
+ * why, and returns the outcome the next page reports. Every verb is one of
+ * the engine's (engine/control, engine/cron): the dashboard adds no
+ * behaviour of its own, so a refusal here is the engine's refusal.
  */
 export interface DashboardVerb<A> {
   label: string;
   parse(form: URLSearchParams): A;
   describe(args: A): string;
-  run(db: Queryable, args: A, actor: Actor): Promise<string>;
+  run(db: Db, args: A, actor: Actor): Promise<string>;
 }
 
 function field(form: URLSearchParams, name: string): string {
@@ -31,52 +29,105 @@ function field(form: URLSearchParams, name: string): string {
   return v.trim();
 }
 
-function jobIdField(form: URLSearchParams): number {
+function jobIdField(form: URLSearchParams): { jobId: number } {
   const raw = field(form, 'jobId');
   const id = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(id) || id < 1) throw new ValidationError('jobId', `"${raw}" is not a job id; expected a positive integer`);
-  return id;
+  return { jobId: id };
 }
 
-export const VERBS: Record<string, DashboardVerb<any>> = {
-  redrive: {
-    label: 'Redrive',
-    parse: (form) => ({ jobId: jobIdField(form) }),
-    describe: (a: { jobId: number }) => `Move dead job ${a.jobId} back to pending with a fresh attempt budget (its error history stays).`,
-    async run(db, a: { jobId: number }) {
-      if (!(await redrive(db, a.jobId))) throw new ValidationError('jobId', `job ${a.jobId} is not dead (already redriven, or never dead); nothing changed`);
-      return `Job ${a.jobId} redriven: pending, due now.`;
-    },
-  } satisfies DashboardVerb<{ jobId: number }>,
-  'pause-schedule': {
-    label: 'Pause schedule',
-    parse: (form) => ({ id: validateScheduleId(field(form, 'id')) }),
-    describe: (a: { id: string }) => `Stop materializing schedule ${a.id}. Occurrences already written still run.`,
-    async run(db, a: { id: string }) {
-      await pauseSchedule(db, a.id);
-      return `Schedule ${a.id} paused.`;
-    },
-  } satisfies DashboardVerb<{ id: string }>,
-  'resume-schedule': {
-    label: 'Resume schedule',
-    parse: (form) => ({ id: validateScheduleId(field(form, 'id')) }),
-    describe: (a: { id: string }) => `Start materializing schedule ${a.id} again from now; what fell due while it was paused is skipped.`,
-    async run(db, a: { id: string }) {
-      await resumeSchedule(db, a.id);
-      return `Schedule ${a.id} resumed.`;
-    },
-  } satisfies DashboardVerb<{ id: string }>,
+const queueField = (form: URLSearchParams) => ({ queue: validateQueueName(field(form, 'queue')) });
+const scheduleField = (form: URLSearchParams) => ({ id: validateScheduleId(field(form, 'id')) });
+
+type JobArgs = { jobId: number };
+type QueueArgs = { queue: string };
+type ScheduleArgs = { id: string };
+type BulkArgs = { queue: string; reasonContains: string | null };
+
+/** Most dead letters one bulk redrive moves (the engine's default per call); the rest stay for the next. */
+const BULK_REDRIVE_LIMIT = 10_000;
+
+const cancel: DashboardVerb<JobArgs> = {
+  label: 'Cancel',
+  parse: jobIdField,
+  describe: (a) => `Cancel job ${a.jobId}: it ends as cancelled and never runs again. If a worker holds it, its handler is aborted at its next heartbeat and its result refused.`,
+  run: async (db, a, who) => `Job ${a.jobId} cancelled (it was ${(await cancelJob(db, a.jobId, who)).from}).`,
 };
 
-/** The buttons of a job's page: the verbs that make sense in its state. */
+const retry: DashboardVerb<JobArgs> = {
+  label: 'Retry now',
+  parse: jobIdField,
+  describe: (a) => `Run job ${a.jobId} now: a failed job becomes due at once with its attempt budget unchanged; a dead job is redriven with a fresh budget.`,
+  run: async (db, a, who) => `Job ${a.jobId} is due now (it was ${(await retryJob(db, a.jobId, who)).from}).`,
+};
+
+const deadLetter: DashboardVerb<JobArgs> = {
+  label: 'Dead-letter',
+  parse: jobIdField,
+  describe: (a) => `Dead-letter job ${a.jobId} by hand: no worker runs it again until it is redriven. If a worker holds it, the worker learns at its next heartbeat.`,
+  run: async (db, a, who) => `Job ${a.jobId} dead-lettered (it was ${(await deadLetterJob(db, a.jobId, who)).from}).`,
+};
+
+export const VERBS: Record<string, DashboardVerb<any>> = {
+  cancel,
+  retry,
+  'dead-letter': deadLetter,
+  // A dead letter's Redrive is retry of a dead job: the same engine call, audited alike.
+  redrive: { ...retry, label: 'Redrive', describe: (a: JobArgs) => `Move dead job ${a.jobId} back to pending with a fresh attempt budget (its error history stays).` },
+  'redrive-bulk': {
+    label: 'Redrive all',
+    parse: (form) => ({ ...queueField(form), reasonContains: form.get('reasonContains') || null }),
+    describe: (a) =>
+      `Redrive the dead letters of queue ${a.queue}${a.reasonContains === null ? '' : ` whose reason contains "${a.reasonContains}"`}, oldest first, at most ${BULK_REDRIVE_LIMIT} in this go, each with a fresh attempt budget.`,
+    async run(db, a, who) {
+      const ids = await redriveDeadLetters(db, { queue: a.queue, reasonContains: a.reasonContains ?? undefined, limit: BULK_REDRIVE_LIMIT }, who);
+      return `${ids.length} dead letter${ids.length === 1 ? '' : 's'} of ${a.queue} redriven${ids.length === BULK_REDRIVE_LIMIT ? ' (the limit of one go: more may remain)' : ''}.`;
+    },
+  } satisfies DashboardVerb<BulkArgs>,
+  'pause-queue': {
+    label: 'Pause queue',
+    parse: queueField,
+    describe: (a) => `Pause queue ${a.queue}: no worker claims from it until it is resumed. Jobs in flight finish; enqueues go on; depth and age keep being shown.`,
+    run: async (db, a, who) => `Queue ${a.queue} paused at ${(await pauseQueue(db, a.queue, who)).pausedAt.toISOString()}.`,
+  } satisfies DashboardVerb<QueueArgs>,
+  'resume-queue': {
+    label: 'Resume queue',
+    parse: queueField,
+    describe: (a) => `Resume queue ${a.queue}: workers claim from it again at once.`,
+    run: async (db, a, who) => `Queue ${a.queue} resumed at ${(await resumeQueue(db, a.queue, who)).resumedAt.toISOString()}.`,
+  } satisfies DashboardVerb<QueueArgs>,
+  // Schedules predate the audit table: pausing one is logged by the dashboard, not audited in the database.
+  'pause-schedule': {
+    label: 'Pause schedule',
+    parse: scheduleField,
+    describe: (a) => `Stop materializing schedule ${a.id}. Occurrences already written still run.`,
+    run: async (db, a) => `Schedule ${(await pauseSchedule(db, a.id)).id} paused.`,
+  } satisfies DashboardVerb<ScheduleArgs>,
+  'resume-schedule': {
+    label: 'Resume schedule',
+    parse: scheduleField,
+    describe: (a) => `Start materializing schedule ${a.id} again from now; what fell due while it was paused is skipped.`,
+    run: async (db, a) => `Schedule ${(await resumeSchedule(db, a.id)).id} resumed.`,
+  } satisfies DashboardVerb<ScheduleArgs>,
+};
+
+/** The buttons of a job's page: the verbs the engine accepts in its state (engine/control/decide.ts). */
 export function jobActionButtons(ctx: PageContext, job: JobView): Html {
-  if (job.archived) return html``;
+  if (job.archived) return html`<span class="muted">archived: nothing to change</span>`;
+  const state = job.state as JobState;
   const buttons: Html[] = [];
-  if (job.state === 'dead') buttons.push(actionButton(ctx, 'redrive', { jobId: job.id }, VERBS.redrive.label));
+  if (verbApplies('retry', state)) buttons.push(actionButton(ctx, 'retry', { jobId: job.id }, state === 'dead' ? 'Redrive (retry now)' : 'Retry now'));
+  if (verbApplies('cancel', state)) buttons.push(actionButton(ctx, 'cancel', { jobId: job.id }, cancel.label));
+  if (verbApplies('dead-letter', state)) buttons.push(actionButton(ctx, 'dead-letter', { jobId: job.id }, deadLetter.label));
   return html`${buttons}`;
 }
 
-/** A bulk redrive of one queue's dead letters of one reason: needs the engine's bulk verb (issue 17, branch ops). */
-export function bulkRedriveButton(_ctx: PageContext, _group: DeadLetterGroup): Html {
-  return html``;
+/** Redrive one queue's dead letters of one reason, in bulk. */
+export function bulkRedriveButton(ctx: PageContext, group: DeadLetterGroup): Html {
+  return actionButton(ctx, 'redrive-bulk', { queue: group.queue, reasonContains: group.reason }, `Redrive these ${group.jobs}`);
+}
+
+/** Pause or resume, whichever applies. */
+export function queuePauseButton(ctx: PageContext, queue: string, paused: boolean): Html {
+  return paused ? actionButton(ctx, 'resume-queue', { queue }, 'Resume') : actionButton(ctx, 'pause-queue', { queue }, 'Pause');
 }

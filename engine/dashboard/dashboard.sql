@@ -14,10 +14,6 @@
 --   payload, idempotency_key, lease_owner, lease_expires_at, last_error,
 --   errors, created_at, updated_at, finished_at, archived (bool)
 
--- name: QueueSettings
--- One row per queue an operator configured: a small table.
-SELECT queue, max_attempts FROM stampede.queue_settings ORDER BY queue;
-
 -- name: JobById
 -- The hot table by primary key, then the day partitions of the history by
 -- theirs (id leads the key (id, finished_at), so it is one descent per
@@ -84,6 +80,21 @@ SELECT j.id, j.queue, j.priority, j.state::text, j.run_at, j.attempts, j.max_att
          LIMIT $2) dl
   JOIN stampede.jobs j ON j.id = dl.job_id
  ORDER BY dl.died_at DESC, dl.job_id DESC;
+
+-- name: SearchCancelled
+-- Cancelled jobs, found through the audit rows of their cancels (by queue on
+-- control_audit_queue_idx), newest first, then the job by primary key. The
+-- jobs table has no index on state = 'cancelled' and this needs none; the
+-- audit holds one row per operator action, not one per job run.
+SELECT j.id, j.queue, j.priority, j.state::text, j.run_at, j.attempts, j.max_attempts, j.crash_count,
+       j.payload, j.idempotency_key, j.lease_owner, j.lease_expires_at, j.last_error,
+       j.errors, j.created_at, j.updated_at, j.finished_at, false AS archived
+  FROM (SELECT a.job_id, a.at FROM stampede.control_audit a
+         WHERE a.verb = 'cancel' AND a.job_id IS NOT NULL AND ($1::text IS NULL OR a.queue = $1)
+         ORDER BY a.at DESC
+         LIMIT $2) c
+  JOIN stampede.jobs j ON j.id = c.job_id AND j.state = 'cancelled'
+ ORDER BY c.at DESC;
 
 -- name: SearchRecentDone
 -- Done jobs still in the hot table: the newest $3 completions on

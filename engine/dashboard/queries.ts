@@ -4,12 +4,12 @@ import { loadQueries } from '../sql.ts';
 import { validateInt, validateKey, validateQueueName } from '../validate.ts';
 
 const QUERY_NAMES = [
-  'QueueSettings',
   'JobById',
   'JobByIdempotencyKey',
   'SearchClaimable',
   'SearchClaimed',
   'SearchDead',
+  'SearchCancelled',
   'SearchRecentDone',
   'SearchArchived',
   'DeadLetterOfJob',
@@ -65,7 +65,7 @@ function jobViewFromRow(r: any): JobView {
 }
 
 /** The states a search can ask for. */
-export const SEARCH_STATES = ['pending', 'failed', 'claimed', 'dead', 'done'] as const;
+export const SEARCH_STATES = ['pending', 'failed', 'claimed', 'dead', 'cancelled', 'done'] as const;
 export type SearchState = (typeof SEARCH_STATES)[number];
 
 export interface JobSearch {
@@ -110,6 +110,7 @@ export function planSearch(search: JobSearch): SearchPlan[] {
   if (claimable.length) plans.push({ name: 'SearchClaimable', text: q.SearchClaimable, params: [queue, claimable, limit] });
   if (states.includes('claimed')) plans.push({ name: 'SearchClaimed', text: q.SearchClaimed, params: [queue, limit] });
   if (states.includes('dead')) plans.push({ name: 'SearchDead', text: q.SearchDead, params: [queue, limit] });
+  if (states.includes('cancelled')) plans.push({ name: 'SearchCancelled', text: q.SearchCancelled, params: [queue, limit] });
   if (states.includes('done')) {
     plans.push({ name: 'SearchRecentDone', text: q.SearchRecentDone, params: [queue, limit, scanRows] });
     if (queue !== null) plans.push({ name: 'SearchArchived', text: q.SearchArchived, params: [queue, limit] });
@@ -145,15 +146,6 @@ export interface DeadLetterInfo {
 export async function deadLetterOfJob(db: Queryable, id: number): Promise<DeadLetterInfo | null> {
   const row = (await db.query(q.DeadLetterOfJob, [validateInt(id, 'id', 1)])).rows[0];
   return row ? { reason: row.reason, diedAt: row.died_at } : null;
-}
-
-export interface QueueSetting {
-  queue: string;
-  maxAttempts: number | null;
-}
-
-export async function queueSettings(db: Queryable): Promise<QueueSetting[]> {
-  return (await db.query(q.QueueSettings)).rows.map((r) => ({ queue: r.queue, maxAttempts: r.max_attempts }));
 }
 
 export interface DeadLetterGroup {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.ts';
 import type { Db, Queryable } from '../db.ts';
+import { getQueueControl, listAudit, listQueueControls } from '../control/index.ts';
 import { getSchedule, listSchedules } from '../cron/schedule.ts';
 import { listDeadLetters } from '../dead-letters.ts';
 import { ValidationError } from '../errors.ts';
@@ -17,7 +18,7 @@ import { jobPage, searchPage, type SearchForm } from './pages/jobs.ts';
 import { STYLESHEET, type PageContext } from './pages/layout.ts';
 import { queuesPage } from './pages/queues.ts';
 import { schedulesPage } from './pages/schedules.ts';
-import { cronOrigin, deadLetterOfJob, deadLetterReasons, getJob, queueSettings, SEARCH_DEFAULTS, searchJobs, type JobSearch, type SearchState } from './queries.ts';
+import { cronOrigin, deadLetterOfJob, deadLetterReasons, getJob, SEARCH_DEFAULTS, searchJobs, type JobSearch, type SearchState } from './queries.ts';
 
 export interface RouteDeps {
   db: Db;
@@ -113,8 +114,8 @@ const PAGES: { pattern: RegExp; page: Page }[] = [
     async page(deps, ctx) {
       const snapshot = await deps.sampler.runOnce();
       return readOnly(deps, async (tx) => {
-        const [settings, schedules, now] = [await queueSettings(tx), await listSchedules(tx), await dbNow(tx)];
-        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, settings, schedules, sloMs: deps.sloMs }) };
+        const [controls, schedules, now] = [await listQueueControls(tx), await listSchedules(tx), await dbNow(tx)];
+        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, controls, schedules, sloMs: deps.sloMs }) };
       });
     },
   },
@@ -138,7 +139,9 @@ const PAGES: { pattern: RegExp; page: Page }[] = [
         const origin = cronOrigin(job);
         const schedule = origin ? await getSchedule(tx, origin.scheduleId).catch(() => null) : null;
         const deadLetter = job.state === 'dead' ? await deadLetterOfJob(tx, id) : null;
-        return { body: jobPage({ ...ctx, dbNow: await dbNow(tx) }, { job, deadLetter, schedule }) };
+        const audit = await listAudit(tx, { jobId: id, limit: 50 });
+        const queueControl = await getQueueControl(tx, job.queue);
+        return { body: jobPage({ ...ctx, dbNow: await dbNow(tx) }, { job, deadLetter, schedule, audit, queueControl }) };
       });
     },
   },

@@ -18,6 +18,7 @@ function lastError(d: DeadLetter): string {
 export function deadLettersPage(ctx: PageContext, d: DeadLettersPageData): Html {
   const body = html`<form method="get" action="/dead-letters"><fieldset><label>queue <input type="text" name="queue" value="${d.queue ?? ''}"></label>
 <button type="submit">Filter</button>${d.queue ? html` <a href="/dead-letters">all queues</a>` : ''}</fieldset></form>
+${d.queue && d.letters.length ? html`<p>${actionButton(ctx, 'redrive-bulk', { queue: d.queue }, `Redrive every dead letter of ${d.queue}`)}</p>` : ''}
 <h2>By queue and reason</h2>
 <table id="reasons"><thead><tr><th>queue</th><th>reason</th><th>jobs</th><th>first died</th><th>last died</th><th></th></tr></thead>
 <tbody>${d.groups.length

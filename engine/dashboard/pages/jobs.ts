@@ -1,3 +1,4 @@
+import type { AuditEntry, QueueControl } from '../../control/index.ts';
 import type { Schedule } from '../../cron/schedule.ts';
 import { html, prettyJson, type Html } from '../html.ts';
 import { cronOrigin, SEARCH_STATES, type DeadLetterInfo, type JobSearch, type JobView } from '../queries.ts';
@@ -47,6 +48,10 @@ export interface JobDetail {
   job: JobView;
   deadLetter: DeadLetterInfo | null;
   schedule: Schedule | null;
+  /** Operator actions on this job, newest first (stampede.control_audit). */
+  audit: AuditEntry[];
+  /** Its queue's settings, to say when the queue is paused. */
+  queueControl: QueueControl | null;
 }
 
 export function jobPage(ctx: PageContext, d: JobDetail): Html {
@@ -54,7 +59,7 @@ export function jobPage(ctx: PageContext, d: JobDetail): Html {
   const origin = cronOrigin(j);
   const leaseExpired = j.leaseExpiresAt !== null && j.leaseExpiresAt.getTime() < ctx.dbNow.getTime();
   const body = html`<dl id="job">
-<dt>queue</dt><dd><a href="${link('/queues', {})}">${j.queue}</a></dd>
+<dt>queue</dt><dd><a href="${link('/jobs', { queue: j.queue })}">${j.queue}</a>${d.queueControl?.paused ? html` <span class="warn">paused since ${d.queueControl.pausedAt} by ${d.queueControl.pausedBy}: ${d.queueControl.pausedReason}</span>` : ''}</dd>
 <dt>state</dt><dd data-field="state">${j.state}${j.archived ? ' (archived to stampede.job_history)' : ''}</dd>
 <dt>priority</dt><dd>${j.priority}</dd>
 <dt>attempts</dt><dd>${j.attempts} of ${j.maxAttempts}${j.crashCount ? html`, <span class="warn">${j.crashCount} crash${j.crashCount === 1 ? '' : 'es'} (expired leases)</span>` : ''}</dd>
@@ -68,6 +73,13 @@ ${d.deadLetter ? html`<dt>dead because</dt><dd class="bad"><pre>${d.deadLetter.r
 </dl>
 <p>${jobActionButtons(ctx, j)}</p>
 <h2>Payload</h2><pre id="payload">${prettyJson(j.payload)}</pre>
+<h2>Operator actions</h2>${
+    d.audit.length
+      ? html`<table id="audit"><thead><tr><th>at</th><th>verb</th><th>who</th><th>why</th><th>detail</th></tr></thead><tbody>${d.audit.map(
+          (a) => html`<tr><td>${a.at}</td><td>${a.verb}</td><td>${a.actor}</td><td><pre>${a.reason}</pre></td><td><pre>${JSON.stringify(a.detail)}</pre></td></tr>`,
+        )}</tbody></table>`
+      : html`<p class="muted">none</p>`
+  }
 <h2>Error history</h2>${
     j.errors.length
       ? html`<table id="errors"><thead><tr><th>attempt</th><th>at</th><th>kind</th><th>error</th></tr></thead><tbody>${j.errors.map(
