@@ -103,7 +103,7 @@ describe('the dashboard in Chromium', () => {
   it('redrive round-trips: button, confirmation, the job is pending, a worker runs it', async () => {
     await page.goto(`${base}/dead-letters`);
     const flash = await confirmVerb(page.locator(`#dead-letters tr[data-job-id="${deadId}"] button[data-verb=redrive]`), 'downstream fixed');
-    expect(flash).toBe(`Job ${deadId} redriven: pending, due now.`);
+    expect(flash).toBe(`Job ${deadId} redriven: pending, due now (it was dead).`);
     expect(new URL(page.url()).pathname).toBe('/dead-letters');
     expect(await page.locator(`#dead-letters tr[data-job-id="${deadId}"]`).count()).toBe(0);
     expect((await jobRow(db, deadId)).state).toBe('pending');
@@ -115,6 +115,78 @@ describe('the dashboard in Chromium', () => {
     await done;
     await worker.stop();
     expect((await jobRow(db, deadId)).state).toBe('done');
+  });
+
+  it('pause round-trips: paused in the page, a worker claims nothing of the queue while a job is due; resumed, it claims it', async () => {
+    const due = (await enqueue(db, 'sms', { n: 'while paused' })).id;
+    const events = new Events();
+    const worker = new Worker({ db, events, rng: new SeededRng(2), listen: false, rescue: false, handlers: { sms: () => {} }, log: createLogger('test:worker', 'silent') });
+    try {
+      await page.goto(`${base}/queues`);
+      const flash = await confirmVerb(page.locator('tr[data-queue=sms] button[data-verb=pause-queue]'), 'downstream SMTP is down');
+      expect(flash).toMatch(/^Queue sms paused at \d{4}-/);
+      expect(await page.locator('tr[data-queue=sms] [data-field=paused]').textContent()).toMatch(/^paused since .* by ana \(on call\): downstream SMTP is down$/);
+      // The job is due and the worker has free slots: a running queue would be claimed by this very call.
+      expect((await jobRow(db, due)).state).toBe('pending');
+      expect(await worker.runOnce()).toBe(0);
+      expect((await jobRow(db, due)).state).toBe('pending');
+
+      expect(await confirmVerb(page.locator('tr[data-queue=sms] button[data-verb=resume-queue]'), 'SMTP back')).toMatch(/^Queue sms resumed at /);
+      expect(await page.locator('tr[data-queue=sms] [data-field=paused]').textContent()).toBe('running');
+      const done = events.waitFor('job:completed', (e) => e.jobId === due);
+      expect(await worker.runOnce()).toBe(1);
+      await done;
+    } finally {
+      await worker.stop();
+    }
+    expect((await jobRow(db, due)).state).toBe('done');
+    const audit = (await db.query(`SELECT verb, actor, reason FROM stampede.control_audit WHERE queue = 'sms' AND job_id IS NULL ORDER BY id`)).rows;
+    expect(audit).toEqual([
+      { verb: 'pause', actor: 'ana (on call)', reason: 'downstream SMTP is down' },
+      { verb: 'resume', actor: 'ana (on call)', reason: 'SMTP back' },
+    ]);
+    expect(problems).toEqual([]);
+  });
+
+  it('a job\'s buttons: dead-letter by hand, retry now, cancel; each recorded on its page; a refused verb says why', async () => {
+    const id = (await enqueue(db, 'mail', { n: 'poison?' }, { delayMs: 3_600_000 })).id;
+    await page.goto(`${base}/jobs/${id}`);
+    expect(await page.locator('button[data-verb]').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-verb')))).toEqual(['cancel', 'dead-letter']);
+    expect(await confirmVerb(page.locator('button[data-verb=dead-letter]'), 'crashes the parser')).toBe(`Job ${id} dead-lettered (it was pending).`);
+    expect((await jobRow(db, id)).state).toBe('dead');
+
+    await page.goto(`${base}/jobs/${id}`);
+    expect(await page.locator('[data-field=state]').textContent()).toBe('dead');
+    expect(await confirmVerb(page.locator('button[data-verb=retry]'), 'parser fixed')).toBe(`Job ${id} is due now (it was dead).`);
+    expect((await jobRow(db, id)).state).toBe('pending');
+
+    await page.goto(`${base}/jobs/${id}`);
+    await page.locator('button[data-verb=cancel]').click();
+    await page.waitForURL(/\/actions\/cancel/);
+    // Someone else cancels it while this operator reads the confirmation: the engine refuses the second cancel.
+    await db.query(`UPDATE stampede.jobs SET state = 'cancelled', finished_at = now() WHERE id = $1`, [id]);
+    // "who" is prefilled with the name given on the last confirmation (the field is required).
+    await page.fill('input[name=reason]', 'not needed');
+    await page.click('#confirm');
+    await page.waitForURL((u) => u.pathname === `/jobs/${id}`);
+    expect(await page.locator('.flash.error').textContent()).toBe(`cancel job ${id}: it is cancelled; expected pending or failed or claimed (a finished job stays as it ended; a dead one can be retried or left)`);
+    expect(await page.locator('button[data-verb]').count()).toBe(0);
+    const audit = await page.locator('#audit tbody tr td:nth-child(2)').allTextContents();
+    expect(audit).toEqual(['retry', 'dead-letter']);
+    expect(problems).toEqual([]);
+  });
+
+  it('bulk redrive by queue and reason from the dead letters page moves that group only', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await enqueue(db, 'bulk', { i })).id);
+    for (const id of ids.slice(0, 3)) await killJob(id, 'attempts exhausted: 503 from billing');
+    await killJob(ids[3], 'attempts exhausted: invalid payload');
+    await page.goto(`${base}/dead-letters?queue=bulk`);
+    const row = page.locator('#reasons tr', { hasText: '503 from billing' });
+    expect(await confirmVerb(row.locator('button[data-verb=redrive-bulk]'), 'billing is back')).toBe('3 dead letters of bulk redriven.');
+    const states = (await db.query(`SELECT id, state::text FROM stampede.jobs WHERE queue = 'bulk' ORDER BY id`)).rows.map((r) => r.state);
+    expect(states).toEqual(['pending', 'pending', 'pending', 'dead']);
+    expect(await page.locator('#dead-letters tr[data-job-id]').count()).toBe(1);
   });
 
   it('schedule pause and resume round-trip through the page to the row', async () => {

@@ -73,7 +73,12 @@ export const VERBS: Record<string, DashboardVerb<any>> = {
   retry,
   'dead-letter': deadLetter,
   // A dead letter's Redrive is retry of a dead job: the same engine call, audited alike.
-  redrive: { ...retry, label: 'Redrive', describe: (a: JobArgs) => `Move dead job ${a.jobId} back to pending with a fresh attempt budget (its error history stays).` },
+  redrive: {
+    ...retry,
+    label: 'Redrive',
+    describe: (a: JobArgs) => `Move dead job ${a.jobId} back to pending with a fresh attempt budget (its error history stays).`,
+    run: async (db: Db, a: JobArgs, who: Actor) => `Job ${a.jobId} redriven: pending, due now (it was ${(await retryJob(db, a.jobId, who)).from}).`,
+  },
   'redrive-bulk': {
     label: 'Redrive all',
     parse: (form) => ({ ...queueField(form), reasonContains: form.get('reasonContains') || null }),
