@@ -9,11 +9,12 @@ import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { intFlag, parseFlags, UsageError } from './cli-args.ts';
 
-const USAGE = `usage: tsx bin/dashboard.ts [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N]
+const USAGE = `usage: tsx bin/dashboard.ts [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N] [--public-origin URL]
   --port N     TCP port (default 7676; 0 picks a free one)
   --host ADDR  interface to bind (default 127.0.0.1; anything else exposes payloads and control verbs, so say it explicitly)
   --token T    the access token (default: STAMPEDE_DASHBOARD_TOKEN, else a fresh random one); at least 16 characters
   --slo-ms N   the oldest-unclaimed-age objective the queues page compares against (default 60000)
+  --public-origin URL  also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host); repeatable
 env: DATABASE_URL (required), STAMPEDE_DASHBOARD_TOKEN, STAMPEDE_LOG`;
 
 async function main(): Promise<void> {
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
     token: { type: 'string' },
     'slo-ms': { type: 'string' },
     'statement-timeout-ms': { type: 'string' },
+    'public-origin': { type: 'string', multiple: true },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
   const db = new Db({ connectionString: url, maxConnections: 4, applicationName: 'stampede:dashboard' });
   let server: DashboardServer;
   try {
-    server = new DashboardServer(db, systemClock, { port, host: values.host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1) }, log);
+    server = new DashboardServer(db, systemClock, { port, host: values.host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1), publicOrigins: values['public-origin'] }, log);
   } catch (err) {
     await db.close();
     if (err instanceof ValidationError || err instanceof TypeError) throw new UsageError(err.message);

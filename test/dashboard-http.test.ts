@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addSchedule } from '../engine/cron/schedule.ts';
+import { systemClock } from '../engine/clock.ts';
+import { DashboardServer } from '../engine/dashboard/server.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { freshDatabase } from './support/db.ts';
-import { login, startDashboard } from './support/dashboard.ts';
+import { login, makeDead, startDashboard } from './support/dashboard.ts';
 import { jobRow } from './support/jobs.ts';
 
 const { db } = await freshDatabase();
@@ -12,17 +14,9 @@ const SCRIPT = '<script>document.title="pwned"</script>';
 let deadId = 0;
 let cronJobId = 0;
 
-/** Makes a job dead the way the engine does: a dead row plus its dead-letter row. */
-async function killJob(id: number, reason: string): Promise<void> {
-  await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 't', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 min' WHERE id = $1`, [id]);
-  await db.query(`UPDATE stampede.jobs SET state = 'dead', attempts = 6, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
-                         last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, reason]);
-  await db.query(`INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors) SELECT id, queue, payload, attempts, $2, errors FROM stampede.jobs WHERE id = $1`, [id, reason]);
-}
-
 beforeAll(async () => {
   deadId = (await enqueue(db, 'mail', { to: SCRIPT })).id;
-  await killJob(deadId, `attempts exhausted: ${SCRIPT}`);
+  await makeDead(db, deadId, `attempts exhausted: ${SCRIPT}`);
   cronJobId = (await enqueue(db, 'reports', { cron: { scheduleId: 'nightly', occurrence: '2026-12-01T02:00:00.000Z' } }, { idempotencyKey: 'cron:nightly:2026-12-01T02:00:00.000Z' })).id;
   await addSchedule(db, { id: 'nightly', cron: '0 2 * * *', queue: 'reports' });
 });
@@ -70,6 +64,16 @@ describe('changes only by POST, with the CSRF token and this Origin', () => {
     // fetch always sends no Origin from node; with neither Origin nor Referer the guard refuses.
     expect((await post(form({ _csrf: csrf }), {})).status).toBe(403);
     expect((await jobRow(db, deadId)).state).toBe('dead');
+  });
+
+  it('accepts the same host over https (a TLS proxy keeping Host) and refuses a configured-looking but unlisted origin', async () => {
+    const { cookie, csrf } = await login(base, token);
+    const host = new URL(base).host;
+    const ask = (origin: string) =>
+      fetch(`${base}/actions/redrive`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, jobId: String(deadId) }), headers: { cookie, origin }, redirect: 'manual' });
+    expect((await ask(`https://${host}`)).status).toBe(200);
+    expect((await ask('https://queue.example.com')).status).toBe(403);
+    expect(() => new DashboardServer(db, systemClock, { publicOrigins: ['https://queue.example.com/path'] })).toThrow(/publicOrigins: "https:\/\/queue.example.com\/path" is not an origin/);
   });
 
   it('a first POST only asks for confirmation; the confirmed one needs who and why', async () => {

@@ -54,6 +54,8 @@ export class DashboardAuth {
     readonly accessToken: string,
     /** Cookie names are per host, not per port: the port keeps two dashboards on one machine apart. */
     readonly cookieName: string,
+    /** Origins besides this server's own Host that may POST: a TLS proxy's public address that rewrites Host. */
+    readonly publicOrigins: readonly string[] = [],
   ) {
     if (accessToken.length < 16) throw new TypeError('token: expected at least 16 characters');
   }
@@ -82,14 +84,17 @@ export class DashboardAuth {
    */
   refusePost(req: IncomingMessage, access: Access, form: URLSearchParams): string | null {
     if (access.kind !== 'session') return 'a change needs a browser session: open the dashboard with ?token= first';
-    const here = `http://${req.headers.host ?? ''}`;
+    const host = req.headers.host ?? '';
+    // Same host over http, or over https through a proxy that keeps the Host header, or a configured public origin.
+    const allowed = [`http://${host}`, `https://${host}`, ...this.publicOrigins];
+    const here = allowed[0];
     const origin = req.headers.origin;
     if (origin !== undefined) {
-      if (origin !== here) return `Origin ${origin} is not this dashboard (${here})`;
+      if (!allowed.includes(origin)) return `Origin ${origin} is not this dashboard (${here})`;
     } else {
       const referer = req.headers.referer;
       if (referer === undefined) return 'the request names no Origin or Referer; expected this dashboard';
-      if (referer !== here && !referer.startsWith(`${here}/`)) return `Referer ${referer} is not this dashboard (${here})`;
+      if (!allowed.some((o) => referer === o || referer.startsWith(`${o}/`))) return `Referer ${referer} is not this dashboard (${here})`;
     }
     const csrf = form.get('_csrf');
     if (csrf === null || !sameSecret(csrf, access.session.csrf)) return 'the form carries no valid CSRF token; reload the page and try again';

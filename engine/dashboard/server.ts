@@ -17,6 +17,11 @@ export interface DashboardConfig {
    * decision an operator makes explicitly ('0.0.0.0', a pod IP), behind TLS.
    */
   host?: string;
+  /**
+   * Origins that may POST besides this server's own address (scheme://host[:port], no path): the public
+   * address of a TLS proxy in front that rewrites the Host header. Default none.
+   */
+  publicOrigins?: string[];
   /** The access token every request must carry. Default: a fresh random one (read it from `accessToken`). At least 16 characters. */
   token?: string;
   /** The oldest-unclaimed-age objective the queues page compares against, ms. Default 60,000 (ops/prometheus/alerts.yml). */
@@ -40,11 +45,15 @@ export class DashboardServer {
   private server: Server | null = null;
   private starting: Promise<void> | null = null;
   private readonly deps: RouteDeps;
-  private readonly config: Required<Omit<DashboardConfig, 'token'>>;
+  private readonly config: Required<Omit<DashboardConfig, 'token' | 'publicOrigins'>>;
   private readonly log: Logger;
 
   constructor(db: Db, clock: Clock, config: DashboardConfig = {}, logger: Logger = createLogger('dashboard')) {
-    this.config = { ...DASHBOARD_DEFAULTS, ...Object.fromEntries(Object.entries(config).filter(([k, v]) => v !== undefined && k !== 'token')) };
+    this.config = {
+      ...DASHBOARD_DEFAULTS,
+      ...Object.fromEntries(Object.entries(config).filter(([k, v]) => v !== undefined && k !== 'token' && k !== 'publicOrigins')),
+    };
+    const publicOrigins = (config.publicOrigins ?? []).map(validateOrigin);
     validateInt(this.config.port, 'port', 0, 65_535);
     validateInt(this.config.sloMs, 'sloMs', 1);
     validateInt(this.config.statementTimeoutMs, 'statementTimeoutMs', 1);
@@ -55,7 +64,7 @@ export class DashboardServer {
     this.log = logger;
     const sampler = new QueueStateSampler(db, clock, null, { depthCapRows: this.config.depthCapRows, statementTimeoutMs: this.config.statementTimeoutMs }, logger.child('sampler'));
     // The cookie name carries the configured port: cookies are per host, and two dashboards may share one.
-    const auth = new DashboardAuth(this.accessToken, `stampede_dashboard_${this.config.port}`);
+    const auth = new DashboardAuth(this.accessToken, `stampede_dashboard_${this.config.port}`, publicOrigins);
     this.deps = { db, clock, auth, sampler, sloMs: this.config.sloMs, statementTimeoutMs: this.config.statementTimeoutMs, log: logger };
   }
 
@@ -108,4 +117,16 @@ export class DashboardServer {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/** scheme://host[:port] exactly as a browser sends it in Origin. */
+function validateOrigin(value: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.origin !== value) {
+    throw new TypeError(`publicOrigins: "${value}" is not an origin; expected scheme://host[:port] with no path, e.g. https://queue.example.com`);
+  }
+  return value;
 }

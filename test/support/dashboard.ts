@@ -1,6 +1,6 @@
 import { afterAll } from 'vitest';
 import { systemClock } from '../../engine/clock.ts';
-import type { Db } from '../../engine/db.ts';
+import type { Db, Queryable } from '../../engine/db.ts';
 import { DashboardServer } from '../../engine/dashboard/server.ts';
 import { createLogger } from '../../engine/log.ts';
 
@@ -21,4 +21,12 @@ export async function login(base: string, token: string): Promise<{ cookie: stri
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1];
   if (!csrf) throw new Error('login: no CSRF token in the page (no dead letter to act on?)');
   return { cookie, csrf };
+}
+
+/** Makes a job dead as the engine leaves one: a dead row with its error, plus its dead-letter row. */
+export async function makeDead(db: Queryable, id: number, reason: string): Promise<void> {
+  await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 't', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 min' WHERE id = $1`, [id]);
+  await db.query(`UPDATE stampede.jobs SET state = 'dead', attempts = 6, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
+                         last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, reason]);
+  await db.query(`INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors) SELECT id, queue, payload, attempts, $2, errors FROM stampede.jobs WHERE id = $1`, [id, reason]);
 }
