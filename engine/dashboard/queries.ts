@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { ValidationError } from '../errors.ts';
+import { jobFromRow, type Job } from '../job.ts';
 import { loadQueries } from '../sql.ts';
 import { validateInt, validateKey, validateQueueName } from '../validate.ts';
 
@@ -18,23 +19,15 @@ const QUERY_NAMES = [
 export const dashboardQueries = loadQueries(new URL('./dashboard.sql', import.meta.url), QUERY_NAMES);
 const q = dashboardQueries;
 
-/** A job as the dashboard shows it: a hot-table row or an archived one (no lease then). */
-export interface JobView {
-  id: number;
-  queue: string;
-  priority: number;
+/**
+ * A job as the dashboard shows it: the engine's Job (engine/job.ts) less its
+ * lease token (a secret of the worker holding it), plus its history. An
+ * archived row has no lease.
+ */
+export interface JobView extends Omit<Job, 'leaseToken' | 'state'> {
+  /** A JobState; text, so a state added by a later migration still shows. */
   state: string;
-  runAt: Date;
-  attempts: number;
-  maxAttempts: number;
-  crashCount: number;
-  payload: unknown;
-  idempotencyKey: string | null;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  lastError: string | null;
   errors: { attempt?: number; at?: string; kind?: string; error?: string }[];
-  createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
   /** True when the row was read from stampede.job_history. */
@@ -42,26 +35,8 @@ export interface JobView {
 }
 
 function jobViewFromRow(r: any): JobView {
-  return {
-    id: r.id,
-    queue: r.queue,
-    priority: r.priority,
-    state: r.state,
-    runAt: r.run_at,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    crashCount: r.crash_count,
-    payload: r.payload,
-    idempotencyKey: r.idempotency_key,
-    leaseOwner: r.lease_owner,
-    leaseExpiresAt: r.lease_expires_at,
-    lastError: r.last_error,
-    errors: Array.isArray(r.errors) ? r.errors : [],
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    finishedAt: r.finished_at,
-    archived: r.archived,
-  };
+  const { leaseToken: _secret, ...job } = jobFromRow(r);
+  return { ...job, errors: Array.isArray(r.errors) ? r.errors : [], updatedAt: r.updated_at, finishedAt: r.finished_at, archived: r.archived };
 }
 
 /** The states a search can ask for. */

@@ -1,7 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { RequestListener } from 'node:http';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
+import { HttpListener } from '../http-listener.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { QueueStateSampler } from '../metrics/queue-state-sampler.ts';
 import { validateInt } from '../validate.ts';
@@ -42,11 +42,8 @@ export const DASHBOARD_DEFAULTS = { port: 7676, host: '127.0.0.1', sloMs: 60_000
  */
 export class DashboardServer {
   readonly accessToken: string;
-  private server: Server | null = null;
-  private starting: Promise<void> | null = null;
-  private readonly deps: RouteDeps;
+  private readonly listener: HttpListener;
   private readonly config: Required<Omit<DashboardConfig, 'token' | 'publicOrigins'>>;
-  private readonly log: Logger;
 
   constructor(db: Db, clock: Clock, config: DashboardConfig = {}, logger: Logger = createLogger('dashboard')) {
     this.config = {
@@ -61,11 +58,18 @@ export class DashboardServer {
       throw new TypeError(`host: ${String(this.config.host)} is not an interface address; expected e.g. '127.0.0.1' or '0.0.0.0'`);
     }
     this.accessToken = config.token ?? newSecret();
-    this.log = logger;
     const sampler = new QueueStateSampler(db, clock, null, { depthCapRows: this.config.depthCapRows, statementTimeoutMs: this.config.statementTimeoutMs }, logger.child('sampler'));
     // The cookie name carries the configured port: cookies are per host, and two dashboards may share one.
     const auth = new DashboardAuth(this.accessToken, `stampede_dashboard_${this.config.port}`, publicOrigins);
-    this.deps = { db, clock, auth, sampler, sloMs: this.config.sloMs, statementTimeoutMs: this.config.statementTimeoutMs, log: logger };
+    const deps: RouteDeps = { db, clock, auth, sampler, sloMs: this.config.sloMs, statementTimeoutMs: this.config.statementTimeoutMs, log: logger };
+    const serve: RequestListener = (req, res) => {
+      handleRequest(deps, req, res).catch((err) => {
+        logger.error('dashboard handler crashed', { error: (err as Error).message });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('internal error\n');
+      });
+    };
+    this.listener = new HttpListener('dashboard', serve, this.config.port, this.config.host, logger);
   }
 
   get host(): string {
@@ -74,8 +78,7 @@ export class DashboardServer {
 
   /** The bound port once started (useful with port 0), else null. */
   get port(): number | null {
-    const address = this.server?.address();
-    return address && typeof address === 'object' ? (address as AddressInfo).port : null;
+    return this.listener.port;
   }
 
   /** The address to open, token included, once started. */
@@ -86,36 +89,12 @@ export class DashboardServer {
 
   /** Binds and listens; resolves once listening. Calling it twice is harmless. */
   start(): Promise<void> {
-    this.starting ??= new Promise<void>((resolve, reject) => {
-      const server = createServer((req, res) => {
-        handleRequest(this.deps, req, res).catch((err) => {
-          this.log.error('dashboard handler crashed', { error: (err as Error).message });
-          if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-          res.end('internal error\n');
-        });
-      });
-      server.once('error', (err) => {
-        this.starting = null;
-        reject(new Error(`dashboard could not listen on ${this.host}:${this.config.port}: ${err.message}`));
-      });
-      server.listen(this.config.port, this.host, () => {
-        this.server = server;
-        this.log.info('dashboard listening', { host: this.host, port: this.port });
-        resolve();
-      });
-    });
-    return this.starting;
+    return this.listener.start();
   }
 
   /** Stops listening and closes open connections. Calling it twice is harmless. */
-  async stop(): Promise<void> {
-    if (this.starting) await this.starting.catch(() => {});
-    const server = this.server;
-    this.server = null;
-    this.starting = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+  stop(): Promise<void> {
+    return this.listener.stop();
   }
 }
 
