@@ -33,6 +33,12 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'fault:injected'; fault: string; detail: Record<string, unknown> }
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
+  /** The harness's downstream (harness/runner/downstream.ts) received a call; inFlight counts it, as the downstream saw it. */
+  | { type: 'downstream:call'; jobId: number; attempt: number; inFlight: number; capacity: number; overloaded: boolean }
+  /** An operator paused a queue (engine/control); dbTime is when the pause took effect. */
+  | { type: 'queue:paused'; queue: string; by: string }
+  /** The queue was resumed; dbTime is the resume's transaction start: claims that start after it may run. */
+  | { type: 'queue:resumed'; queue: string; by: string }
   | { type: 'alert:crossed'; signal: string; value: number; threshold: number; direction: 'up' | 'down' }
   | {
       type: 'sample';
@@ -52,7 +58,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
 );
 
 /** What a generated job is for; the handler module reads it from the payload. */
-export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect';
+export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream';
 
 export type HistoryEventType = HistoryEvent['type'];
 export type EventOf<T extends HistoryEventType> = Extract<HistoryEvent, { type: T }>;

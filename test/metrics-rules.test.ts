@@ -92,8 +92,10 @@ describe('ops/prometheus/alerts.yml', () => {
 
   it('has the alerts the issue asks for, on the right signals', () => {
     const slo = byName('StampedeOldestUnclaimedAgeOverSLO');
-    expect(metricNamesInPromQL(slo.expr)).toEqual(['stampede_queue_oldest_unclaimed_age_seconds']);
-    expect(slo.expr).toMatch(/> 60$/);
+    // A paused queue waits on purpose: the SLO alert leaves it out, and a pause left on has its own alert.
+    expect(metricNamesInPromQL(slo.expr)).toEqual(['stampede_queue_oldest_unclaimed_age_seconds', 'stampede_queue_paused']);
+    expect(slo.expr).toMatch(/> 60\s+unless on \(queue\) max by \(queue\) \(stampede_queue_paused\) == 1$/);
+    expect(metricNamesInPromQL(byName('StampedeQueuePausedWithBacklog').expr)).toContain('stampede_queue_paused');
     const dlq = byName('StampedeDeadLetterDepthRising');
     expect(dlq.expr).toMatch(/(deriv|increase)\(stampede_dead_letter_depth\[/);
     expect(metricNamesInPromQL(byName('StampedeXminHorizonOld').expr)).toEqual(['stampede_pg_xmin_horizon_age_seconds']);

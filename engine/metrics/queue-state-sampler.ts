@@ -6,7 +6,7 @@ import { loadQueries } from '../sql.ts';
 import { validateInt } from '../validate.ts';
 import type { StampedeMetrics } from './registry.ts';
 
-const QUERY_NAMES = ['ClaimableByQueue', 'ClaimedByQueue', 'DeadLettersByQueue', 'JobsTableHealth', 'DoneExact', 'XminHorizon'] as const;
+const QUERY_NAMES = ['ClaimableByQueue', 'ClaimedByQueue', 'QueueControls', 'DeadLettersByQueue', 'JobsTableHealth', 'DoneExact', 'XminHorizon'] as const;
 const q = loadQueries(new URL('./queue-state.sql', import.meta.url), QUERY_NAMES);
 
 export interface QueueStateSamplerConfig {
@@ -50,6 +50,14 @@ export interface QueueFigures {
   oldestUnclaimedAgeMs: number;
   /** True when pending/failed/due hit depthCapRows and are lower bounds. */
   depthCapped: boolean;
+  /** Paused by an operator (engine/control): no worker claims from it. Its depth and oldest age are still reported. */
+  paused: boolean;
+  /** The global in-flight limit; null: none. `claimed` is the in-flight count it is compared with. */
+  maxInFlight: number | null;
+  /** The global start-rate limit, jobs/s; null: none. */
+  maxStartsPerSecond: number | null;
+  /** Due jobs waiting only because the queue is at a limit (in flight at the limit, or no start tokens left); 0 otherwise. */
+  heldBackByLimit: number;
 }
 
 /** One sample, as a plain object: what the harness reads for its progress line and alert thresholds. */
@@ -151,6 +159,7 @@ export class QueueStateSampler {
     return [
       { name: 'ClaimableByQueue', text: q.ClaimableByQueue, params: [this.config.depthCapRows] },
       { name: 'ClaimedByQueue', text: q.ClaimedByQueue, params: [] },
+      { name: 'QueueControls', text: q.QueueControls, params: [] },
       { name: 'DeadLettersByQueue', text: q.DeadLettersByQueue, params: [] },
       { name: 'JobsTableHealth', text: q.JobsTableHealth, params: [] },
       ...(this.config.doneCount === 'exact' ? [{ name: 'DoneExact' as const, text: q.DoneExact, params: [] }] : []),
@@ -197,6 +206,13 @@ export class QueueStateSampler {
       m.oldestUnclaimedAge.set({ queue }, f.oldestUnclaimedAgeMs / 1000);
       m.leasesOverdue.set({ queue }, f.leasesOverdue);
       m.deadLetterDepth.set({ queue }, f.deadLetters);
+      m.queuePaused.set({ queue }, f.paused ? 1 : 0);
+      m.queueHeldBackByLimit.set({ queue }, f.heldBackByLimit);
+      // A limit that was removed stops being reported rather than reading as 0 (which would mean "nothing may run").
+      if (f.maxInFlight === null) m.queueInFlightLimit.remove({ queue });
+      else m.queueInFlightLimit.set({ queue }, f.maxInFlight);
+      if (f.maxStartsPerSecond === null) m.queueStartRateLimit.remove({ queue });
+      else m.queueStartRateLimit.set({ queue }, f.maxStartsPerSecond);
     }
     m.doneEstimate.set(s.done);
     m.jobsDeadTuples.set(s.jobsDeadTuples);
@@ -220,6 +236,10 @@ const EMPTY_QUEUE: QueueFigures = {
   deadLetters: 0,
   oldestUnclaimedAgeMs: 0,
   depthCapped: false,
+  paused: false,
+  maxInFlight: null,
+  maxStartsPerSecond: null,
+  heldBackByLimit: 0,
 };
 
 /** Folds the query rows into the plain snapshot. Pure. */
@@ -238,6 +258,16 @@ function buildSnapshot(rows: Record<string, any[]>, sampledAt: number, durationM
   }
   for (const r of rows.ClaimedByQueue) Object.assign(queue(r.queue), { claimed: r.claimed, leasesOverdue: r.overdue });
   for (const r of rows.DeadLettersByQueue) queue(r.queue).deadLetters = r.dead;
+  for (const r of rows.QueueControls) {
+    const f = queue(r.queue);
+    const atLimit = (r.max_in_flight !== null && f.claimed >= r.max_in_flight) || (r.start_tokens !== null && r.start_tokens < 1);
+    Object.assign(f, {
+      paused: r.paused,
+      maxInFlight: r.max_in_flight,
+      maxStartsPerSecond: r.max_starts_per_second,
+      heldBackByLimit: !r.paused && atLimit ? f.due : 0,
+    });
+  }
 
   const all = Object.values(queues);
   const sum = (k: keyof QueueFigures) => all.reduce((n, f) => n + Number(f[k]), 0);

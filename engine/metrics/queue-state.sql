@@ -83,6 +83,15 @@ SELECT j.queue,
  GROUP BY j.queue
  ORDER BY j.queue;
 
+-- name: QueueControls
+-- Paused and limited queues (migrations/0010_control.sql): a small table, one
+-- row per configured queue. start_tokens: the start-rate bucket as of now.
+SELECT s.queue, s.paused, s.max_in_flight, s.max_starts_per_second,
+       stampede.start_tokens(s, clock_timestamp()) AS start_tokens
+  FROM stampede.queue_settings s
+ WHERE s.paused OR s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL
+ ORDER BY s.queue;
+
 -- name: DeadLettersByQueue
 -- The dead-letter table is one row per dead job and small by design (a
 -- redrive removes the row), so an exact count is cheap.

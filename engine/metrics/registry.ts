@@ -141,6 +141,30 @@ export function createMetrics(options: MetricsOptions = {}) {
       labelNames: ['queue'] as const,
       registers,
     }),
+    queuePaused: new Gauge({
+      name: 'stampede_queue_paused',
+      help: '1 while an operator has the queue paused (no worker claims from it), by queue. The oldest-age alert leaves paused queues out.',
+      labelNames: ['queue'] as const,
+      registers,
+    }),
+    queueInFlightLimit: new Gauge({
+      name: 'stampede_queue_in_flight_limit',
+      help: 'Global max jobs in flight of a limited queue; compare stampede_queue_depth{state="claimed"}. Absent: no limit.',
+      labelNames: ['queue'] as const,
+      registers,
+    }),
+    queueStartRateLimit: new Gauge({
+      name: 'stampede_queue_start_rate_limit',
+      help: 'Global max starts per second of a limited queue. Absent: no limit.',
+      labelNames: ['queue'] as const,
+      registers,
+    }),
+    queueHeldBackByLimit: new Gauge({
+      name: 'stampede_queue_held_back_by_limit',
+      help: 'Due jobs waiting only because their queue is at its in-flight or start-rate limit, by queue.',
+      labelNames: ['queue'] as const,
+      registers,
+    }),
     doneEstimate: new Gauge({
       name: 'stampede_jobs_done_estimate',
       help: 'Finished jobs, estimated from pg_stat_user_tables.n_live_tup less the counted states (not counted: too many rows).',

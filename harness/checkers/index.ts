@@ -2,6 +2,7 @@ import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
+import { downstreamInFlight } from './downstream-in-flight.ts';
 import { exactlyOneEffect } from './exactly-one-effect.ts';
 import { fairness } from './fairness.ts';
 import { faultsExercised, queueDrained } from './inconclusive.ts';
@@ -9,6 +10,7 @@ import { noConcurrentClaim } from './no-concurrent-claim.ts';
 import { noJobLost } from './no-job-lost.ts';
 import { noStaleCompletion } from './no-stale-completion.ts';
 import { oldestAgeSlo } from './oldest-age-slo.ts';
+import { pausedQueueIdle } from './paused-queue-idle.ts';
 import { retrySpread } from './retry-spread.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
@@ -23,6 +25,8 @@ export const CHECKERS = {
   'one-job-per-cron-occurrence': cronOccurrence,
   'no-stale-completion': noStaleCompletion,
   'retry-spread': retrySpread,
+  'downstream-in-flight': downstreamInFlight,
+  'paused-queue-idle': pausedQueueIdle,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;
