@@ -14,7 +14,20 @@ export interface QueuesPageData {
   sloMs: number;
 }
 
-const NO_FIGURES: QueueFigures = { pending: 0, failed: 0, due: 0, claimed: 0, leasesOverdue: 0, deadLetters: 0, oldestUnclaimedAgeMs: 0, depthCapped: false };
+const NO_FIGURES: QueueFigures = {
+  pending: 0,
+  failed: 0,
+  due: 0,
+  claimed: 0,
+  leasesOverdue: 0,
+  deadLetters: 0,
+  oldestUnclaimedAgeMs: 0,
+  depthCapped: false,
+  paused: false,
+  maxInFlight: null,
+  maxStartsPerSecond: null,
+  heldBackByLimit: 0,
+};
 
 /** Every queue anything knows of: live rows, dead letters, settings or schedules. */
 function queueNames(d: QueuesPageData): string[] {
@@ -22,13 +35,15 @@ function queueNames(d: QueuesPageData): string[] {
   return [...names].sort();
 }
 
-function limits(c: QueueControl | undefined): Html {
+/** The limits beside what they hold back now (the sampler's figure: due jobs waiting only for the limit). */
+function limits(c: QueueControl | undefined, f: QueueFigures): Html {
   const parts = [
-    c?.maxInFlight != null ? `in flight ≤ ${c.maxInFlight}` : null,
+    c?.maxInFlight != null ? `in flight ${f.claimed} of ${c.maxInFlight}` : null,
     c?.maxStartsPerSecond != null ? `starts ≤ ${c.maxStartsPerSecond}/s` : null,
     c?.maxAttempts != null ? `max attempts ${c.maxAttempts}` : null,
   ].filter((p) => p !== null);
-  return parts.length ? html`${parts.join(', ')}` : html`<span class="muted">none</span>`;
+  if (!parts.length) return html`<span class="muted">none</span>`;
+  return html`${parts.join(', ')}${f.heldBackByLimit ? html`; <span class="warn" data-field="held-back">${f.heldBackByLimit} due held back by the limit</span>` : ''}`;
 }
 
 /**
@@ -59,7 +74,7 @@ export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
 ${oldestCell(f, paused, d.sloMs)}
 <td class="num${f.deadLetters ? ' bad' : ''}">${f.deadLetters ? html`<a href="${link('/dead-letters', { queue: name })}">${f.deadLetters}</a>` : '0'}</td>
 <td data-field="paused">${paused ? html`<span class="warn">paused</span> since ${c!.pausedAt} by ${c!.pausedBy}: ${c!.pausedReason}` : 'running'}</td>
-<td>${limits(c)}</td><td>${queuePauseButton(ctx, name, paused)}</td>
+<td>${limits(c, f)}</td><td>${queuePauseButton(ctx, name, paused)}</td>
 </tr>`;
   });
   const body = html`<p>Sampled in ${Math.round(s.durationMs)} ms from the live rows only (the sampler's index probes; done rows are never read).
