@@ -64,6 +64,7 @@ describe('the dashboard in Chromium', () => {
       ['Jobs', 'Jobs', 'form[action="/jobs"]'],
       ['Dead letters', 'Dead letters', `#dead-letters tr[data-job-id="${deadId}"]`],
       ['Schedules', 'Schedules', '#schedules tr[data-schedule="nightly"]'],
+      ['Audit', 'Operator actions', 'form[action="/audit"]'],
     ];
     for (const [link, h1, selector] of pages) {
       await page.click(`header a:text-is("${link}")`);
@@ -138,6 +139,8 @@ describe('the dashboard in Chromium', () => {
       { verb: 'pause', actor: 'ana (on call)', reason: 'downstream SMTP is down' },
       { verb: 'resume', actor: 'ana (on call)', reason: 'SMTP back' },
     ]);
+    await page.click('tr[data-queue=sms] a:text-is("actions")');
+    expect(await page.locator('#audit tbody tr td:nth-child(2)').allTextContents()).toEqual(['resume', 'pause']);
     expect(problems).toEqual([]);
   });
 

@@ -23,7 +23,7 @@ beforeAll(async () => {
 
 describe('access token', () => {
   it('refuses every path without it (401), with a wrong one, and a wrong cookie', async () => {
-    for (const path of ['/', '/queues', '/jobs', `/jobs/${deadId}`, '/dead-letters', '/schedules', '/style.css', '/nowhere']) {
+    for (const path of ['/', '/queues', '/jobs', `/jobs/${deadId}`, '/dead-letters', '/schedules', '/audit', '/style.css', '/nowhere']) {
       expect({ path, status: (await fetch(base + path, { redirect: 'manual' })).status }).toEqual({ path, status: 401 });
     }
     expect((await fetch(`${base}/queues?token=wrong-token-of-some-length`, { redirect: 'manual' })).status).toBe(401);

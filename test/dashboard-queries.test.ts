@@ -53,6 +53,10 @@ beforeAll(async () => {
                   VALUES ('rare', 'done', now(), '{"cron":{"scheduleId":"nightly","occurrence":"2026-12-01T02:00:00.000Z"}}', 'cron:nightly:2026-12-01T02:00:00.000Z')`);
   doneId = (await db.query(`SELECT id FROM stampede.jobs WHERE queue = 'rare'`)).rows[0].id;
   archivedId = 10_000_123;
+  // 50k operator actions (a few bulk redrives' worth): the audit list must not read them all.
+  await db.query(`INSERT INTO stampede.control_audit (actor, reason, verb, queue, job_id, at)
+                  SELECT 'ana', 'bulk', 'redrive', 'q' || (g % 7), g, now() - ((50000 - g) || ' ms')::interval FROM generate_series(1, 50000) g`);
+  await db.query('ANALYZE stampede.control_audit');
   await db.query('ANALYZE stampede.jobs');
   await db.query('ANALYZE stampede.job_history');
   await db.query('ANALYZE stampede.dead_letters');
@@ -78,6 +82,11 @@ describe('dashboard queries stay off the done rows and the history (200k done, 1
       }
     }
     expect([...seen].sort()).toEqual(['JobById', 'JobByIdempotencyKey', 'SearchArchived', 'SearchCancelled', 'SearchClaimable', 'SearchClaimed', 'SearchDead', 'SearchRecentDone']);
+  });
+
+  it('the newest operator actions read the audit backwards on its primary key, not all 50k rows', async () => {
+    const nodes = await plan(dashboardQueries.RecentAudit, [100]);
+    expect(nodes.filter((n) => n['Relation Name'] === 'control_audit').map((n) => `${n['Node Type']} using ${n['Index Name']}`)).toEqual(['Index Scan using control_audit_pkey']);
   });
 
   it('the remaining queries read only small tables or primary keys', async () => {

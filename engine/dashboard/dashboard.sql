@@ -139,3 +139,14 @@ SELECT queue, reason, count(*)::int8 AS jobs, min(died_at) AS first_died_at, max
  GROUP BY queue, reason
  ORDER BY jobs DESC, queue, reason
  LIMIT $1;
+
+-- name: RecentAudit
+-- The newest operator actions across all queues: "what did my colleague just
+-- do?". Newest by id, backwards on the primary key, so it reads $1 rows
+-- however large the audit grew (a bulk redrive writes one row per job). The
+-- ids are handed out in insertion order, which is time order up to
+-- concurrent commits. By queue or by job: listAudit (engine/control).
+SELECT id, at, actor, reason, verb, queue, job_id, detail
+  FROM stampede.control_audit
+ ORDER BY id DESC
+ LIMIT $1;

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { ValidationError } from '../errors.ts';
+import type { AuditEntry } from '../control/index.ts';
 import { jobFromRow, type Job } from '../job.ts';
 import { loadQueries } from '../sql.ts';
 import { validateInt, validateKey, validateQueueName } from '../validate.ts';
@@ -15,6 +16,7 @@ const QUERY_NAMES = [
   'SearchArchived',
   'DeadLetterOfJob',
   'DeadLetterReasons',
+  'RecentAudit',
 ] as const;
 export const dashboardQueries = loadQueries(new URL('./dashboard.sql', import.meta.url), QUERY_NAMES);
 const q = dashboardQueries;
@@ -142,4 +144,10 @@ export function cronOrigin(job: Pick<JobView, 'idempotencyKey' | 'payload'>): { 
   if (cron && typeof cron.scheduleId === 'string' && typeof cron.occurrence === 'string') return { scheduleId: cron.scheduleId, occurrence: cron.occurrence };
   const m = /^cron:([A-Za-z0-9_.-]{1,64}):(.+)$/.exec(job.idempotencyKey ?? '');
   return m ? { scheduleId: m[1], occurrence: m[2] } : null;
+}
+
+/** The newest operator actions of all queues, newest first. */
+export async function recentAudit(db: Queryable, limit = 100): Promise<AuditEntry[]> {
+  const rows = (await db.query(q.RecentAudit, [validateInt(limit, 'limit', 1, 1000)])).rows;
+  return rows.map((r) => ({ id: r.id, at: r.at, actor: r.actor, reason: r.reason, verb: r.verb, queue: r.queue, jobId: r.job_id, detail: r.detail }));
 }

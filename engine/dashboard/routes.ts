@@ -12,13 +12,14 @@ import { validateQueueName } from '../validate.ts';
 import { VERBS } from './actions.ts';
 import type { Access, DashboardAuth, Session } from './auth.ts';
 import type { Html } from './html.ts';
+import { auditPage } from './pages/audit.ts';
 import { confirmPage, errorPage } from './pages/confirm.ts';
 import { deadLettersPage } from './pages/dead-letters.ts';
 import { jobPage, searchPage, type SearchForm } from './pages/jobs.ts';
 import { STYLESHEET, type PageContext } from './pages/layout.ts';
 import { queuesPage } from './pages/queues.ts';
 import { schedulesPage } from './pages/schedules.ts';
-import { cronOrigin, deadLetterOfJob, deadLetterReasons, getJob, SEARCH_DEFAULTS, searchJobs, type JobSearch, type SearchState } from './queries.ts';
+import { cronOrigin, deadLetterOfJob, deadLetterReasons, getJob, recentAudit, SEARCH_DEFAULTS, searchJobs, type JobSearch, type SearchState } from './queries.ts';
 
 export interface RouteDeps {
   db: Db;
@@ -155,6 +156,18 @@ const PAGES: { pattern: RegExp; page: Page }[] = [
         const groups = await deadLetterReasons(tx);
         const letters = await listDeadLetters(tx, { queue: queue ?? undefined, limit });
         return { body: deadLettersPage({ ...ctx, dbNow: await dbNow(tx) }, { queue, groups, letters, limit }) };
+      });
+    },
+  },
+  {
+    pattern: /^\/audit$/,
+    async page(deps, ctx, url) {
+      const raw = url.searchParams.get('queue')?.trim() || null;
+      const queue = raw === null ? null : validateQueueName(raw);
+      const limit = 100;
+      return readOnly(deps, async (tx) => {
+        const entries = queue === null ? await recentAudit(tx, limit) : await listAudit(tx, { queue, limit });
+        return { body: auditPage({ ...ctx, dbNow: await dbNow(tx) }, queue, entries, limit) };
       });
     },
   },

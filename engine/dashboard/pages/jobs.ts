@@ -3,6 +3,7 @@ import type { Schedule } from '../../cron/schedule.ts';
 import { html, prettyJson, type Html } from '../html.ts';
 import { cronOrigin, SEARCH_STATES, type DeadLetterInfo, type JobSearch, type JobView } from '../queries.ts';
 import { jobActionButtons } from '../actions.ts';
+import { auditTable } from './audit.ts';
 import { layout, link, type PageContext } from './layout.ts';
 
 /** The search form's raw fields, echoed back into the form. */
@@ -73,13 +74,7 @@ ${d.deadLetter ? html`<dt>dead because</dt><dd class="bad"><pre>${d.deadLetter.r
 </dl>
 <p>${jobActionButtons(ctx, j)}</p>
 <h2>Payload</h2><pre id="payload">${prettyJson(j.payload)}</pre>
-<h2>Operator actions</h2>${
-    d.audit.length
-      ? html`<table id="audit"><thead><tr><th>at</th><th>verb</th><th>who</th><th>why</th><th>detail</th></tr></thead><tbody>${d.audit.map(
-          (a) => html`<tr><td>${a.at}</td><td>${a.verb}</td><td>${a.actor}</td><td><pre>${a.reason}</pre></td><td><pre>${JSON.stringify(a.detail)}</pre></td></tr>`,
-        )}</tbody></table>`
-      : html`<p class="muted">none</p>`
-  }
+<h2>Operator actions</h2>${auditTable(d.audit, { showTarget: false })}
 <h2>Error history</h2>${
     j.errors.length
       ? html`<table id="errors"><thead><tr><th>attempt</th><th>at</th><th>kind</th><th>error</th></tr></thead><tbody>${j.errors.map(

@@ -26,6 +26,7 @@ const NAV: { path: string; label: string }[] = [
   { path: '/jobs', label: 'Jobs' },
   { path: '/dead-letters', label: 'Dead letters' },
   { path: '/schedules', label: 'Schedules' },
+  { path: '/audit', label: 'Audit' },
 ];
 
 export interface PageContext {
