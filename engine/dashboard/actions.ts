@@ -1,5 +1,16 @@
 import type { Db } from '../db.ts';
-import { cancelJob, deadLetterJob, pauseQueue, redriveDeadLetters, resumeQueue, retryJob, verbApplies, type Actor } from '../control/index.ts';
+import {
+  cancelJob,
+  deadLetterJob,
+  pauseQueue,
+  redriveDeadLetters,
+  resumeQueue,
+  retryJob,
+  setQueueLimits,
+  verbApplies,
+  type Actor,
+  type QueueControl,
+} from '../control/index.ts';
 import { pauseSchedule, resumeSchedule, validateScheduleId } from '../cron/schedule.ts';
 import { ValidationError } from '../errors.ts';
 import type { JobState } from '../job.ts';
@@ -21,6 +32,15 @@ export interface DashboardVerb<A> {
   parse(form: URLSearchParams): A;
   describe(args: A): string;
   run(db: Db, args: A, actor: Actor): Promise<string>;
+  /** Fields the operator edits on the confirmation page (prefilled from the button's), besides who and why. */
+  inputs?: VerbInput[];
+}
+
+export interface VerbInput {
+  name: string;
+  label: string;
+  /** What an empty value means, shown beside the field. */
+  hint: string;
 }
 
 function field(form: URLSearchParams, name: string): string {
@@ -43,6 +63,22 @@ type JobArgs = { jobId: number };
 type QueueArgs = { queue: string };
 type ScheduleArgs = { id: string };
 type BulkArgs = { queue: string; reasonContains: string | null };
+
+/** An optional number field: empty means null (no limit). */
+function optionalNumber(form: URLSearchParams, name: string, check: (n: number) => boolean, expected: string): number | null {
+  const raw = form.get(name)?.trim() ?? '';
+  if (raw === '') return null;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || !check(n)) throw new ValidationError(name, `"${raw}" is not ${expected}; leave it empty for no limit`);
+  return n;
+}
+
+type LimitArgs = { queue: string; maxInFlight: number | null; maxStartsPerSecond: number | null };
+
+function describeLimits(a: Pick<LimitArgs, 'maxInFlight' | 'maxStartsPerSecond'>): string {
+  const parts = [a.maxInFlight === null ? null : `at most ${a.maxInFlight} in flight`, a.maxStartsPerSecond === null ? null : `at most ${a.maxStartsPerSecond} starts/s`];
+  return parts.filter((p) => p !== null).join(' and ') || 'no limit';
+}
 
 /** Most dead letters one bulk redrive moves (the engine's default per call); the rest stay for the next. */
 const BULK_REDRIVE_LIMIT = 10_000;
@@ -101,6 +137,24 @@ export const VERBS: Record<string, DashboardVerb<any>> = {
     describe: (a) => `Resume queue ${a.queue}: workers claim from it again at once.`,
     run: async (db, a, who) => `Queue ${a.queue} resumed at ${(await resumeQueue(db, a.queue, who)).resumedAt.toISOString()}.`,
   } satisfies DashboardVerb<QueueArgs>,
+  'set-limits': {
+    label: 'Set limits',
+    parse: (form) => ({
+      ...queueField(form),
+      maxInFlight: optionalNumber(form, 'maxInFlight', (n) => Number.isInteger(n) && n >= 1, 'a whole number of jobs >= 1'),
+      maxStartsPerSecond: optionalNumber(form, 'maxStartsPerSecond', (n) => n > 0, 'a number of starts per second > 0'),
+    }),
+    describe: (a) =>
+      `Set the global limits of queue ${a.queue}, enforced by the claim across every worker (now: ${describeLimits(a)}). They apply from the next claim; jobs in flight above a lowered limit finish.`,
+    inputs: [
+      { name: 'maxInFlight', label: 'max in flight', hint: 'jobs claimed at once, all workers; empty: no limit' },
+      { name: 'maxStartsPerSecond', label: 'max starts per second', hint: 'all workers; empty: no limit' },
+    ],
+    async run(db, a, who) {
+      const c = await setQueueLimits(db, a.queue, { maxInFlight: a.maxInFlight, maxStartsPerSecond: a.maxStartsPerSecond }, who);
+      return `Queue ${a.queue}: ${describeLimits(c)}.`;
+    },
+  } satisfies DashboardVerb<LimitArgs>,
   // Schedules predate the audit table: pausing one is logged by the dashboard, not audited in the database.
   'pause-schedule': {
     label: 'Pause schedule',
@@ -130,6 +184,11 @@ export function jobActionButtons(ctx: PageContext, job: JobView): Html {
 /** Redrive one queue's dead letters of one reason, in bulk. */
 export function bulkRedriveButton(ctx: PageContext, group: DeadLetterGroup): Html {
   return actionButton(ctx, 'redrive-bulk', { queue: group.queue, reasonContains: group.reason }, `Redrive these ${group.jobs}`);
+}
+
+/** Opens the limits form, prefilled with the queue's current limits. */
+export function queueLimitsButton(ctx: PageContext, queue: string, c: QueueControl | undefined): Html {
+  return actionButton(ctx, 'set-limits', { queue, maxInFlight: c?.maxInFlight ?? '', maxStartsPerSecond: c?.maxStartsPerSecond ?? '' }, 'Limits…');
 }
 
 /** Pause or resume, whichever applies. */

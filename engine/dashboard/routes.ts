@@ -241,7 +241,7 @@ async function handleAction(deps: RouteDeps, req: IncomingMessage, res: ServerRe
   const back = safeBack(form.get('back'));
   if (form.get('confirm') !== 'yes') {
     const now = await readOnly(deps, dbNow);
-    send(res, 200, confirmPage({ session, path: back, dbNow: now }, verbName, verb.label, verb.describe(args), form, back));
+    send(res, 200, confirmPage({ session, path: back, dbNow: now }, verbName, verb.label, verb.describe(args), form, back, verb.inputs));
     return;
   }
   const by = form.get('by')?.trim() ?? '';

@@ -1,7 +1,7 @@
 import type { QueueControl } from '../../control/index.ts';
 import type { Schedule } from '../../cron/schedule.ts';
 import type { QueueFigures, QueueStateSnapshot } from '../../metrics/queue-state-sampler.ts';
-import { queuePauseButton } from '../actions.ts';
+import { queueLimitsButton, queuePauseButton } from '../actions.ts';
 import { html, type Html } from '../html.ts';
 import { formatAge, layout, link, type PageContext } from './layout.ts';
 
@@ -74,7 +74,7 @@ export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
 ${oldestCell(f, paused, d.sloMs)}
 <td class="num${f.deadLetters ? ' bad' : ''}">${f.deadLetters ? html`<a href="${link('/dead-letters', { queue: name })}">${f.deadLetters}</a>` : '0'}</td>
 <td data-field="paused">${paused ? html`<span class="warn">paused</span> since ${c!.pausedAt} by ${c!.pausedBy}: ${c!.pausedReason}` : 'running'}</td>
-<td>${limits(c, f)}</td><td>${queuePauseButton(ctx, name, paused)} <a href="${link('/audit', { queue: name })}">actions</a></td>
+<td>${limits(c, f)}</td><td>${queuePauseButton(ctx, name, paused)} ${queueLimitsButton(ctx, name, c)} <a href="${link('/audit', { queue: name })}">actions</a></td>
 </tr>`;
   });
   const body = html`<p>Sampled in ${Math.round(s.durationMs)} ms from the live rows only (the sampler's index probes; done rows are never read).
