@@ -175,36 +175,32 @@ describe('the dashboard in Chromium', () => {
   it('limits set in the page bind the claim: at most 1 in flight of 3 due; cleared in the page, the rest is claimed', async () => {
     for (let i = 0; i < 3; i++) await enqueue(db, 'limited', { i });
     const worker = new Worker({ db, rng: new SeededRng(4), listen: false, rescue: false, concurrency: 10, handlers: { limited: () => new Promise(() => {}) }, log: createLogger('test:worker', 'silent'), shutdownGraceMs: 0 });
-    try {
+    /** Opens the queue's limits form from the queues page, checks its prefilled value, submits `maxInFlight`. */
+    const setLimit = async (prefilled: string, maxInFlight: string, reason: string) => {
       await page.goto(`${base}/queues`);
       await page.click('tr[data-queue=limited] button[data-verb=set-limits]');
       await page.waitForURL(/\/actions\/set-limits/);
-      expect(await page.inputValue('input[name=maxInFlight]')).toBe('');
-      await page.fill('input[name=maxInFlight]', '1');
-      await page.fill('input[name=reason]', 'the downstream takes one at a time');
+      expect(await page.inputValue('input[name=maxInFlight]')).toBe(prefilled);
+      await page.fill('input[name=maxInFlight]', maxInFlight);
+      await page.fill('input[name=reason]', reason);
       await page.click('#confirm');
+    };
+    const landedOnQueues = async () => {
       await page.waitForURL((u) => u.pathname === '/queues');
-      expect(await page.locator('.flash').textContent()).toBe('Queue limited: at most 1 in flight.');
+      return page.locator('.flash').textContent();
+    };
+    try {
+      await setLimit('', '1', 'the downstream takes one at a time');
+      expect(await landedOnQueues()).toBe('Queue limited: at most 1 in flight.');
       expect(await worker.runOnce()).toBe(1);
       expect(await worker.runOnce()).toBe(0); // the one in flight holds the only slot
       await page.goto(`${base}/queues`);
       expect(await page.locator('tr[data-queue=limited] td:nth-child(9)').textContent()).toBe('in flight 1 of 1; 2 due held back by the limit');
 
-      await page.click('tr[data-queue=limited] button[data-verb=set-limits]');
-      await page.waitForURL(/\/actions\/set-limits/);
-      expect(await page.inputValue('input[name=maxInFlight]')).toBe('1');
-      await page.fill('input[name=maxInFlight]', 'lots');
-      await page.fill('input[name=reason]', 'typo');
-      await page.click('#confirm');
+      await setLimit('1', 'lots', 'typo');
       expect(await page.locator('#error').textContent()).toBe('maxInFlight: "lots" is not a whole number of jobs >= 1; leave it empty for no limit');
-      await page.goto(`${base}/queues`);
-      await page.click('tr[data-queue=limited] button[data-verb=set-limits]');
-      await page.waitForURL(/\/actions\/set-limits/);
-      await page.fill('input[name=maxInFlight]', '');
-      await page.fill('input[name=reason]', 'downstream scaled up');
-      await page.click('#confirm');
-      await page.waitForURL((u) => u.pathname === '/queues');
-      expect(await page.locator('.flash').textContent()).toBe('Queue limited: no limit.');
+      await setLimit('1', '', 'downstream scaled up');
+      expect(await landedOnQueues()).toBe('Queue limited: no limit.');
       expect(await worker.runOnce()).toBe(2);
     } finally {
       await worker.stop(0);

@@ -1,6 +1,6 @@
 import type { QueueControl } from '../../control/index.ts';
 import type { Schedule } from '../../cron/schedule.ts';
-import type { QueueFigures, QueueStateSnapshot } from '../../metrics/queue-state-sampler.ts';
+import { EMPTY_QUEUE, type QueueFigures, type QueueStateSnapshot } from '../../metrics/queue-state-sampler.ts';
 import { queueLimitsButton, queuePauseButton } from '../actions.ts';
 import { html, type Html } from '../html.ts';
 import { formatAge, layout, link, type PageContext } from './layout.ts';
@@ -14,20 +14,6 @@ export interface QueuesPageData {
   sloMs: number;
 }
 
-const NO_FIGURES: QueueFigures = {
-  pending: 0,
-  failed: 0,
-  due: 0,
-  claimed: 0,
-  leasesOverdue: 0,
-  deadLetters: 0,
-  oldestUnclaimedAgeMs: 0,
-  depthCapped: false,
-  paused: false,
-  maxInFlight: null,
-  maxStartsPerSecond: null,
-  heldBackByLimit: 0,
-};
 
 /** Every queue anything knows of: live rows, dead letters, settings or schedules. */
 function queueNames(d: QueuesPageData): string[] {
@@ -63,7 +49,7 @@ export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
   const controls = new Map(d.controls.map((s) => [s.queue, s]));
   const s = d.snapshot;
   const rows = queueNames(d).map((name) => {
-    const f = s.queues[name] ?? NO_FIGURES;
+    const f = s.queues[name] ?? EMPTY_QUEUE;
     const c = controls.get(name);
     const paused = c?.paused ?? false;
     const capped = f.depthCapped ? html`<span class="muted" title="counted up to the sampler's cap: a lower bound">≥</span>` : '';
