@@ -9,7 +9,7 @@ import { effectKey } from '../engine/job.ts';
 import { harnessQueries as q } from './runner/queries.ts';
 
 interface Payload {
-  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect';
+  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream';
   op?: number;
   params?: { durationMs?: number; failAttempts?: number };
 }
@@ -105,6 +105,16 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       });
       if (applied) void report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
       killHere('after-effect', ctx);
+      return;
+    }
+    case 'downstream': {
+      // A call to the harness's downstream (harness/runner/downstream.ts), which refuses calls beyond its capacity.
+      const base = process.env.STAMPEDE_HARNESS_DOWNSTREAM_URL;
+      if (!base) throw new Error('a downstream job needs STAMPEDE_HARNESS_DOWNSTREAM_URL: the scenario must declare `downstream`');
+      await callDependency(ctx);
+      const res = await fetch(`${base}/call?job=${ctx.job.id}&attempt=${ctx.attempt}`, { signal: ctx.signal });
+      await res.text();
+      if (res.status !== 200) throw new Error(`downstream overloaded (${res.status})`);
       return;
     }
     default:

@@ -4,12 +4,13 @@ import { pathToFileURL } from 'node:url';
 import { validateSchedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { isMutantName, MUTANTS, type MutantName } from '../engine/mutants.ts';
+import { isMutantName, MUTANTS, type MutantName } from './mutants/index.ts';
 import { CHECKERS, isCheckerName, resolveBounds, type BoundsOf, type CheckerName } from './checkers/index.ts';
 import { planFaults, validateFaults, type FaultAction, type FaultSpec } from './faults/plan.ts';
 import { validateLanes, validateMix } from './load/mix.ts';
 import { arrivals } from './load/plan.ts';
 import type { Arrival, Lane, LoadSpec, MixEntry } from './load/types.ts';
+import type { DownstreamConfig } from './runner/downstream.ts';
 import { SeededRng, type Rng } from '../engine/rng.ts';
 
 /**
@@ -58,6 +59,10 @@ export interface Scenario {
   drainTimeoutS: number;
   /** Module whose exports are the handlers, by path from the repository root or absolute. */
   handlers: string;
+  /** A dependency with a known capacity that `downstream` jobs call (harness/runner/downstream.ts); null: none. */
+  downstream: DownstreamConfig | null;
+  /** Global limits per queue (engine/control setQueueLimits), set before the load starts. */
+  queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number }>;
 }
 
 /** One scheduler node: its clock offset from the harness's, and optional materializer settings (default: derived from the skew). */
@@ -130,6 +135,8 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   thresholds: { oldestAgeSloMs: 5_000, deadLetterDepthAlert: 1, xminAgeAlertMs: 600_000 },
   drainTimeoutS: 30,
   handlers: 'harness/handlers.ts',
+  downstream: null,
+  queueLimits: {},
 } satisfies Scenario);
 
 const FIELDS = Object.keys(BASE_SCENARIO) as (keyof Scenario)[];
@@ -207,6 +214,28 @@ export function validateScenario(s: Scenario): void {
   onlyKeys(s.thresholds, ['oldestAgeSloMs', 'deadLetterDepthAlert', 'xminAgeAlertMs'], f('thresholds'));
   positive(s.drainTimeoutS, f('drainTimeoutS'));
   if (typeof s.handlers !== 'string' || s.handlers.trim() === '') throw new ValidationError(f('handlers'), `expected a module path, got ${show(s.handlers)}`);
+  validateDownstream(s, f);
+}
+
+function validateDownstream(s: Scenario, f: (path: string) => string): void {
+  if (s.downstream !== null) {
+    if (!isPlainObject(s.downstream)) throw new ValidationError(f('downstream'), `expected null or { capacity, callMs }, got ${show(s.downstream)}`);
+    onlyKeys(s.downstream, ['capacity', 'callMs'], f('downstream'));
+    int(s.downstream.capacity, f('downstream.capacity'), 1);
+    positive(s.downstream.callMs, f('downstream.callMs'));
+  } else if (s.mix.some((m) => m.kind === 'downstream')) {
+    throw new ValidationError(f('downstream'), 'is null, but the mix has downstream jobs; expected { capacity, callMs }');
+  }
+  if (!isPlainObject(s.queueLimits)) throw new ValidationError(f('queueLimits'), `expected { queue: { maxInFlight?, maxStartsPerSecond? } }, got ${show(s.queueLimits)}`);
+  const queues = s.lanes.map((l) => l.queue);
+  for (const [queue, limits] of Object.entries(s.queueLimits)) {
+    const at = f(`queueLimits.${queue}`);
+    if (!queues.includes(queue)) throw new ValidationError(at, `is not a lane's queue; expected one of ${queues.join(', ')}`);
+    if (!isPlainObject(limits)) throw new ValidationError(at, `expected { maxInFlight?, maxStartsPerSecond? }, got ${show(limits)}`);
+    onlyKeys(limits, ['maxInFlight', 'maxStartsPerSecond'], at);
+    if (limits.maxInFlight !== undefined) int(limits.maxInFlight, `${at}.maxInFlight`, 1);
+    if (limits.maxStartsPerSecond !== undefined) positive(limits.maxStartsPerSecond, `${at}.maxStartsPerSecond`);
+  }
 }
 
 const ENGINE_KEYS = Object.keys(BASE_SCENARIO.engine) as (keyof EngineSettings)[];

@@ -94,6 +94,9 @@ $$;
 
 -- What the claim may take from each queue of `queues`: one row per queue,
 -- paused, and allowance = how many more jobs may start now (NULL: no limit).
+-- The claim applies both: a paused queue is dropped by its pause filter, a
+-- limited one cut to its allowance (each its own clause, so each is one
+-- guarantee a negative control can remove).
 -- `wanted` is the most the claim will take (its free slots).
 --
 -- Why a function: a claim statement reads the table as of its start (READ
@@ -140,7 +143,8 @@ BEGIN
     paused := coalesce(s.paused, false);
     allowance := NULL;
     IF paused THEN
-      allowance := 0;
+      -- The claim's pause filter stops a paused queue; a limited one gets no room either, and its bucket is not drawn.
+      allowance := CASE WHEN s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL THEN 0 END;
     ELSIF s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL THEN
       room := CASE WHEN exclusive THEN greatest(wanted, 0) ELSE 0 END;
       IF room > 0 AND s.max_in_flight IS NOT NULL THEN

@@ -1,6 +1,7 @@
 import type { Scenario } from '../harness/scenario.ts';
 import cronSkew from './cron-skew.ts';
 import dbRestart from './db-restart.ts';
+import downstreamLimit from './downstream-limit.ts';
 import dstFallBack from './dst-fall-back.ts';
 import dstSpringForward from './dst-spring-forward.ts';
 import poisonHerd from './poison-herd.ts';
@@ -27,5 +28,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     dbRestart,
     xminHorizon,
     poisonHerd,
+    downstreamLimit,
   ].map((s) => [s.name, s]),
 );

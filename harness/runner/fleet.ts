@@ -3,11 +3,12 @@ import { Events } from '../../engine/events.ts';
 import type { Logger } from '../../engine/log.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
+import { MUTANT_WORKER_SCRIPT } from '../mutants/index.ts';
 import { engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
-const PASSED_THROUGH = new Set(['job:started', 'job:completed', 'job:failed', 'job:dead', 'lease:lost', 'lease:rescued', 'effect:applied', 'cron:materialized']);
+const PASSED_THROUGH = new Set(['job:started', 'job:completed', 'job:failed', 'job:dead', 'job:deferred', 'lease:lost', 'lease:rescued', 'effect:applied', 'cron:materialized']);
 
 /**
  * The system under test as real OS processes: a supervised set of worker
@@ -31,6 +32,8 @@ export class Fleet {
     clock: Clock,
     private readonly log: Logger,
     private readonly seed: number,
+    /** More environment for every worker process (the downstream's URL). */
+    private readonly workerEnv: Record<string, string> = {},
   ) {
     const events = new Events();
     this.supervisor = new ProcessSupervisor({
@@ -102,16 +105,17 @@ export class Fleet {
       '--grace-ms', '2000',
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
-      ...(e.mutant ? ['--mutant', e.mutant] : []),
     ];
     const proc = new NodeProcess({
-      script: 'bin/worker.ts',
-      args,
+      // A mutant runs through the harness's own entry, which applies it and then runs bin/worker.ts.
+      script: e.mutant ? MUTANT_WORKER_SCRIPT : 'bin/worker.ts',
+      args: e.mutant ? ['--mutant', e.mutant, ...args] : args,
       env: {
         DATABASE_URL: this.url,
         STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),
         STAMPEDE_HARNESS_DEPENDENCY: this.scenario.faults.some((f) => f.fault === 'dependency-outage') ? '1' : '0',
         STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',
+        ...this.workerEnv,
       },
     });
     this.current.set(slot, proc);

@@ -63,7 +63,11 @@ SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
 -- Rows a cron node wrote ahead of time (run_at still in the future) are not
 -- the run's to drain: they are scheduled, not late.
 SELECT count(*)::int AS n, now() AS db_now FROM stampede.jobs
- WHERE state NOT IN ('done', 'dead') AND NOT (state = 'pending' AND run_at > now());
+ WHERE state NOT IN ('done', 'dead', 'cancelled') AND NOT (state = 'pending' AND run_at > now());
+
+-- name: DueInQueue
+-- The queue-pause fault's evidence: due jobs of the queue waiting (rides jobs_due_idx).
+SELECT count(*)::int AS n FROM stampede.jobs WHERE queue = $1 AND state IN ('pending', 'failed') AND run_at <= now();
 
 -- name: TerminateWorkerBackends
 SELECT count(*)::int AS n FROM (

@@ -12,6 +12,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'FinalDeadLetters',
   'FinalEffects',
   'Unfinished',
+  'DueInQueue',
   'TerminateWorkerBackends',
   'HoldXmin',
   'DbNow',

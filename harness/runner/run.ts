@@ -4,6 +4,7 @@ import { systemClock } from '../../engine/clock.ts';
 import { addSchedule } from '../../engine/cron/schedule.ts';
 import { Db } from '../../engine/db.ts';
 import type { Logger } from '../../engine/log.ts';
+import { setQueueLimits } from '../../engine/control/index.ts';
 import { migrate } from '../../engine/migrator.ts';
 import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
@@ -14,6 +15,7 @@ import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
 import { planScenario, type Scenario } from '../scenario.ts';
 import { expectedCronKeys } from './cron-facts.ts';
+import { Downstream } from './downstream.ts';
 import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
 import { LoadGenerator } from './generator.ts';
@@ -85,6 +87,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
   let generator: LoadGenerator | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
+  const downstream = s.downstream ? new Downstream(s.downstream, recorder, clock) : undefined;
   try {
     const url = await createDatabase(server.adminUrl, dbName);
     db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
@@ -92,11 +95,16 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await migrate(db);
     await db.query(q.CreateHarnessTables);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
+    const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
+    for (const [queue, l] of Object.entries(s.queueLimits)) {
+      await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null }, setup);
+    }
+    const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
 
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
     faultPlan = plan.faults;
-    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed);
+    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, workerEnv);
     sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'));
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
@@ -170,6 +178,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
     await sampler?.stop();
     await fleet?.stop();
+    await downstream?.stop();
     if (db) final = await readFinalState(db, drainedAt).catch(() => final);
     await db?.close();
     await loadDb?.close();

@@ -4,7 +4,7 @@ import { harnessQueries as q } from '../../runner/queries.ts';
 import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
 
 /** Enqueues `count` jobs of one kind in one statement, all due at the database's now(); waits for the first claim of one as evidence. */
-async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: 'poison' | 'normal'): Promise<void> {
+async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: 'poison' | 'normal' | 'downstream'): Promise<void> {
   const runAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
   const count = action.params.count as number;
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
@@ -34,4 +34,4 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
 export const poisonPill: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, 'poison');
 
 /** Many jobs due at the same instant: one bulk insert with one run_at. */
-export const thunderingHerd: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, 'normal');
+export const thunderingHerd: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, (action.params.kind as 'normal' | 'downstream' | undefined) ?? 'normal');

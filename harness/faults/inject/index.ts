@@ -2,6 +2,7 @@ import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
 import { clockJump, clockSkew, dst } from './clocks.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
+import { queuePause } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
 import { poisonPill, thunderingHerd } from './enqueues.ts';
 import { workerKill, workerStop } from './processes.ts';
@@ -20,6 +21,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'pool-exhaust': poolExhaust,
   'xmin-hold': xminHold,
   'dependency-outage': dependencyOutage,
+  'queue-pause': queuePause,
 };
 
 export type { InjectionContext } from './context.ts';

@@ -1,0 +1,81 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../../engine/clock.ts';
+import type { HistoryRecorder } from './recorder.ts';
+
+export interface DownstreamConfig {
+  /** Calls it serves at once; a call that arrives while this many are open is refused (503) after its work time. */
+  capacity: number;
+  /** How long each call works, ms. */
+  callMs: number;
+}
+
+/**
+ * The dependency a limited queue protects: an HTTP server in the harness
+ * process with a known capacity, which fails under overload the way real
+ * ones do (it still spends the work, then answers 503). It counts the calls
+ * open at its end and records each arrival with that count in the history:
+ * the downstream-in-flight checker reads the downstream's own view, and a
+ * caller killed mid-call closes its connection, which ends its call here.
+ * Handlers (harness/handlers.ts, kind `downstream`) call
+ * `GET /call?job=ID&attempt=N`.
+ */
+export class Downstream {
+  private server?: Server;
+  private open = 0;
+
+  constructor(
+    private readonly config: DownstreamConfig,
+    private readonly recorder: HistoryRecorder,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Listens on 127.0.0.1 at a free port; resolves with the base URL. */
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://downstream');
+      this.open++;
+      let ended = false;
+      const end = () => {
+        if (!ended) this.open--;
+        ended = true;
+      };
+      const abort = new AbortController();
+      // The response closing before it was sent: the caller went away (a killed worker, an aborted handler).
+      res.on('close', () => {
+        if (!ended) abort.abort();
+        end();
+      });
+      const overloaded = this.open > this.config.capacity;
+      this.recorder.record({
+        type: 'downstream:call',
+        node: 'downstream',
+        jobId: Number(url.searchParams.get('job')),
+        attempt: Number(url.searchParams.get('attempt')),
+        inFlight: this.open,
+        capacity: this.config.capacity,
+        overloaded,
+      });
+      this.clock.sleep(this.config.callMs, abort.signal).then(
+        () => {
+          end(); // counted out before the caller can hear back, so its next call never overlaps this one
+          res.writeHead(overloaded ? 503 : 200, { 'content-type': 'text/plain' });
+          res.end(overloaded ? 'overloaded' : 'ok');
+        },
+        () => end(),
+      );
+    });
+    this.server.keepAliveTimeout = 1_000;
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Closes the server and every connection. Safe to call twice. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
