@@ -116,6 +116,15 @@ describe('pages', () => {
     expect(text).toContain('schedule <a href="/schedules#nightly">nightly</a>, occurrence 2026-12-01T02:00:00.000Z (0 2 * * *, UTC, enabled)');
   });
 
+  it('the queues page reloads itself on ?refresh=N (a meta refresh, no script), within 5-300 s', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    expect(await (await fetch(`${base}/queues?refresh=10`, { headers })).text()).toContain('<meta http-equiv="refresh" content="10">');
+    expect(await (await fetch(`${base}/queues`, { headers })).text()).not.toContain('http-equiv="refresh"');
+    const bad = await fetch(`${base}/queues?refresh=1`, { headers });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('refresh: &quot;1&quot; is not a number of seconds in [5, 300]');
+  });
+
   it('an unknown job is a 404 page, a bad id a 400', async () => {
     const headers = { authorization: `Bearer ${token}` };
     expect((await fetch(`${base}/jobs/987654321`, { headers })).status).toBe(404);

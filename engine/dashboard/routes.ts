@@ -107,16 +107,26 @@ function searchFromForm(url: URL): { form: SearchForm; search: JobSearch | null 
   return { form, search: { queue: form.queue || undefined, state: (form.state || undefined) as SearchState | undefined } };
 }
 
+/** ?refresh=N: 5-300 s (each reload is one sampler round, a handful of index probes). */
+function refreshFrom(url: URL): number | null {
+  const raw = url.searchParams.get('refresh');
+  if (raw === null || raw === '') return null;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 5 || n > 300) throw new ValidationError('refresh', `"${raw}" is not a number of seconds in [5, 300]`);
+  return n;
+}
+
 type Page = (deps: RouteDeps, ctx: Omit<PageContext, 'dbNow'>, url: URL) => Promise<{ status?: number; body: Html }>;
 
 const PAGES: { pattern: RegExp; page: Page }[] = [
   {
     pattern: /^\/queues$/,
-    async page(deps, ctx) {
+    async page(deps, ctx, url) {
+      const refreshSeconds = refreshFrom(url);
       const snapshot = await deps.sampler.runOnce();
       return readOnly(deps, async (tx) => {
         const [controls, schedules, now] = [await listQueueControls(tx), await listSchedules(tx), await dbNow(tx)];
-        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, controls, schedules, sloMs: deps.sloMs }) };
+        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, controls, schedules, sloMs: deps.sloMs, refreshSeconds }) };
       });
     },
   },

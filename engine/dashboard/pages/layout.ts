@@ -37,12 +37,13 @@ export interface PageContext {
   path: string;
 }
 
-export function layout(ctx: PageContext, title: string, body: Html): Html {
+/** Reload the page every this many seconds (a meta refresh: no script needed), or null. */
+export function layout(ctx: PageContext, title: string, body: Html, refreshSeconds: number | null = null): Html {
   const flash = ctx.session?.flash ?? null;
   if (ctx.session) ctx.session.flash = null;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${title} · stampede</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="/style.css"></head>
+<meta name="viewport" content="width=device-width, initial-scale=1">${refreshSeconds === null ? '' : html`<meta http-equiv="refresh" content="${refreshSeconds}">`}<link rel="stylesheet" href="/style.css"></head>
 <body><header><span class="brand">stampede</span>${NAV.map(
     (n) => html`<a href="${n.path}"${ctx.path.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a>`,
   )}<span class="dbtime">database time ${ctx.dbNow}</span></header>

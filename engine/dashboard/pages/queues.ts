@@ -12,6 +12,8 @@ export interface QueuesPageData {
   schedules: Schedule[];
   /** The oldest-unclaimed-age objective, ms (the alert rule's 60 s by default). */
   sloMs: number;
+  /** Reload every this many seconds (?refresh=N), or null. */
+  refreshSeconds: number | null;
 }
 
 
@@ -64,7 +66,8 @@ ${oldestCell(f, paused, d.sloMs)}
 </tr>`;
   });
   const body = html`<p>Sampled in ${Math.round(s.durationMs)} ms from the live rows only (the sampler's index probes; done rows are never read).
-The objective for the oldest due, unclaimed job is ${formatAge(d.sloMs)}.</p>
+The objective for the oldest due, unclaimed job is ${formatAge(d.sloMs)}.
+${d.refreshSeconds === null ? html`<a href="/queues?refresh=10">Reload every 10 s</a>` : html`Reloading every ${d.refreshSeconds} s: <a href="/queues">stop</a>`}</p>
 <table id="queues"><thead><tr><th>queue</th><th>pending</th><th>failed (retry scheduled)</th><th>due now</th><th>claimed</th>
 <th>oldest unclaimed</th><th>dead letters</th><th>state</th><th>limits</th><th></th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="10" class="muted">no queue has live jobs, dead letters, settings or schedules</td></tr>`}</tbody></table>
@@ -72,5 +75,5 @@ The objective for the oldest due, unclaimed job is ${formatAge(d.sloMs)}.</p>
 <dl><dt>done jobs in the hot table</dt><dd>${s.done}${s.doneIsEstimate ? ' (estimate from statistics)' : ''}</dd>
 <dt>dead tuples in stampede.jobs</dt><dd>${s.jobsDeadTuples}</dd>
 <dt>oldest transaction holding back vacuum</dt><dd>${s.xminHorizonAgeMs > 0 ? formatAge(s.xminHorizonAgeMs) : 'none'} (${s.xminHorizonAgeXids} xids)</dd></dl>`;
-  return layout(ctx, 'Queues', body);
+  return layout(ctx, 'Queues', body, d.refreshSeconds);
 }
