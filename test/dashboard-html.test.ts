@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html, raw } from '../engine/dashboard/html.ts';
 import { formatAge, link } from '../engine/dashboard/pages/layout.ts';
+import { safeBack } from '../engine/dashboard/routes.ts';
 
 describe('html templates escape by default', () => {
   it('escapes the five characters that matter in bodies and quoted attributes', () => {
@@ -24,5 +25,12 @@ describe('page helpers', () => {
   it('links encode each parameter and drop empty ones', () => {
     expect(link('/jobs', { queue: 'a&b', state: '', id: undefined })).toBe('/jobs?queue=a%26b');
     expect(link('/queues', {})).toBe('/queues');
+  });
+});
+
+describe('where an action returns to', () => {
+  it('a path of this server only: never another host, a full URL, or a header-splitting character', () => {
+    expect(safeBack('/dead-letters?queue=mail')).toBe('/dead-letters?queue=mail');
+    for (const bad of ['//evil.example/', 'https://evil.example/', '/\\evil.example', '/x\r\nSet-Cookie: a=b', 'queues', null]) expect(safeBack(bad)).toBe('/queues');
   });
 });

@@ -86,9 +86,9 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-/** Where to go after an action: a path of this server only (never "//host", never a full URL). */
-function safeBack(value: string | null): string {
-  return value && value.startsWith('/') && !value.startsWith('//') && !value.includes('\\') ? value : '/queues';
+/** Where to go after an action: a path of this server only (never "//host", a full URL, or a control character in a header). */
+export function safeBack(value: string | null): string {
+  return value && value.startsWith('/') && !value.startsWith('//') && !/[\\\x00-\x1f\x7f]/.test(value) ? value : '/queues';
 }
 
 function searchFromForm(url: URL): { form: SearchForm; search: JobSearch | null } {
