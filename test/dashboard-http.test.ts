@@ -125,6 +125,16 @@ describe('pages', () => {
     expect(await bad.text()).toContain('refresh: &quot;1&quot; is not a number of seconds in [5, 300]');
   });
 
+  it('a claimed job shows its lease holder and when the lease runs out, on the database clock', async () => {
+    const id = (await enqueue(db, 'leased', {})).id;
+    await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 'host-7:4242:ab', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '25 s' WHERE id = $1`, [id]);
+    const text = await (await fetch(`${base}/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).text();
+    expect(text).toContain('<dt>lease holder</dt><dd>host-7:4242:ab</dd>');
+    expect(text).toMatch(/<dt>lease expires<\/dt><dd>\S+Z \(in 2\d\.\d s\)<\/dd>/);
+    // Read with a Bearer token there is no session, so no buttons: changes need a browser session.
+    expect(text).not.toContain('data-verb=');
+  });
+
   it('an unknown job is a 404 page, a bad id a 400', async () => {
     const headers = { authorization: `Bearer ${token}` };
     expect((await fetch(`${base}/jobs/987654321`, { headers })).status).toBe(404);

@@ -4,7 +4,7 @@ import { html, prettyJson, type Html } from '../html.ts';
 import { cronOrigin, SEARCH_STATES, type DeadLetterInfo, type JobSearch, type JobView } from '../queries.ts';
 import { jobActionButtons } from '../actions.ts';
 import { auditTable } from './audit.ts';
-import { layout, link, type PageContext } from './layout.ts';
+import { formatAge, layout, link, type PageContext } from './layout.ts';
 
 /** The search form's raw fields, echoed back into the form. */
 export interface SearchForm {
@@ -66,7 +66,7 @@ export function jobPage(ctx: PageContext, d: JobDetail): Html {
 <dt>attempts</dt><dd>${j.attempts} of ${j.maxAttempts}${j.crashCount ? html`, <span class="warn">${j.crashCount} crash${j.crashCount === 1 ? '' : 'es'} (expired leases)</span>` : ''}</dd>
 <dt>run at</dt><dd>${j.runAt}</dd>
 <dt>lease holder</dt><dd>${j.leaseOwner ?? html`<span class="muted">none</span>`}</dd>
-<dt>lease expires</dt><dd>${j.leaseExpiresAt ? html`${j.leaseExpiresAt}${leaseExpired ? html` <span class="warn">expired; the rescuer will hand it back</span>` : ''}` : html`<span class="muted">–</span>`}</dd>
+<dt>lease expires</dt><dd>${j.leaseExpiresAt ? html`${j.leaseExpiresAt} ${leaseExpired ? html`<span class="warn">expired ${formatAge(ctx.dbNow.getTime() - j.leaseExpiresAt.getTime())} ago; the rescuer will hand it back</span>` : `(in ${formatAge(j.leaseExpiresAt.getTime() - ctx.dbNow.getTime())})`}` : html`<span class="muted">–</span>`}</dd>
 <dt>idempotency key</dt><dd>${j.idempotencyKey ?? html`<span class="muted">none</span>`}</dd>
 <dt>cron origin</dt><dd>${origin ? html`schedule <a href="/schedules#${origin.scheduleId}">${origin.scheduleId}</a>, occurrence ${origin.occurrence}${d.schedule ? html` (${d.schedule.cron}, ${d.schedule.timezone}, ${d.schedule.enabled ? 'enabled' : 'paused'})` : ' (schedule removed)'}` : html`<span class="muted">not from a schedule</span>`}</dd>
 <dt>created</dt><dd>${j.createdAt}</dd><dt>updated</dt><dd>${j.updatedAt}</dd><dt>finished</dt><dd>${j.finishedAt ?? html`<span class="muted">–</span>`}</dd>
