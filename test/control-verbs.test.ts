@@ -21,6 +21,7 @@ import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
+import { applyMutant } from '../harness/mutants/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { countByState, jobRow } from './support/jobs.ts';
 import { until } from './support/wait.ts';
@@ -205,6 +206,39 @@ describe('pause and resume', () => {
     await until('p1 drained', async () => (await countByState(db, 'p1')).done === 21);
     expect(claimedPaused).toContain(batch[0].id);
     expect((await listAudit(db, { queue: 'p1' })).map((a) => a.verb)).toEqual(['resume', 'pause']);
+  });
+
+  /** 4 busy workers drain `queue`; it is paused mid-drain. Returns the claims of it that began at or after pausedAt, and what is left. */
+  async function pauseMidDrain(queue: string): Promise<{ late: number[]; pending: number }> {
+    await enqueueMany(db, Array.from({ length: 2_000 }, (_, i) => ({ queue, payload: { i } })));
+    const events = new Events();
+    const claimedAt: number[] = [];
+    events.on('job:claimed', (e) => e.queue === queue && claimedAt.push(e.dbClaimedAt));
+    for (let i = 0; i < 4; i++) startWorker({ events, workerId: `${queue}-${i}`, concurrency: 8, handlers: { [queue]: () => systemClock.sleep(2), [`${queue}-other`]: () => {} } });
+    await until('claims under way', () => claimedAt.length >= 50);
+    const { pausedAt } = await pauseQueue(db, queue, alice);
+    // Claims keep running (the other queue is served twice over), then look.
+    for (let i = 0; i < 2; i++) {
+      const other = await enqueue(db, `${queue}-other`, {});
+      await until('the other queue served', async () => (await jobRow(db, other.id)).state === 'done');
+    }
+    return { late: claimedAt.filter((t) => t >= pausedAt.getTime()), pending: (await countByState(db, queue)).pending ?? 0 };
+  }
+
+  it('a pause amid busy claimers: no claim that began after pausedAt takes a job of the queue', async () => {
+    const { late, pending } = await pauseMidDrain('p-race');
+    expect(late).toEqual([]);
+    expect(pending).toBeGreaterThan(0); // the pause landed mid-drain
+  });
+
+  it('negative control: with the no-pause-filter mutant the same check sees claims after the pause', async () => {
+    const undo = applyMutant('no-pause-filter');
+    try {
+      expect((await pauseMidDrain('p-race-mutant')).late.length).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+      undo();
+    }
   });
 
   it('refuses to pause a paused queue (saying who paused it), to resume a running one, and an unknown queue', async () => {
