@@ -13,6 +13,7 @@ export const COMMANDS: Record<string, Command> = {
   scheduler: { script: './scheduler.ts', summary: 'run a cron scheduler node: materialize due occurrences into jobs' },
   schedules: { script: './schedules.ts', summary: 'add, list, pause, resume, remove recurring schedules' },
   control: { script: './control.ts', summary: 'operator actions: cancel, retry, dead-letter, redrive, pause/resume a queue, limits, audit' },
+  dashboard: { script: './dashboard.ts', summary: "the operator's web dashboard on 127.0.0.1, behind a printed access token" },
   relay: { script: './relay.ts', summary: 'deliver the outbox at least once through your deliver module' },
   archiver: { script: './archiver.ts', summary: 'move finished jobs into the partitioned history table' },
   scenario: { script: './scenario.ts', summary: 'run a chaos scenario against a real Postgres and write its incident report' },

@@ -227,7 +227,8 @@ export class QueueStateSampler {
   }
 }
 
-const EMPTY_QUEUE: QueueFigures = {
+/** A queue's figures when it has no live rows: what a page shows for a queue known only from its settings. */
+export const EMPTY_QUEUE: QueueFigures = {
   pending: 0,
   failed: 0,
   due: 0,

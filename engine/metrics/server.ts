@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { HttpListener } from '../http-listener.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { validateInt } from '../validate.ts';
 
@@ -25,8 +25,7 @@ export interface MetricsServerConfig {
  * QueueStateSampler on its own interval, never by a scrape.
  */
 export class MetricsServer {
-  private server: Server | null = null;
-  private starting: Promise<void> | null = null;
+  private readonly listener: HttpListener;
   private readonly log: Logger;
 
   constructor(
@@ -39,6 +38,7 @@ export class MetricsServer {
       throw new TypeError(`host: ${String(config.host)} is not an interface address; expected e.g. '127.0.0.1' or '0.0.0.0'`);
     }
     this.log = logger;
+    this.listener = new HttpListener('metrics server', (req, res) => this.serve(req, res), config.port ?? 0, config.host ?? '127.0.0.1', logger);
   }
 
   /** True when a port was configured. */
@@ -48,63 +48,44 @@ export class MetricsServer {
 
   /** The bound port once started (useful with port 0), else null. */
   get port(): number | null {
-    const address = this.server?.address();
-    return address && typeof address === 'object' ? (address as AddressInfo).port : null;
+    return this.listener.port;
   }
 
   /** The interface address actually bound once started, else null. */
   get boundAddress(): string | null {
-    const address = this.server?.address();
-    return address && typeof address === 'object' ? (address as AddressInfo).address : null;
+    return this.listener.boundAddress;
   }
 
   get host(): string {
-    return this.config.host ?? '127.0.0.1';
+    return this.listener.host;
   }
 
   /** Binds and listens; resolves once listening. Does nothing when off or already started. */
   start(): Promise<void> {
-    if (!this.enabled) return Promise.resolve();
-    this.starting ??= new Promise<void>((resolve, reject) => {
-      const server = createServer((req, res) => {
-        const path = (req.url ?? '/').split('?')[0];
-        if (path !== '/metrics') {
-          res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; metrics are at /metrics\n');
-          return;
-        }
-        if (req.method !== 'GET' && req.method !== 'HEAD') {
-          res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('use GET\n');
-          return;
-        }
-        this.registry.metrics().then(
-          (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
-          (err) => {
-            this.log.warn('collecting metrics failed', { error: (err as Error).message });
-            res.writeHead(500, { 'content-type': 'text/plain' }).end('collecting metrics failed\n');
-          },
-        );
-      });
-      server.once('error', (err) => {
-        this.starting = null;
-        reject(new Error(`metrics server could not listen on ${this.host}:${this.config.port}: ${err.message}`));
-      });
-      server.listen(this.config.port, this.host, () => {
-        this.server = server;
-        this.log.info('serving /metrics', { host: this.host, port: this.port });
-        resolve();
-      });
-    });
-    return this.starting;
+    return this.enabled ? this.listener.start() : Promise.resolve();
   }
 
   /** Stops listening and closes open connections. Calling it twice is harmless. */
-  async stop(): Promise<void> {
-    if (this.starting) await this.starting.catch(() => {});
-    const server = this.server;
-    this.server = null;
-    this.starting = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+  stop(): Promise<void> {
+    return this.listener.stop();
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; metrics are at /metrics\n');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('use GET\n');
+      return;
+    }
+    this.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+      (err) => {
+        this.log.warn('collecting metrics failed', { error: (err as Error).message });
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('collecting metrics failed\n');
+      },
+    );
   }
 }

@@ -1,0 +1,75 @@
+// The operator's dashboard: `stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N]`.
+// Reads DATABASE_URL. Prints the address to open, access token included, on stdout.
+// SIGTERM/SIGINT: stop serving, exit 0. Exit 2 on a bad flag or environment, 1 otherwise.
+import { systemClock } from '../engine/clock.ts';
+import { Db } from '../engine/db.ts';
+import { DashboardServer } from '../engine/dashboard/server.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { createLogger } from '../engine/log.ts';
+import { redactSecrets } from '../engine/redact.ts';
+import { databaseUrl, intFlag, parseFlags, UsageError } from './cli-args.ts';
+
+const USAGE = `usage: stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N] [--public-origin URL]
+  --port N     TCP port (default 7676; 0 picks a free one)
+  --host ADDR  interface to bind (default 127.0.0.1; anything else exposes payloads and control verbs, so say it explicitly)
+  --token T    the access token (default: STAMPEDE_DASHBOARD_TOKEN, else a fresh random one); at least 16 characters
+  --slo-ms N   the oldest-unclaimed-age objective the queues page compares against (default 60000)
+  --public-origin URL  also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host); repeatable
+env: DATABASE_URL (required), STAMPEDE_DASHBOARD_TOKEN, STAMPEDE_LOG`;
+
+async function main(): Promise<void> {
+  const { values } = parseFlags(process.argv.slice(2), {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    token: { type: 'string' },
+    'slo-ms': { type: 'string' },
+    'statement-timeout-ms': { type: 'string' },
+    'public-origin': { type: 'string', multiple: true },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const url = databaseUrl();
+  const token = values.token ?? process.env.STAMPEDE_DASHBOARD_TOKEN;
+  if (token !== undefined && token.length < 16) {
+    throw new UsageError(`${values.token !== undefined ? '--token' : 'STAMPEDE_DASHBOARD_TOKEN'}: expected at least 16 characters (it is the only thing between the network and your jobs)`);
+  }
+  const port = intFlag(values, 'port');
+  if (port !== undefined && port > 65_535) throw new UsageError(`--port: expected 0-65535, got ${port}`);
+  if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host: expected an interface address such as 127.0.0.1 or 0.0.0.0');
+  const log = createLogger('dashboard');
+  const db = new Db({ connectionString: url, maxConnections: 4, applicationName: 'stampede:dashboard' });
+  let server: DashboardServer;
+  try {
+    server = new DashboardServer(db, systemClock, { port, host: values.host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1), publicOrigins: values['public-origin'] }, log);
+  } catch (err) {
+    await db.close();
+    if (err instanceof ValidationError || err instanceof TypeError) throw new UsageError(err.message);
+    throw err;
+  }
+  const stop = async () => {
+    await server.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    await server.start();
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  if (server.host !== '127.0.0.1' && server.host !== '::1' && server.host !== 'localhost') {
+    log.warn('listening beyond this machine: anyone who can reach it and has the token can redrive, pause and cancel; put TLS in front', { host: server.host });
+  }
+  process.stdout.write(`stampede dashboard: open ${server.loginUrl}\n`);
+}
+
+main().catch((err) => {
+  const usage = err instanceof UsageError;
+  process.stderr.write(redactSecrets(`stampede dashboard: ${(err as Error).message}\n`) + (usage ? `${USAGE}\n` : ''));
+  process.exit(usage ? 2 : 1);
+});

@@ -1,0 +1,79 @@
+import type { QueueControl } from '../../control/index.ts';
+import type { Schedule } from '../../cron/schedule.ts';
+import { EMPTY_QUEUE, type QueueFigures, type QueueStateSnapshot } from '../../metrics/queue-state-sampler.ts';
+import { queueLimitsButton, queuePauseButton } from '../actions.ts';
+import { html, type Html } from '../html.ts';
+import { formatAge, layout, link, type PageContext } from './layout.ts';
+
+export interface QueuesPageData {
+  snapshot: QueueStateSnapshot;
+  /** stampede.queue_settings: paused, limits, attempt budget. */
+  controls: QueueControl[];
+  schedules: Schedule[];
+  /** The oldest-unclaimed-age objective, ms (the alert rule's 60 s by default). */
+  sloMs: number;
+  /** Reload every this many seconds (?refresh=N), or null. */
+  refreshSeconds: number | null;
+}
+
+
+/** Every queue anything knows of: live rows, dead letters, settings or schedules. */
+function queueNames(d: QueuesPageData): string[] {
+  const names = new Set([...Object.keys(d.snapshot.queues), ...d.controls.map((s) => s.queue), ...d.schedules.map((s) => s.queue)]);
+  return [...names].sort();
+}
+
+/** The limits beside what they hold back now (the sampler's figure: due jobs waiting only for the limit). */
+function limits(c: QueueControl | undefined, f: QueueFigures): Html {
+  const parts = [
+    c?.maxInFlight != null ? `in flight ${f.claimed} of ${c.maxInFlight}` : null,
+    c?.maxStartsPerSecond != null ? `starts ≤ ${c.maxStartsPerSecond}/s` : null,
+    c?.maxAttempts != null ? `max attempts ${c.maxAttempts}` : null,
+  ].filter((p) => p !== null);
+  if (!parts.length) return html`<span class="muted">none</span>`;
+  return html`${parts.join(', ')}${f.heldBackByLimit ? html`; <span class="warn" data-field="held-back">${f.heldBackByLimit} due held back by the limit</span>` : ''}`;
+}
+
+/**
+ * The oldest due, unclaimed job against the objective. A paused queue's age
+ * grows by design: it is shown as paused, not as stuck, so an operator
+ * knows which of the two is on fire.
+ */
+function oldestCell(f: QueueFigures, paused: boolean, sloMs: number): Html {
+  const age = f.oldestUnclaimedAgeMs;
+  const over = age > sloMs;
+  const cls = over ? (paused ? 'num warn' : 'num bad') : 'num';
+  const note = over ? (paused ? ' over SLO (paused)' : ' over SLO') : '';
+  return html`<td class="${cls}" data-oldest-ms="${Math.round(age)}">${age > 0 ? formatAge(age) : '–'}${note}</td>`;
+}
+
+export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
+  const controls = new Map(d.controls.map((s) => [s.queue, s]));
+  const s = d.snapshot;
+  const rows = queueNames(d).map((name) => {
+    const f = s.queues[name] ?? EMPTY_QUEUE;
+    const c = controls.get(name);
+    const paused = c?.paused ?? false;
+    const capped = f.depthCapped ? html`<span class="muted" title="counted up to the sampler's cap: a lower bound">≥</span>` : '';
+    return html`<tr data-queue="${name}">
+<td><a href="${link('/jobs', { queue: name })}">${name}</a></td>
+<td class="num">${capped}${f.pending}</td><td class="num">${capped}${f.failed}</td><td class="num">${capped}${f.due}</td>
+<td class="num">${f.claimed}${f.leasesOverdue ? html` <span class="warn" title="leases expired, not yet rescued">(${f.leasesOverdue} overdue)</span>` : ''}</td>
+${oldestCell(f, paused, d.sloMs)}
+<td class="num${f.deadLetters ? ' bad' : ''}">${f.deadLetters ? html`<a href="${link('/dead-letters', { queue: name })}">${f.deadLetters}</a>` : '0'}</td>
+<td data-field="paused">${paused ? html`<span class="warn">paused</span> since ${c!.pausedAt} by ${c!.pausedBy}: ${c!.pausedReason}` : 'running'}</td>
+<td>${limits(c, f)}</td><td>${queuePauseButton(ctx, name, paused)} ${queueLimitsButton(ctx, name, c)} <a href="${link('/audit', { queue: name })}">actions</a></td>
+</tr>`;
+  });
+  const body = html`<p>Sampled in ${Math.round(s.durationMs)} ms from the live rows only (the sampler's index probes; done rows are never read).
+The objective for the oldest due, unclaimed job is ${formatAge(d.sloMs)}.
+${d.refreshSeconds === null ? html`<a href="/queues?refresh=10">Reload every 10 s</a>` : html`Reloading every ${d.refreshSeconds} s: <a href="/queues">stop</a>`}</p>
+<table id="queues"><thead><tr><th>queue</th><th>pending</th><th>failed (retry scheduled)</th><th>due now</th><th>claimed</th>
+<th>oldest unclaimed</th><th>dead letters</th><th>state</th><th>limits</th><th></th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="10" class="muted">no queue has live jobs, dead letters, settings or schedules</td></tr>`}</tbody></table>
+<h2>Database</h2>
+<dl><dt>done jobs in the hot table</dt><dd>${s.done}${s.doneIsEstimate ? ' (estimate from statistics)' : ''}</dd>
+<dt>dead tuples in stampede.jobs</dt><dd>${s.jobsDeadTuples}</dd>
+<dt>oldest transaction holding back vacuum</dt><dd>${s.xminHorizonAgeMs > 0 ? formatAge(s.xminHorizonAgeMs) : 'none'} (${s.xminHorizonAgeXids} xids)</dd></dl>`;
+  return layout(ctx, 'Queues', body, d.refreshSeconds);
+}
