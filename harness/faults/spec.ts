@@ -46,7 +46,7 @@ export type FaultSpec = FaultTiming &
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
     /** Restart the Postgres server; it is down for downS seconds. */
-    | { fault: 'db-restart'; mode?: 'fast' | 'immediate'; downS?: number }
+    | { fault: 'db-restart'; mode?: 'fast' | 'immediate' | 'crash'; downS?: number }
     /** Hold `connections` connections busy for forS seconds. */
     | { fault: 'pool-exhaust'; connections: number; forS: number }
     /** Keep a transaction open for forS seconds, pinning the xmin horizon (dead tuples pile up). */
@@ -78,7 +78,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
-  'db-restart': { mode: { kind: ['fast', 'immediate'] }, downS: { kind: 'posNum' } },
+  'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' } },
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
   'xmin-hold': { forS: { kind: 'posNum', required: true } },
   'dependency-outage': { forS: { kind: 'posNum', required: true }, errorRate: { kind: 'rate' } },

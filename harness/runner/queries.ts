@@ -15,5 +15,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'TerminateWorkerBackends',
   'HoldXmin',
   'DbNow',
+  'ServerFacts',
+  'HarnessQueueState',
   'RewindScheduleProgress',
 ] as const);

@@ -13,7 +13,7 @@ import type { FinalState, InvariantResult } from '../history.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
 import { planScenario, type Scenario } from '../scenario.ts';
-import { expectedCronKeys } from './cron-facts.ts';
+import { expectedCron } from './cron-facts.ts';
 import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
 import { LoadGenerator } from './generator.ts';
@@ -85,6 +85,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
   let generator: LoadGenerator | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
+  let schedulesAddedDbMs = 0;
   try {
     const url = await createDatabase(server.adminUrl, dbName);
     db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
@@ -92,6 +93,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await migrate(db);
     await db.query(q.CreateHarnessTables);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
+    schedulesAddedDbMs = ((await db.query(q.DbNow)).rows[0].now as Date).getTime();
 
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
@@ -179,7 +181,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
 
   recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
   await recorder.close();
-  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs, faultPlan) };
+  const cron = expectedCron(s, recorder.events, { ...loadWindow, schedulesAddedDbMs }, faultPlan);
+  const facts = { expectedCronKeys: cron.expectedKeys, allowedCronKeys: cron.allowedKeys };
   const { names, bounds } = checkerPlan(s, facts);
   const invariants = runCheckers(names, recorder.events, final, bounds);
   const interrupted = opts.interrupt.aborted;

@@ -1,0 +1,74 @@
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { firstN, fmt, type CheckerDef } from './types.ts';
+
+export type DurableAcknowledgementsBounds = Record<string, never>;
+
+/** The instants (harness `t`) at which a real crash of Postgres was injected and shown to have happened. */
+function crashes(history: readonly HistoryEvent[]): { t: number; shown: boolean }[] {
+  const shown = new Set(history.filter((e) => e.type === 'fault:evidence' && e.fault === 'db-restart').map((e) => (e as { detail: { seq?: unknown } }).detail.seq));
+  return history
+    .filter((e) => e.type === 'fault:injected' && e.fault === 'db-restart' && e.detail.mode === 'crash' && e.detail.phase !== 'end')
+    .map((e) => ({ t: e.t, shown: shown.has((e as { detail: { seq?: unknown } }).detail.seq) }));
+}
+
+/**
+ * Durability across a real crash of Postgres (the postmaster SIGKILLed
+ * mid-load, then crash recovery): what the database acknowledged before the
+ * crash is still there after it.
+ *
+ * - an acknowledged enqueue (`enqueue:ok`: the INSERT's COMMIT returned)
+ *   before the crash has its row in the final state;
+ * - an acknowledged completion (`job:completed`: the completing COMMIT
+ *   returned to the worker) before the crash is not undone: the row ends
+ *   `done`, and the job is never claimed or rescued again after it (a
+ *   completion the crash lost puts the job back to run a second time).
+ *
+ * Unknown when the run injected no crash, the crash showed no evidence that it
+ * happened, or nothing was acknowledged before it.
+ */
+export function checkDurableAcknowledgements(history: readonly HistoryEvent[], final: FinalState): InvariantResult {
+  const base = { name: 'durable-acknowledgements', bound: '0 acknowledged enqueues lost, 0 acknowledged completions undone by the crash' };
+  const all = crashes(history);
+  if (all.length === 0) return { ...base, pass: 'unknown', figure: 'no Postgres crash injected: nothing to judge' };
+  if (!all.every((c) => c.shown)) return { ...base, pass: 'unknown', figure: `${fmt(all.length)} crash(es) injected, not all shown to have happened` };
+  const crashT = Math.max(...all.map((c) => c.t));
+  const byId = new Map(final.jobs.map((j) => [j.id, j]));
+  const lost: { jobId: number; ackedAtMs: number }[] = [];
+  const undone: { jobId: number; completedAtMs: number; state?: string; againAtMs?: number }[] = [];
+  let enqueues = 0;
+  let completions = 0;
+  const lastTouch = new Map<number, number>();
+  for (const e of history) if (e.type === 'job:claimed' || e.type === 'lease:rescued') lastTouch.set(e.jobId, e.t);
+  for (const e of history) {
+    if (e.t >= crashT) continue;
+    if (e.type === 'enqueue:ok') {
+      enqueues++;
+      if (!byId.has(e.jobId)) lost.push({ jobId: e.jobId, ackedAtMs: e.t });
+    } else if (e.type === 'job:completed') {
+      completions++;
+      const row = byId.get(e.jobId);
+      const again = lastTouch.get(e.jobId);
+      if (row?.state !== 'done' || (again !== undefined && again > e.t)) {
+        undone.push({ jobId: e.jobId, completedAtMs: e.t, state: row?.state ?? 'absent', ...(again !== undefined && again > e.t ? { againAtMs: again } : {}) });
+      }
+    }
+  }
+  const figure =
+    `crash at ${fmt(crashT)} ms: ${fmt(enqueues - lost.length)} of ${fmt(enqueues)} acknowledged enqueues and ` +
+    `${fmt(completions - undone.length)} of ${fmt(completions)} acknowledged completions survived`;
+  const examples = [...firstN(lost).map((l) => ({ lostEnqueue: l })), ...firstN(undone).map((u) => ({ undoneCompletion: u }))];
+  return {
+    ...base,
+    pass: lost.length + undone.length > 0 ? false : enqueues + completions === 0 ? 'unknown' : true,
+    figure,
+    ...(examples.length ? { examples } : {}),
+  };
+}
+
+export const durableAcknowledgements: CheckerDef<DurableAcknowledgementsBounds> = {
+  name: 'durable-acknowledgements',
+  says: 'every enqueue and completion acknowledged before a real Postgres crash survives it (row present; completion not undone)',
+  check: checkDurableAcknowledgements,
+  bounds: {},
+  defaults: {},
+};
