@@ -29,6 +29,8 @@ export default defineScenario({
     { fault: 'clock-skew', atS: 4, target: 'scheduler:1', skewMs: 90_000 },
     { fault: 'clock-jump', atS: 7, target: 'scheduler:0', jumpMs: -150_000 },
   ],
-  checkers: { 'one-job-per-cron-occurrence': true },
+  // The expected occurrences come from the harness's cron oracle over the run's real times (at least the
+  // next minute of both minutely schedules at 14 s); scheduler-0, stepped 170 s behind, must refuse.
+  checkers: { 'one-job-per-cron-occurrence': true, 'cron-skew-refusal': { mustRefuse: ['scheduler-0'] } },
   drainTimeoutS: 30,
 });

@@ -1,6 +1,10 @@
 import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
+import { cronSkewRefusal } from './cron-skew-refusal.ts';
+import { deadLetterRows } from './dead-letter-rows.ts';
+import { declaredAlerts } from './declared-alerts.ts';
+import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
 import { exactlyOneEffect } from './exactly-one-effect.ts';
 import { fairness } from './fairness.ts';
@@ -10,6 +14,7 @@ import { noJobLost } from './no-job-lost.ts';
 import { noStaleCompletion } from './no-stale-completion.ts';
 import { oldestAgeSlo } from './oldest-age-slo.ts';
 import { retrySpread } from './retry-spread.ts';
+import { samplerAgrees } from './sampler-agrees.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (engine/mutants.ts) and reports use them. */
@@ -23,6 +28,11 @@ export const CHECKERS = {
   'one-job-per-cron-occurrence': cronOccurrence,
   'no-stale-completion': noStaleCompletion,
   'retry-spread': retrySpread,
+  'cron-skew-refusal': cronSkewRefusal,
+  'durable-acknowledgements': durableAcknowledgements,
+  'sampler-agrees': samplerAgrees,
+  'declared-alerts': declaredAlerts,
+  'dead-letter-rows': deadLetterRows,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;
