@@ -5,7 +5,7 @@
 // error; 3 inconclusive (a fault that never bit, a queue that never drained);
 // 130 interrupted (the partial report is still written).
 import { createLogger } from '../engine/log.ts';
-import { MUTANTS, isMutantName } from '../engine/mutants.ts';
+import { MUTANTS, isMutantName } from '../harness/mutants/index.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { defineScenario, loadScenarioFile, type Scenario, type ScenarioInput } from '../harness/scenario.ts';

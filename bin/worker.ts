@@ -8,7 +8,6 @@ import { Db } from '../engine/db.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
-import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
@@ -16,7 +15,7 @@ import { intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: tsx bin/worker.ts --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
-  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
+  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N]
   [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
 ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
@@ -59,7 +58,6 @@ async function main(): Promise<void> {
     'grace-ms': { type: 'string' },
     'worker-id': { type: 'string' },
     seed: { type: 'string' },
-    mutant: { type: 'string' },
     'metrics-port': { type: 'string' },
     'metrics-host': { type: 'string' },
     'sample-queue-state': { type: 'boolean' },
@@ -67,7 +65,6 @@ async function main(): Promise<void> {
   if (!values.handlers) throw new UsageError('--handlers is required');
   const url = process.env.DATABASE_URL;
   if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
-  if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`--mutant: unknown mutant "${values.mutant}"`);
   const skewMs = Number(process.env.STAMPEDE_CLOCK_SKEW_MS ?? 0);
   if (!Number.isFinite(skewMs)) throw new UsageError(`STAMPEDE_CLOCK_SKEW_MS: expected a number of ms, got "${process.env.STAMPEDE_CLOCK_SKEW_MS}"`);
 
@@ -107,7 +104,6 @@ async function main(): Promise<void> {
     backoffBaseMs: intFlag(values, 'backoff-base-ms'),
     backoffCapMs: intFlag(values, 'backoff-cap-ms'),
     shutdownGraceMs: intFlag(values, 'grace-ms'),
-    mutant: values.mutant as never,
   });
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
   // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).

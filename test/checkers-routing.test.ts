@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../engine/errors.ts';
-import { MUTANTS } from '../engine/mutants.ts';
+import { MUTANTS } from '../harness/mutants/index.ts';
 import { checkDeadLetterRouting } from '../harness/checkers/dead-letter-routing.ts';
 import { checkFaultsExercised, checkQueueDrained, inconclusiveReasons } from '../harness/checkers/inconclusive.ts';
 import { CHECKERS, isCheckerName, resolveBounds, runCheckers, verdictOf } from '../harness/checkers/index.ts';

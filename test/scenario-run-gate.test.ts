@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { junitXml } from '../harness/gate/junit.ts';
 import { mutantEntries, scenarioEntries, selectEntries, type GateEntry } from '../harness/gate/plan.ts';
 import { judge, type EntryResult, type RunSummary } from '../harness/gate/verdict.ts';
-import { MUTANTS } from '../engine/mutants.ts';
+import { MUTANTS } from '../harness/mutants/index.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 
 const inv = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: `${name} figure`, bound: `${name} bound` });

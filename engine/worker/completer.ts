@@ -27,7 +27,6 @@ export class CompletionBatcher {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly fenced = true,
     /** How long to keep retrying a completion through a dropped connection before giving up (the lease will expire and the job rerun). */
     private readonly retryForMs = 30_000,
   ) {}
@@ -59,9 +58,7 @@ export class CompletionBatcher {
     const started = this.clock.now();
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = this.fenced
-          ? await this.db.query(q.CompleteJobs, [batch.map((b) => b.id), batch.map((b) => b.token)])
-          : await this.db.query(q.CompleteJobsUnfenced, [batch.map((b) => b.id)]);
+        const res = await this.db.query(q.CompleteJobs, [batch.map((b) => b.id), batch.map((b) => b.token)]);
         const done = new Set(res.rows.map((r) => r.id));
         for (const b of batch) b.resolve(done.has(b.id));
         return;

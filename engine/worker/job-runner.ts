@@ -5,13 +5,12 @@ import type { Events } from '../events.ts';
 import type { Handler, JobContext } from '../handler.ts';
 import { effectKey } from '../job.ts';
 import type { Logger } from '../log.ts';
-import type { MutantName } from '../mutants.ts';
 import type { Rng } from '../rng.ts';
-import { retryDelayMs } from './backoff.ts';
 import type { ClaimedJob } from './claim.ts';
 import type { CompletionBatcher } from './completer.ts';
 import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
+import { workerStrategies } from './strategies.ts';
 
 export interface JobRunnerDeps {
   db: Db;
@@ -21,7 +20,6 @@ export interface JobRunnerDeps {
   log: Logger;
   completer: CompletionBatcher;
   workerId: string;
-  mutant?: MutantName;
 }
 
 class ShutdownAbort extends Error {
@@ -176,17 +174,9 @@ export class JobRun {
     const err = coerceError(thrown);
     const message = `${err.name}: ${err.message}`;
     const backoff = { baseMs: this.options.backoffBaseMs, capMs: this.options.backoffCapMs };
-    const delayMs = retryDelayMs(this.attempt, backoff, deps.rng, deps.mutant !== 'no-jitter');
+    const delayMs = workerStrategies.retryDelayMs(this.attempt, backoff, deps.rng);
     const kind = thrown instanceof JobTimeoutError ? 'timeout' : 'error';
-    const res = await deps.db.query(q.FailJob, [
-      job.id,
-      job.leaseToken,
-      message,
-      delayMs,
-      kind,
-      deps.mutant === 'no-fencing',
-      deps.mutant !== 'charge-on-failure',
-    ]);
+    const res = await deps.db.query(q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]);
     const row = res.rows[0];
     if (!row) {
       deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
@@ -209,37 +199,17 @@ export class JobRun {
 
   private async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
     const { job, deps } = this;
-    const key = effectKey(job);
-    if (deps.mutant === 'dedup-outside-tx') return this.effectOnceBroken(key, fn);
     if (this.finishing) {
       // The job completes in the first effectOnce's transaction; a second one would find it done.
       throw new Error(`job ${job.id}: effectOnce may be called once per job; put every write of the effect in one call`);
     }
     this.finishing = true;
-    const outcome = await deps.db
-      .transaction(async (tx) => {
-        const recorded = await tx.query(q.RecordEffectKey, [key, job.id]);
-        const applied = (recorded.rowCount ?? 0) > 0;
-        const result = applied ? await fn(tx) : undefined;
-        const completed = await tx.query(q.CompleteJobInTx, [job.id, job.leaseToken]);
-        if (completed.rowCount === 0) throw new LeaseLostError(job.id); // rolls back the effect and the key
-        return { applied, result };
-      })
-      .catch((err) => {
-        this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
-        throw err;
-      });
-    this.completedInTx = true;
-    return outcome;
-  }
-
-  /** The dedup-outside-tx mutant: effect and key in separate commits, as the source document warns against. */
-  private async effectOnceBroken<T>(key: string, fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
-    const { job, deps } = this;
-    const seen = await deps.db.query(q.EffectKeyExists, [key]);
-    if (seen.rowCount) return { applied: false };
-    const result = await deps.db.transaction(fn);
-    await deps.db.query(q.RecordEffectKey, [key, job.id]);
-    return { applied: true, result };
+    const outcome = await workerStrategies.effectOnce(deps.db, job, effectKey(job), fn).catch((err) => {
+      this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
+      throw err;
+    });
+    if (outcome.completedJob) this.completedInTx = true;
+    else this.finishing = false; // the job completes the ordinary way, after the handler
+    return { applied: outcome.applied, result: outcome.result };
   }
 }

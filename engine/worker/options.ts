@@ -5,7 +5,6 @@ import { ValidationError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handlers } from '../handler.ts';
 import type { Logger } from '../log.ts';
-import { isMutantName, type MutantName } from '../mutants.ts';
 import type { Rng } from '../rng.ts';
 import { validateQueueName } from '../validate.ts';
 
@@ -53,8 +52,6 @@ export interface WorkerOptions extends QueueOptions {
   rng?: Rng;
   events?: Events;
   log?: Logger;
-  /** A deliberately broken variant, for the harness's negative controls. Never in production. */
-  mutant?: MutantName;
 }
 
 export type ResolvedQueueOptions = Required<Omit<QueueOptions, 'timeoutMs'>> & { timeoutMs: number | undefined };
@@ -95,7 +92,6 @@ export function validateWorkerOptions(o: WorkerOptions): void {
   if (o.maxCrashes !== undefined && (!Number.isInteger(o.maxCrashes) || o.maxCrashes < 1)) {
     throw new ValidationError('maxCrashes', `${o.maxCrashes} is not a positive integer`);
   }
-  if (o.mutant !== undefined && !isMutantName(o.mutant)) throw new ValidationError('mutant', `unknown mutant "${o.mutant}"`);
 }
 
 export function resolveQueueOptions(o: WorkerOptions, queue: string): ResolvedQueueOptions {

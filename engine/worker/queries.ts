@@ -4,15 +4,11 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'ClaimJobs',
   'SuspectsWaiting',
   'ClaimSuspect',
-  'SelectDueIdsUnlocked',
-  'ClaimIdsUnchecked',
   'RenewLease',
   'CompleteJobs',
-  'CompleteJobsUnfenced',
   'FailJob',
   'ReleaseJobs',
   'RecordEffectKey',
-  'EffectKeyExists',
   'CompleteJobInTx',
 ] as const);
 

@@ -4,7 +4,6 @@ import type { Db } from '../db.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
-import type { MutantName } from '../mutants.ts';
 import { rescuerQueries as q } from './queries.ts';
 
 export interface LeaseRescuerOptions {
@@ -18,7 +17,6 @@ export interface LeaseRescuerOptions {
   clock?: Clock;
   events?: Events;
   log?: Logger;
-  mutant?: MutantName;
   /** Called after a pass that rescued anything (the rescued jobs are now suspects). */
   onRescued?: (count: number) => void;
 }
@@ -62,8 +60,6 @@ export class LeaseRescuer {
       const res = await this.options.db.query(q.RescueExpiredLeases, [
         batch,
         this.options.maxCrashes ?? DEFAULTS.maxCrashes,
-        this.options.mutant === 'no-crash-detection',
-        this.options.mutant !== 'charge-on-failure',
       ]);
       for (const r of res.rows) {
         const dead = r.state === 'dead';

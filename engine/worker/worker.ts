@@ -59,7 +59,7 @@ export class Worker {
     this.events = options.events ?? new Events((err, event) => this.log.warn('event listener threw', { event, error: String(err) }));
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
-    this.completer = new CompletionBatcher(options.db, this.clock, this.log, options.mutant !== 'no-fencing');
+    this.completer = new CompletionBatcher(options.db, this.clock, this.log);
     if (options.listen ?? true) {
       this.listener = new EnqueueListener(
         options.db,
@@ -80,13 +80,11 @@ export class Worker {
         clock: this.clock,
         events: this.events,
         log: this.log.child('rescuer'),
-        mutant: options.mutant,
         onRescued: () => {
           this.suspectWaitMs ??= 0;
         },
       });
     }
-    if (options.mutant) this.log.warn(`running the "${options.mutant}" mutant: a deliberately broken engine`);
   }
 
   /** Jobs running now. */
@@ -126,7 +124,7 @@ export class Worker {
     if (this.isolating) return 0;
     const db = this.options.db;
     const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
-    const base = { queues: this.queues, leaseMs, workerId: this.id, mutant: this.options.mutant };
+    const base = { queues: this.queues, leaseMs, workerId: this.id };
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
@@ -173,7 +171,6 @@ export class Worker {
       log: this.log,
       completer: this.completer,
       workerId: this.id,
-      mutant: this.options.mutant,
     });
     // The slot frees when the handler returns; the outcome commits in the completion batch behind
     // it, so the next claim and the last completions overlap instead of taking turns.
@@ -247,7 +244,7 @@ export class Worker {
     const runs = [...this.inFlight];
     for (const run of runs) run.abandon();
     const res = await this.options.db
-      .query(q.ReleaseJobs, [runs.map((r) => r.job.id), runs.map((r) => r.job.leaseToken), this.options.mutant !== 'charge-on-failure'])
+      .query(q.ReleaseJobs, [runs.map((r) => r.job.id), runs.map((r) => r.job.leaseToken)])
       .catch((err) => {
         this.log.warn('could not hand back claims; their leases will expire', { error: (err as Error).message });
         return { rows: [] as { id: number }[] };
