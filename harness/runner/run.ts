@@ -10,6 +10,7 @@ import { buildReportJson, renderReport, type ReportInput } from '../../reports/r
 import { runCheckers, verdictOf, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
 import type { FinalState, InvariantResult } from '../history.ts';
+import { applyMutant, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
 import { planScenario, type Scenario } from '../scenario.ts';
@@ -86,6 +87,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let generator: LoadGenerator | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
   let schedulesAddedDbMs = 0;
+  // A mutant of code the runner itself runs (the engine's QueueStateSampler) is applied here, for this run only.
+  const undoMutant = mutantRunsIn(s.engine.mutant) === 'runner' ? applyMutant(s.engine.mutant!) : undefined;
   try {
     const url = await createDatabase(server.adminUrl, dbName);
     db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
@@ -177,6 +180,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await loadDb?.close();
     await dropDatabase(server.adminUrl, dbName).catch(() => {});
     await server.stop();
+    undoMutant?.();
   }
 
   recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
