@@ -45,7 +45,13 @@ export type FaultSpec = FaultTiming &
     | { fault: 'thundering-herd'; count: number; queue?: string }
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
-    /** Restart the Postgres server; it is down for downS seconds. */
+    /**
+     * Set every schedule's progress mark backS seconds before the database's now (a restored backup, an
+     * operator's UPDATE, a node that read a stale mark): the nodes compute those occurrences again, and
+     * the unique occurrence key must collapse them onto the rows already written.
+     */
+    | { fault: 'cron-rewind'; backS: number }
+    /** Restart the Postgres server; it is down for downS seconds. Mode `crash`: SIGKILL the postmaster. */
     | { fault: 'db-restart'; mode?: 'fast' | 'immediate' | 'crash'; downS?: number }
     /** Hold `connections` connections busy for forS seconds. */
     | { fault: 'pool-exhaust'; connections: number; forS: number }
@@ -78,6 +84,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
+  'cron-rewind': { backS: { kind: 'posNum', required: true } },
   'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' } },
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
   'xmin-hold': { forS: { kind: 'posNum', required: true } },

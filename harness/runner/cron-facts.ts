@@ -43,9 +43,10 @@ const keys = (sc: OracleSchedule, instants: number[]) => instants.map((t) => ora
  * Normal run: every occurrence after the first materialization (plus a
  * margin) up to a minute past the load's end must exist, since every policy
  * writes upcoming occurrences and every node's lookahead reaches past that;
- * any occurrence after the schedules were added may exist (the edge around
- * the first tick, rows written further ahead). An occurrence before the add,
- * or an instant off the schedule, is unexpected.
+ * any occurrence after the schedules were added (or after the earliest mark a
+ * `cron-rewind` fault set) may exist (the edge around the first tick, rows
+ * written further ahead, catch-up after a rewind). An occurrence before
+ * that, or an instant off the schedule, is unexpected.
  *
  * With a `dst` fault the node lives on a real DST night (see the dst
  * injector): progress is rewound to `setClockTo - catchUpWindowMs`, the first
@@ -69,7 +70,10 @@ export function expectedCron(s: Scenario, history: readonly HistoryEvent[], time
   if (times.toDbMs <= times.fromDbMs || schedules.length === 0) return { expectedKeys: [], allowedKeys: [] };
   const first = history.find((e) => e.type === 'cron:materialized');
   const firstTickDb = first ? times.fromDbMs + (first.t - times.fromT) : times.toDbMs;
+  // A cron-rewind fault moves progress back before the add, and catch-up may then write from there.
+  const rewoundTo = faults.filter((a) => a.fault === 'cron-rewind').map((a) => times.fromDbMs + a.atMs - (a.params.backS as number) * 1000);
+  const mayFrom = Math.min(times.schedulesAddedDbMs, ...rewoundTo) - EDGE_MS;
   const must = schedules.flatMap((sc) => keys(sc, oracleOccurrences(sc, firstTickDb + EDGE_MS, times.toDbMs + SURELY_AHEAD_MS)));
-  const may = schedules.flatMap((sc) => keys(sc, oracleOccurrences(sc, times.schedulesAddedDbMs - EDGE_MS, times.toDbMs + MAY_AHEAD_MS)));
+  const may = schedules.flatMap((sc) => keys(sc, oracleOccurrences(sc, mayFrom, times.toDbMs + MAY_AHEAD_MS)));
   return { expectedKeys: must, allowedKeys: may };
 }

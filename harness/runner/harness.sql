@@ -104,6 +104,11 @@ SELECT pg_postmaster_start_time() AS started_at,
 -- name: DbNow
 SELECT now() AS now;
 
+-- name: RewindProgressBy
+-- The cron-rewind fault: every schedule's progress mark $1 ms before now(),
+-- so every node computes those occurrences again.
+UPDATE stampede.schedules SET last_materialized_until = now() - make_interval(secs => $1::float8 / 1000);
+
 -- name: RewindScheduleProgress
 -- Simulation only (the dst fault): a scheduler node moved to a past DST night
 -- materializes from there, so every schedule's progress mark is set to that

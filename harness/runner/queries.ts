@@ -18,4 +18,5 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'ServerFacts',
   'HarnessQueueState',
   'RewindScheduleProgress',
+  'RewindProgressBy',
 ] as const);

@@ -1,6 +1,6 @@
 import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
-import { clockJump, clockSkew, dst } from './clocks.ts';
+import { clockJump, clockSkew, cronRewind, dst } from './clocks.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
 import { dependencyOutage } from './dependency.ts';
 import { poisonPill, thunderingHerd } from './enqueues.ts';
@@ -13,6 +13,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'clock-skew': clockSkew,
   'clock-jump': clockJump,
   dst,
+  'cron-rewind': cronRewind,
   'poison-pill': poisonPill,
   'thundering-herd': thunderingHerd,
   'db-terminate-backends': terminateBackends,
