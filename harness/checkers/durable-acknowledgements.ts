@@ -3,18 +3,31 @@ import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export type DurableAcknowledgementsBounds = Record<string, never>;
 
-/** The instants (harness `t`) at which a real crash of Postgres was injected and shown to have happened. */
-function crashes(history: readonly HistoryEvent[]): { t: number; shown: boolean }[] {
-  const shown = new Set(history.filter((e) => e.type === 'fault:evidence' && e.fault === 'db-restart').map((e) => (e as { detail: { seq?: unknown } }).detail.seq));
+const seqOf = (e: HistoryEvent) => (e as { detail?: { seq?: unknown } }).detail?.seq;
+
+/**
+ * Each real crash of Postgres injected: when (harness `t`), when the server was
+ * back (its closing marker), and whether its evidence shows it happened.
+ */
+function crashes(history: readonly HistoryEvent[]): { t: number; backT: number; shown: boolean }[] {
+  const shown = new Set(history.filter((e) => e.type === 'fault:evidence' && e.fault === 'db-restart').map(seqOf));
+  const isRestart = (e: HistoryEvent) => e.type === 'fault:injected' && e.fault === 'db-restart';
   return history
-    .filter((e) => e.type === 'fault:injected' && e.fault === 'db-restart' && e.detail.mode === 'crash' && e.detail.phase !== 'end')
-    .map((e) => ({ t: e.t, shown: shown.has((e as { detail: { seq?: unknown } }).detail.seq) }));
+    .filter((e) => isRestart(e) && e.type === 'fault:injected' && e.detail.mode === 'crash')
+    .map((e) => {
+      const back = history.find((b) => isRestart(b) && b.type === 'fault:injected' && b.detail.phase === 'end' && seqOf(b) === seqOf(e));
+      return { t: e.t, backT: back?.t ?? e.t, shown: shown.has(seqOf(e)) };
+    });
 }
 
 /**
  * Durability across a real crash of Postgres (the postmaster SIGKILLed
  * mid-load, then crash recovery): what the database acknowledged before the
  * crash is still there after it.
+ *
+ * "Before the crash" is before the server was back: a backend orphaned by
+ * the SIGKILL may still acknowledge a commit in the moment before it
+ * notices, and that acknowledgement binds it too.
  *
  * - an acknowledged enqueue (`enqueue:ok`: the INSERT's COMMIT returned)
  *   before the crash has its row in the final state;
@@ -32,6 +45,7 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
   if (all.length === 0) return { ...base, pass: 'unknown', figure: 'no Postgres crash injected: nothing to judge' };
   if (!all.every((c) => c.shown)) return { ...base, pass: 'unknown', figure: `${fmt(all.length)} crash(es) injected, not all shown to have happened` };
   const crashT = Math.max(...all.map((c) => c.t));
+  const backT = Math.max(...all.map((c) => c.backT));
   const byId = new Map(final.jobs.map((j) => [j.id, j]));
   const lost: { jobId: number; ackedAtMs: number }[] = [];
   const undone: { jobId: number; completedAtMs: number; state?: string; againAtMs?: number }[] = [];
@@ -40,7 +54,7 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
   const lastTouch = new Map<number, number>();
   for (const e of history) if (e.type === 'job:claimed' || e.type === 'lease:rescued') lastTouch.set(e.jobId, e.t);
   for (const e of history) {
-    if (e.t >= crashT) continue;
+    if (e.t >= backT) continue;
     if (e.type === 'enqueue:ok') {
       enqueues++;
       if (!byId.has(e.jobId)) lost.push({ jobId: e.jobId, ackedAtMs: e.t });
@@ -54,7 +68,7 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
     }
   }
   const figure =
-    `crash at ${fmt(crashT)} ms: ${fmt(enqueues - lost.length)} of ${fmt(enqueues)} acknowledged enqueues and ` +
+    `crash at ${fmt(crashT)} ms, back at ${fmt(backT)} ms: ${fmt(enqueues - lost.length)} of ${fmt(enqueues)} acknowledged enqueues and ` +
     `${fmt(completions - undone.length)} of ${fmt(completions)} acknowledged completions survived`;
   const examples = [...firstN(lost).map((l) => ({ lostEnqueue: l })), ...firstN(undone).map((u) => ({ undoneCompletion: u }))];
   return {
