@@ -20,7 +20,7 @@ describe('durable-acknowledgements', () => {
   it('passes when what was acknowledged before the crash is still there after it', () => {
     const r = checkDurableAcknowledgements([...before, ...crash(1_000), h.claim(3_000, 2, 'w1'), h.completed(3_100, 2, 'w1')], finalState([job(1, 'done'), job(2, 'done')]));
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('crash at 1,000 ms, back at 2,500 ms: 2 of 2 acknowledged enqueues and 1 of 1 acknowledged completions survived');
+    expect(r.figure).toBe('crash at 1,000 ms, back at 2,500 ms: 2 of 2 acknowledged enqueues and 1 of 1 acknowledged completions and 1 of 1 acknowledged claims survived');
   });
 
   it('fails (negative control) on an acknowledged enqueue whose row the crash lost', () => {
@@ -33,6 +33,12 @@ describe('durable-acknowledgements', () => {
     const r = checkDurableAcknowledgements([...before, ...crash(1_000), h.claim(5_000, 1, 'w2', 2), h.completed(5_100, 1, 'w2', 2)], finalState([job(1, 'done'), job(2, 'done')]));
     expect(r.pass).toBe(false);
     expect(r.examples).toEqual([{ undoneCompletion: { jobId: 1, completedAtMs: 400, state: 'done', againAtMs: 5_000 } }]);
+  });
+
+  it('fails (negative control) on an acknowledged claim undone: the same attempt claimed again after the crash', () => {
+    const r = checkDurableAcknowledgements([...before, h.claim(900, 2, 'w1', 1), ...crash(1_000), h.claim(5_000, 2, 'w2', 1), h.completed(5_100, 2, 'w2')], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ undoneClaim: { jobId: 2, attempt: 1, claimedAtMs: 900, againAtMs: 5_000 } }]);
   });
 
   it('fails (negative control) on a completion acknowledged after the kill, before the server was back, that did not survive', () => {

@@ -36,11 +36,15 @@ function crashes(history: readonly HistoryEvent[]): { t: number; backT: number; 
  *   `done`, and the job is never claimed or rescued again after it (a
  *   completion the crash lost puts the job back to run a second time).
  *
+ * - an acknowledged claim (`job:claimed`: the claim's COMMIT returned and
+ *   charged the attempt) is not undone: the job is never claimed again with
+ *   the same or a lower attempt number (the crash rolled the charge back).
+ *
  * Unknown when the run injected no crash, the crash showed no evidence that it
  * happened, or nothing was acknowledged before it.
  */
 export function checkDurableAcknowledgements(history: readonly HistoryEvent[], final: FinalState): InvariantResult {
-  const base = { name: 'durable-acknowledgements', bound: '0 acknowledged enqueues lost, 0 acknowledged completions undone by the crash' };
+  const base = { name: 'durable-acknowledgements', bound: '0 acknowledged enqueues lost, 0 acknowledged completions or claims undone by the crash' };
   const all = crashes(history);
   if (all.length === 0) return { ...base, pass: 'unknown', figure: 'no Postgres crash injected: nothing to judge' };
   if (!all.every((c) => c.shown)) return { ...base, pass: 'unknown', figure: `${fmt(all.length)} crash(es) injected, not all shown to have happened` };
@@ -49,8 +53,12 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
   const byId = new Map(final.jobs.map((j) => [j.id, j]));
   const lost: { jobId: number; ackedAtMs: number }[] = [];
   const undone: { jobId: number; completedAtMs: number; state?: string; againAtMs?: number }[] = [];
+  const claimsUndone: { jobId: number; attempt: number; claimedAtMs: number; againAtMs: number }[] = [];
   let enqueues = 0;
   let completions = 0;
+  let claims = 0;
+  const laterClaims = new Map<number, { t: number; attempt: number }[]>();
+  for (const e of history) if (e.type === 'job:claimed') laterClaims.set(e.jobId, [...(laterClaims.get(e.jobId) ?? []), { t: e.t, attempt: e.attempt }]);
   const lastTouch = new Map<number, number>();
   for (const e of history) if (e.type === 'job:claimed' || e.type === 'lease:rescued') lastTouch.set(e.jobId, e.t);
   for (const e of history) {
@@ -58,6 +66,10 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
     if (e.type === 'enqueue:ok') {
       enqueues++;
       if (!byId.has(e.jobId)) lost.push({ jobId: e.jobId, ackedAtMs: e.t });
+    } else if (e.type === 'job:claimed') {
+      claims++;
+      const again = laterClaims.get(e.jobId)!.find((c) => c.t > e.t && c.attempt <= e.attempt);
+      if (again) claimsUndone.push({ jobId: e.jobId, attempt: e.attempt, claimedAtMs: e.t, againAtMs: again.t });
     } else if (e.type === 'job:completed') {
       completions++;
       const row = byId.get(e.jobId);
@@ -69,11 +81,16 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
   }
   const figure =
     `crash at ${fmt(crashT)} ms, back at ${fmt(backT)} ms: ${fmt(enqueues - lost.length)} of ${fmt(enqueues)} acknowledged enqueues and ` +
-    `${fmt(completions - undone.length)} of ${fmt(completions)} acknowledged completions survived`;
-  const examples = [...firstN(lost).map((l) => ({ lostEnqueue: l })), ...firstN(undone).map((u) => ({ undoneCompletion: u }))];
+    `${fmt(completions - undone.length)} of ${fmt(completions)} acknowledged completions and ` +
+    `${fmt(claims - claimsUndone.length)} of ${fmt(claims)} acknowledged claims survived`;
+  const examples = [
+    ...firstN(lost).map((l) => ({ lostEnqueue: l })),
+    ...firstN(undone).map((u) => ({ undoneCompletion: u })),
+    ...firstN(claimsUndone).map((c) => ({ undoneClaim: c })),
+  ];
   return {
     ...base,
-    pass: lost.length + undone.length > 0 ? false : enqueues + completions === 0 ? 'unknown' : true,
+    pass: lost.length + undone.length + claimsUndone.length > 0 ? false : enqueues + completions === 0 ? 'unknown' : true,
     figure,
     ...(examples.length ? { examples } : {}),
   };
@@ -81,7 +98,7 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
 
 export const durableAcknowledgements: CheckerDef<DurableAcknowledgementsBounds> = {
   name: 'durable-acknowledgements',
-  says: 'every enqueue and completion acknowledged before a real Postgres crash survives it (row present; completion not undone)',
+  says: 'every enqueue, claim and completion acknowledged before a real Postgres crash survives it (row present; claim and completion not undone)',
   check: checkDurableAcknowledgements,
   bounds: {},
   defaults: {},

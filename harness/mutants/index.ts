@@ -1,5 +1,5 @@
 import { applyMutant as applyChanges } from './apply.ts';
-import { asyncCompletion } from './async-completion.ts';
+import { asyncCommit } from './async-commit.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
 import { cronKeySpelling } from './cron-key-spelling.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
@@ -27,7 +27,7 @@ export const MUTANTS = {
   'no-crash-detection': noCrashDetection,
   'no-fencing': noFencing,
   'cron-key-spelling': cronKeySpelling,
-  'async-completion': asyncCompletion,
+  'async-commit': asyncCommit,
   'oldest-age-priority-blind': oldestAgePriorityBlind,
   'no-dead-letter-row': noDeadLetterRow,
 } satisfies Record<string, Mutant>;
