@@ -17,7 +17,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
-import { CRON_DEFAULTS, CronMaterializer } from '../engine/cron/materializer.ts';
+import { CRON_DEFAULTS, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
@@ -25,10 +25,9 @@ import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
-import { loadQueries } from '../engine/sql.ts';
 
-// The materializer's own file, so the node reads the database clock with the same query it would.
-const q = loadQueries(new URL('../engine/cron/materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
+// The materializer's own loaded queries, so the node reads the database clock with the same query it would.
+const q = materializerQueries;
 
 const log = createLogger('scheduler');
 

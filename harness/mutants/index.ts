@@ -2,6 +2,7 @@ import { applyMutant as applyChanges } from './apply.ts';
 import { asyncCommit } from './async-commit.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
 import { cronKeySpelling } from './cron-key-spelling.ts';
+import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
 import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
@@ -27,6 +28,7 @@ export const MUTANTS = {
   'no-crash-detection': noCrashDetection,
   'no-fencing': noFencing,
   'cron-key-spelling': cronKeySpelling,
+  'db-clock-as-wall-time': dbClockAsWallTime,
   'async-commit': asyncCommit,
   'oldest-age-priority-blind': oldestAgePriorityBlind,
   'no-dead-letter-row': noDeadLetterRow,

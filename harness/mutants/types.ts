@@ -1,5 +1,6 @@
 import type { CheckerName } from '../checkers/index.ts';
 import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
+import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
 import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
@@ -13,6 +14,7 @@ export const QUERY_SOURCES = {
   'engine/worker/worker.sql': workerQueries,
   'engine/worker/rescuer.sql': rescuerQueries,
   'engine/enqueue.sql': enqueueQueries,
+  'engine/cron/materializer.sql': materializerQueries,
   'engine/metrics/queue-state.sql': queueStateQueries,
 } satisfies Record<string, Record<string, string>>;
 
