@@ -50,9 +50,16 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       /**
        * The harness's own reading right after the engine's (harness/runner/harness.sql
        * HarnessQueueState): the oracle judges the SLO and alerts on these, and checks the engine's
-       * figures above against them. `afterMs`: harness time from the engine's read starting to this one ending.
+       * figures above against them. `oldestBeforeMs`: the same ages read just before the engine's read.
+       * `afterMs`: harness time from the first of the three reads starting to the last one ending.
        */
-      harness?: { oldestUnclaimedAgeMs: Record<string, number>; deadLetterDepth: number; xminAgeMs: number; afterMs: number };
+      harness?: {
+        oldestUnclaimedAgeMs: Record<string, number>;
+        oldestBeforeMs?: Record<string, number>;
+        deadLetterDepth: number;
+        xminAgeMs: number;
+        afterMs: number;
+      };
     }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
 );

@@ -12,10 +12,12 @@ type Sample = EventOf<'sample'> & { harness: NonNullable<EventOf<'sample'>['harn
 
 /**
  * The engine's QueueStateSampler (what /metrics serves and alerts fire on)
- * against the harness's own query of the same moment: per queue, the
- * oldest-unclaimed-age within `toleranceMs` plus the time between the two
- * reads (an age grows one ms per ms), and the dead-letter depth never above
- * the harness's (read later; dead letters only accumulate in a run).
+ * against the harness's own query, read just before and just after it: per
+ * queue, the engine's oldest-unclaimed-age lies between the two harness
+ * readings, widened by `toleranceMs` and by the time the three reads took
+ * (an age grows one ms per ms; the oldest job may be claimed in between,
+ * which the bracket covers), and the dead-letter depth is never above the
+ * harness's (read later; dead letters only accumulate in a run).
  * A sample agrees when every queue does; at least `minAgreeShare` of the
  * samples must. A wrong sampler query (a priority left out, the wrong
  * clock, a state missed) disagrees on most samples once anything waits.
@@ -23,7 +25,7 @@ type Sample = EventOf<'sample'> & { harness: NonNullable<EventOf<'sample'>['harn
  */
 export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: FinalState, bounds: SamplerAgreesBounds): InvariantResult {
   const samples = history.filter((e): e is Sample => e.type === 'sample' && e.harness !== undefined);
-  const base = { name: 'sampler-agrees', bound: `>= ${fmt(bounds.minAgreeShare * 100)} % of samples within ${fmt(bounds.toleranceMs)} ms (+ the gap between reads) per queue; dead-letter depth not above the harness's` };
+  const base = { name: 'sampler-agrees', bound: `>= ${fmt(bounds.minAgreeShare * 100)} % of samples within the harness's before/after bracket ± ${fmt(bounds.toleranceMs)} ms (+ the time the reads took) per queue; dead-letter depth not above the harness's` };
   if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no sample with both readings: nothing to judge' };
   const disagreements: Record<string, unknown>[] = [];
   let worst = 0;
@@ -35,9 +37,13 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
     for (const q of queues) {
       const engine = s.oldestUnclaimedAgeMs[q] ?? 0;
       const own = s.harness.oldestUnclaimedAgeMs[q] ?? 0;
+      const before = s.harness.oldestBeforeMs?.[q] ?? own;
+      const lo = Math.min(before, own);
+      const hi = Math.max(before, own);
       if (Math.max(engine, own) > bounds.toleranceMs) waiting++;
-      worst = Math.max(worst, Math.abs(engine - own));
-      if (Math.abs(engine - own) > slack) off ??= { t: s.t, queue: q, engineMs: engine, harnessMs: own, slackMs: slack };
+      const outside = engine < lo ? lo - engine : engine > hi ? engine - hi : 0;
+      worst = Math.max(worst, outside);
+      if (outside > slack) off ??= { t: s.t, queue: q, engineMs: engine, harnessMs: own, ...(before !== own ? { harnessBeforeMs: before } : {}), slackMs: slack };
     }
     if (s.deadLetterDepth > s.harness.deadLetterDepth) off ??= { t: s.t, engineDeadLetters: s.deadLetterDepth, harnessDeadLetters: s.harness.deadLetterDepth };
     if (off) disagreements.push(off);
@@ -48,7 +54,7 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
     ...base,
     pass: share >= bounds.minAgreeShare,
     figure:
-      `${fmt(agreed)} of ${fmt(samples.length)} samples agree (${fmt(share * 100, 1)} %); largest age difference ${fmt(worst)} ms; ` +
+      `${fmt(agreed)} of ${fmt(samples.length)} samples agree (${fmt(share * 100, 1)} %); engine at most ${fmt(worst)} ms outside the harness's bracket; ` +
       `${fmt(waiting)} queue readings with a job waiting over ${fmt(bounds.toleranceMs)} ms`,
     ...(disagreements.length ? { examples: firstN(disagreements) } : {}),
   };

@@ -56,13 +56,16 @@ export class RunSampler {
 
   /** One sample now; the run takes a last one after the drain. */
   async runOnce(): Promise<void> {
+    // The harness reads before and after the engine: the engine's figure must lie between the two
+    // (the oldest job may be claimed in between, which no fixed tolerance covers).
     const startedT = this.recorder.now();
+    const before = await this.readOwn();
     await this.sampler.runOnce();
     const s = this.sampler.latest;
     if (!s) return;
     this.latest = s;
     const own = await this.readOwn();
-    if (!own) return;
+    if (!own || !before) return;
     this.recorder.record({
       type: 'sample',
       node: 'sampler',
@@ -75,7 +78,7 @@ export class RunSampler {
       dead: s.dead,
       deadTuples: s.jobsDeadTuples,
       xminAgeMs: s.xminHorizonAgeMs,
-      harness: { ...own, afterMs: this.recorder.now() - startedT },
+      harness: { ...own, oldestBeforeMs: before.oldestUnclaimedAgeMs, afterMs: this.recorder.now() - startedT },
     });
     const maxAge = Math.max(0, ...Object.values(own.oldestUnclaimedAgeMs));
     const t = this.thresholds;

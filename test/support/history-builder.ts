@@ -28,9 +28,9 @@ export const h = {
   fault: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:injected', fault, detail }),
   evidence: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:evidence', fault, detail }),
   /** A sample where the engine's sampler and the harness's own query read the same ages (`own` overrides the harness's). */
-  sample: (t: number, ages: Record<string, number>, own: { ages?: Record<string, number>; dlq?: number; engineDlq?: number; afterMs?: number } = {}): HistoryEvent => ({
+  sample: (t: number, ages: Record<string, number>, own: { ages?: Record<string, number>; before?: Record<string, number>; dlq?: number; engineDlq?: number; afterMs?: number } = {}): HistoryEvent => ({
     t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: own.engineDlq ?? own.dlq ?? 0, claimed: 0, done: 0, failed: 0, dead: 0,
-    harness: { oldestUnclaimedAgeMs: own.ages ?? ages, deadLetterDepth: own.dlq ?? 0, xminAgeMs: 0, afterMs: own.afterMs ?? 5 },
+    harness: { oldestUnclaimedAgeMs: own.ages ?? ages, ...(own.before ? { oldestBeforeMs: own.before } : {}), deadLetterDepth: own.dlq ?? 0, xminAgeMs: 0, afterMs: own.afterMs ?? 5 },
   }),
   alert: (t: number, signal: string, direction: 'up' | 'down'): HistoryEvent => ({ t, node: 'sampler', type: 'alert:crossed', signal, value: 0, threshold: 0, direction }),
 };
