@@ -26,6 +26,7 @@ const FORWARDED: EventName[] = [
   'job:completed',
   'job:failed',
   'job:dead',
+  'job:deferred',
   'lease:lost',
   'lease:rescued',
   'worker:error',

@@ -12,8 +12,10 @@ export interface EngineEvents {
   'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
   'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
+  /** The claim was handed back uncharged for a retry at `retryAt` (its effect was held by another holder's open transaction). */
+  'job:deferred': { jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number };
   'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
-  'lease:rescued': { jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean };
+  'lease:rescued': { jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed: boolean };
   'worker:error': { workerId: string; error: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
   'worker:listening': { workerId: string };

@@ -23,8 +23,9 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
   | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number }
   | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
+  | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
   | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string }
-  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean }
+  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }

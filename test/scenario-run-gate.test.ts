@@ -40,7 +40,9 @@ describe('gate verdicts', () => {
   it('plans every scenario, and every mutant against a scenario that checks its invariant', () => {
     expect(scenarioEntries(SCENARIOS).map((e) => e.scenario)).toEqual(Object.keys(SCENARIOS));
     const ms = mutantEntries(SCENARIOS);
-    expect(ms.map((e) => e.mutant).sort()).toEqual(Object.keys(MUTANTS).sort());
+    // Every mutant some checker catches; the others await their checker (caughtBy null).
+    const judged = Object.entries(MUTANTS).filter(([, m]) => m.caughtBy !== null).map(([name]) => name);
+    expect(ms.map((e) => e.mutant).sort()).toEqual(judged.sort());
     for (const e of ms) {
       const s = SCENARIOS[e.scenario];
       expect(s, `${e.mutant} runs on ${e.scenario}`).toBeDefined();

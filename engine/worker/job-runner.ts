@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { coerceError, JobTimeoutError, LeaseLostError } from '../errors.ts';
+import { coerceError, EffectBusyError, JobTimeoutError, LeaseLostError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handler, JobContext } from '../handler.ts';
 import { effectKey } from '../job.ts';
@@ -10,6 +10,7 @@ import type { ClaimedJob } from './claim.ts';
 import type { CompletionBatcher } from './completer.ts';
 import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
+import { writeResult } from './result-write.ts';
 import { workerStrategies } from './strategies.ts';
 
 export interface JobRunnerDeps {
@@ -21,6 +22,9 @@ export interface JobRunnerDeps {
   completer: CompletionBatcher;
   workerId: string;
 }
+
+/** A job whose effect another holder still has open is retried after 250-500 ms. */
+const EFFECT_BUSY_RETRY_MS = 250;
 
 class ShutdownAbort extends Error {
   override name = 'ShutdownAbort';
@@ -43,6 +47,8 @@ export class JobRun {
    */
   private finishing = false;
   private handedBack = false;
+  /** effectOnce found the effect held by another holder's open transaction: the job is handed back, whatever the handler did. */
+  private effectBusy = false;
   /** Resolves when the handler has returned (or was abandoned) and heartbeats stopped: its slot is free. */
   readonly handlerFinished: Promise<void>;
   /** Resolves when the outcome is recorded too (or given up on). */
@@ -102,7 +108,8 @@ export class JobRun {
       return;
     }
     try {
-      if (failed) await this.recordFailure(error, durationMs);
+      if (this.effectBusy) await this.deferBusy();
+      else if (failed) await this.recordFailure(error, durationMs);
       else await this.recordSuccess(durationMs);
     } catch (err) {
       // The result could not be written (database gone for longer than the
@@ -169,6 +176,27 @@ export class JobRun {
     }
   }
 
+  /**
+   * Hands the claim back without charging the attempt, for a retry shortly:
+   * the effect's other holder ends (commits, is fenced out, or dies and rolls
+   * back) in the meantime. Waiting on it instead would hold this job's claim
+   * for as long as that holder stays frozen.
+   */
+  private async deferBusy(): Promise<void> {
+    const { job, deps } = this;
+    const delayMs = EFFECT_BUSY_RETRY_MS + deps.rng.int(0, EFFECT_BUSY_RETRY_MS);
+    const row = await this.writeFenced('hand-back write', q.DeferJob, [job.id, job.leaseToken, delayMs]);
+    if (!row) return;
+    deps.events.emit('job:deferred', {
+      jobId: job.id,
+      queue: job.queue,
+      attempt: this.attempt,
+      workerId: deps.workerId,
+      reason: 'effect held by another holder',
+      retryAt: (row.run_at as Date).getTime(),
+    });
+  }
+
   private async recordFailure(thrown: unknown, durationMs: number): Promise<void> {
     const { job, deps } = this;
     const err = coerceError(thrown);
@@ -176,12 +204,8 @@ export class JobRun {
     const backoff = { baseMs: this.options.backoffBaseMs, capMs: this.options.backoffCapMs };
     const delayMs = workerStrategies.retryDelayMs(this.attempt, backoff, deps.rng);
     const kind = thrown instanceof JobTimeoutError ? 'timeout' : 'error';
-    const res = await deps.db.query(q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]);
-    const row = res.rows[0];
-    if (!row) {
-      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
-      return;
-    }
+    const row = await this.writeFenced('failure write', q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]);
+    if (!row) return;
     deps.events.emit('job:failed', {
       jobId: job.id,
       queue: job.queue,
@@ -197,6 +221,20 @@ export class JobRun {
     }
   }
 
+  /**
+   * A result write fenced on the lease token, retried through a lost
+   * connection (one that never reached the database would leave a live
+   * worker's job to its lease expiry, rerun for nothing). Returns its row, or
+   * undefined when the fence refused it (`lease:lost`).
+   */
+  private async writeFenced(what: string, query: string, params: unknown[]): Promise<Record<string, any> | undefined> {
+    const { job, deps } = this;
+    const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what });
+    const row = res.rows[0];
+    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
+    return row;
+  }
+
   private async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
     const { job, deps } = this;
     if (this.finishing) {
@@ -206,6 +244,7 @@ export class JobRun {
     this.finishing = true;
     const outcome = await workerStrategies.effectOnce(deps.db, job, effectKey(job), fn).catch((err) => {
       this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
+      if (err instanceof EffectBusyError) this.effectBusy = true;
       throw err;
     });
     if (outcome.completedJob) this.completedInTx = true;

@@ -44,6 +44,13 @@ export interface WorkerOptions extends QueueOptions {
   rescueIntervalMs?: number;
   /** Expired leases with no recorded failure before a job is dead-lettered as a poison pill. Default 2. */
   maxCrashes?: number;
+  /**
+   * How often this worker renews its liveness row (stampede.workers), ms. A lease that expires is charged
+   * as a crash only when its holder has been silent for 3 periods; a live holder gets the job taken back
+   * without one. Give every worker process its own workerId (the default does): a restarted process that
+   * reuses the id of a dead one would vouch for it. Default 1,000.
+   */
+  livenessMs?: number;
   /** A busy worker drains to run a suspect alone once the oldest suspect has waited this long; an idle one takes it at once. Default 2,000. */
   suspectPatienceMs?: number;
   /** After stop(), how long in-flight jobs may run before their claims are handed back. Default 10,000. */
@@ -87,6 +94,7 @@ export function validateWorkerOptions(o: WorkerOptions): void {
   positive(o.pollMs, 'pollMs');
   positive(o.agingMs, 'agingMs');
   positive(o.rescueIntervalMs, 'rescueIntervalMs');
+  positive(o.livenessMs, 'livenessMs');
   positive(o.shutdownGraceMs, 'shutdownGraceMs', true);
   positive(o.suspectPatienceMs, 'suspectPatienceMs', true);
   if (o.maxCrashes !== undefined && (!Number.isInteger(o.maxCrashes) || o.maxCrashes < 1)) {

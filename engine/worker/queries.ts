@@ -8,8 +8,11 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'CompleteJobs',
   'FailJob',
   'ReleaseJobs',
+  'DeferJob',
   'RecordEffectKey',
   'CompleteJobInTx',
 ] as const);
+
+export const livenessQueries = loadQueries(new URL('./liveness.sql', import.meta.url), ['TouchWorker', 'ForgetWorker'] as const);
 
 export const rescuerQueries = loadQueries(new URL('./rescuer.sql', import.meta.url), ['RescueExpiredLeases'] as const);

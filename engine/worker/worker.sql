@@ -133,11 +133,32 @@ UPDATE stampede.jobs j
  WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
 
+-- name: DeferJob
+-- Hands a claim back, uncharged, for a retry in $3 ms: its effect is held by
+-- another holder's unfinished transaction (see RecordEffectKey). Fenced.
+UPDATE stampede.jobs j
+   SET state = 'pending', attempts = greatest(j.attempts - 1, 0), run_at = now() + make_interval(secs => $3::float8 / 1000),
+       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+ WHERE j.id = $1 AND j.lease_token = $2 AND j.state = 'claimed'
+RETURNING j.run_at;
+
 -- name: RecordEffectKey
--- effectOnce: the dedup record, inside the effect's transaction.
-INSERT INTO stampede.effect_keys (key, job_id) VALUES ($1, $2)
-ON CONFLICT (key) DO NOTHING
-RETURNING key;
+-- effectOnce: the dedup record, inside the effect's transaction. It first
+-- takes the key's transaction-scoped advisory lock without waiting. Another
+-- holder that has the lock is inside its own effect for this key and has not
+-- committed (typically a worker frozen past its lease): `busy` comes back at
+-- once, instead of this insert queueing on that holder's uncommitted key for
+-- as long as it stays frozen, holding this job's claim meanwhile so that
+-- any unrelated death of this worker would be charged to the job as a crash.
+WITH lock AS (
+  SELECT pg_try_advisory_xact_lock(hashtext('stampede:effect'), hashtext($1)) AS got
+), recorded AS (
+  INSERT INTO stampede.effect_keys (key, job_id)
+  SELECT $1, $2 FROM lock WHERE lock.got
+  ON CONFLICT (key) DO NOTHING
+  RETURNING key
+)
+SELECT NOT lock.got AS busy, EXISTS (SELECT 1 FROM recorded) AS applied FROM lock;
 
 -- name: CompleteJobInTx
 -- effectOnce: the job's completion inside the effect's transaction, fenced.

@@ -12,6 +12,7 @@ import { JobRun } from './job-runner.ts';
 import { EnqueueListener } from './notifier.ts';
 import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
+import { WorkerLiveness } from './liveness.ts';
 import { LeaseRescuer } from './rescuer.ts';
 
 /** How soon after a NOTIFY wake-up the worker claims once more: covers enqueues whose NOTIFY the 10 ms throttle skipped. */
@@ -34,6 +35,7 @@ export class Worker {
   private readonly completer: CompletionBatcher;
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
+  private readonly liveness: WorkerLiveness;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
   /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
@@ -60,6 +62,7 @@ export class Worker {
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
     this.completer = new CompletionBatcher(options.db, this.clock, this.log);
+    this.liveness = new WorkerLiveness(options.db, this.id, this.clock, this.log.child('liveness'), options.livenessMs ?? DEFAULTS.livenessMs);
     if (options.listen ?? true) {
       this.listener = new EnqueueListener(
         options.db,
@@ -95,6 +98,7 @@ export class Worker {
   start(): void {
     if (this.running || this.stopping) return;
     this.running = true;
+    this.liveness.start();
     this.listener?.start();
     this.rescuer?.start();
     this.loop = this.run();
@@ -238,6 +242,7 @@ export class Worker {
     if (timedOut) await this.handBack();
     await Promise.all([...this.recording].map((r) => r.done));
     await this.completer.drain();
+    await this.liveness.stop();
   }
 
   private async handBack(): Promise<void> {

@@ -3,7 +3,9 @@ import { asyncCommit } from './async-commit.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
 import { cronKeySpelling } from './cron-key-spelling.ts';
 import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
+import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
+import { effectLockWait } from './effect-lock-wait.ts';
 import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
@@ -32,6 +34,8 @@ export const MUTANTS = {
   'async-commit': asyncCommit,
   'oldest-age-priority-blind': oldestAgePriorityBlind,
   'no-dead-letter-row': noDeadLetterRow,
+  'crash-on-any-expiry': crashOnAnyExpiry,
+  'effect-lock-wait': effectLockWait,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

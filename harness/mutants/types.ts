@@ -45,8 +45,14 @@ export type MutantChange = QueryPatch | StrategySwap;
 export interface Mutant {
   /** What guarantee it breaks, in a sentence. */
   breaks: string;
-  /** The invariant that must come out false when the mutant runs on `scenario`. */
-  caughtBy: CheckerName;
+  /**
+   * The invariant that must come out false when the mutant runs on `scenario`.
+   * null: no checker catches it yet (see `awaits`); the gate leaves it out,
+   * and its only negative control so far is its engine test.
+   */
+  caughtBy: CheckerName | null;
+  /** With `caughtBy: null`: the invariant (not yet written) that is to catch it. */
+  awaits?: string;
   /** The built-in scenario that exercises what it breaks (the gate runs it there). */
   scenario: string;
   /** What it changes, applied at load time in the process that runs the engine. */

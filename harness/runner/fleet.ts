@@ -8,7 +8,7 @@ import { engineSettingsFor, type Scenario, type SchedulerNode } from '../scenari
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
-const PASSED_THROUGH = new Set(['job:started', 'job:completed', 'job:failed', 'job:dead', 'lease:lost', 'lease:rescued', 'effect:applied', 'cron:materialized']);
+const PASSED_THROUGH = new Set(['job:started', 'job:completed', 'job:failed', 'job:dead', 'job:deferred', 'lease:lost', 'lease:rescued', 'effect:applied', 'cron:materialized']);
 
 /**
  * The system under test as real OS processes: a supervised set of worker
