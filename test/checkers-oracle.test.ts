@@ -39,6 +39,9 @@ describe('durable-acknowledgements', () => {
     const r = checkDurableAcknowledgements([...before, h.claim(900, 2, 'w1', 1), ...crash(1_000), h.claim(5_000, 2, 'w2', 1), h.completed(5_100, 2, 'w2')], finalState([job(1, 'done'), job(2, 'done')]));
     expect(r.pass).toBe(false);
     expect(r.examples).toEqual([{ undoneClaim: { jobId: 2, attempt: 1, claimedAtMs: 900, againAtMs: 5_000 } }]);
+    const deferredFirst: HistoryEvent = { t: 950, node: 'w1', type: 'job:deferred', jobId: 2, queue: 'default', attempt: 1, workerId: 'w1', reason: 'effect key busy', retryAt: 0 };
+    const handedBack = checkDurableAcknowledgements([...before, h.claim(900, 2, 'w1', 1), deferredFirst, ...crash(1_000), h.claim(5_000, 2, 'w2', 1)], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(handedBack.pass).toBe(true);
   });
 
   it('fails (negative control) on a completion acknowledged after the kill, before the server was back, that did not survive', () => {

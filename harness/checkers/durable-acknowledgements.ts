@@ -38,7 +38,8 @@ function crashes(history: readonly HistoryEvent[]): { t: number; backT: number; 
  *
  * - an acknowledged claim (`job:claimed`: the claim's COMMIT returned and
  *   charged the attempt) is not undone: the job is never claimed again with
- *   the same or a lower attempt number (the crash rolled the charge back).
+ *   the same or a lower attempt number (the crash rolled the charge back),
+ *   unless the worker handed that claim back uncharged (`job:deferred`).
  *
  * Unknown when the run injected no crash, the crash showed no evidence that it
  * happened, or nothing was acknowledged before it.
@@ -58,7 +59,11 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
   let completions = 0;
   let claims = 0;
   const laterClaims = new Map<number, { t: number; attempt: number }[]>();
-  for (const e of history) if (e.type === 'job:claimed') laterClaims.set(e.jobId, [...(laterClaims.get(e.jobId) ?? []), { t: e.t, attempt: e.attempt }]);
+  const deferred = new Map<number, number[]>();
+  for (const e of history) {
+    if (e.type === 'job:claimed') laterClaims.set(e.jobId, [...(laterClaims.get(e.jobId) ?? []), { t: e.t, attempt: e.attempt }]);
+    if (e.type === 'job:deferred') deferred.set(e.jobId, [...(deferred.get(e.jobId) ?? []), e.t]);
+  }
   const lastTouch = new Map<number, number>();
   for (const e of history) if (e.type === 'job:claimed' || e.type === 'lease:rescued') lastTouch.set(e.jobId, e.t);
   for (const e of history) {
@@ -69,7 +74,8 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
     } else if (e.type === 'job:claimed') {
       claims++;
       const again = laterClaims.get(e.jobId)!.find((c) => c.t > e.t && c.attempt <= e.attempt);
-      if (again) claimsUndone.push({ jobId: e.jobId, attempt: e.attempt, claimedAtMs: e.t, againAtMs: again.t });
+      const handedBack = again && (deferred.get(e.jobId) ?? []).some((t) => t >= e.t && t <= again.t);
+      if (again && !handedBack) claimsUndone.push({ jobId: e.jobId, attempt: e.attempt, claimedAtMs: e.t, againAtMs: again.t });
     } else if (e.type === 'job:completed') {
       completions++;
       const row = byId.get(e.jobId);
