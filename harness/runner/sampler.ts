@@ -21,10 +21,10 @@ export interface HarnessReading {
 }
 
 /**
- * Samples queue state once a second into `sample` history events, twice: with
- * the engine's own sampler (the same queries /metrics serves), whose figures
- * are under test, and right after with the harness's own query, whose figures
- * the oracle trusts. Records the moment each alert signal crosses its
+ * Samples queue state once a second into `sample` history events: with the
+ * engine's own sampler (the same queries /metrics serves), whose figures are
+ * under test, and just before and after it with the harness's own query,
+ * whose figures the oracle trusts. Records the moment each alert signal crosses its
  * threshold, up or down, by the harness's figures: that is how a run shows
  * when the incident was detectable and when it recovered.
  */
@@ -60,9 +60,8 @@ export class RunSampler {
     // (the oldest job may be claimed in between, which no fixed tolerance covers).
     const startedT = this.recorder.now();
     const before = await this.readOwn();
-    await this.sampler.runOnce();
-    const s = this.sampler.latest;
-    if (!s) return;
+    // Its own return value, not `latest`: a failed read must not pair a stale snapshot with fresh readings.
+    const s = await this.sampler.runOnce();
     this.latest = s;
     const own = await this.readOwn();
     if (!own || !before) return;
