@@ -7,6 +7,12 @@ export interface RunFacts {
   /** `cron:<schedule>:<instant>` keys the run must (and may) have produced, from the harness's cron oracle over the run's real times. */
   expectedCronKeys?: string[];
   allowedCronKeys?: string[];
+  /**
+   * Harness `t` (ms since the run started) at which the load started. The
+   * scenario's incident is in seconds after the load starts, the samples in
+   * run time: worker start-up (seconds on a loaded machine) lies between.
+   */
+  loadStartT?: number;
 }
 
 /**
@@ -24,7 +30,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => Math.min(e.maxCrashes, e.maxAttempts))) },
     'oldest-age-slo': {
       sloMs: s.thresholds.oldestAgeSloMs,
-      incident: s.incident ? { fromMs: s.incident.fromS * 1000, toMs: s.incident.toS * 1000 } : null,
+      incident: s.incident ? { fromMs: (facts.loadStartT ?? 0) + s.incident.fromS * 1000, toMs: (facts.loadStartT ?? 0) + s.incident.toS * 1000 } : null,
     },
     // Full jitter spreads a cohort's first retry over the backoff base; a bucket a fifth of it tells jitter from lockstep.
     'retry-spread': { bucketMs: Math.max(1, Math.min(1_000, Math.floor(min((e) => e.backoffBaseMs) / 5))) },

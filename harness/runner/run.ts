@@ -186,7 +186,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
   await recorder.close();
   const cron = expectedCron(s, recorder.events, { ...loadWindow, schedulesAddedDbMs }, faultPlan);
-  const facts = { expectedCronKeys: cron.expectedKeys, allowedCronKeys: cron.allowedKeys };
+  const facts = { expectedCronKeys: cron.expectedKeys, allowedCronKeys: cron.allowedKeys, loadStartT: loadWindow.fromT };
   const { names, bounds } = checkerPlan(s, facts);
   const invariants = runCheckers(names, recorder.events, final, bounds);
   const interrupted = opts.interrupt.aborted;
