@@ -16,14 +16,13 @@
 // still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
-import { CRON_DEFAULTS, CronMaterializer } from '../engine/cron/materializer.ts';
+import { CRON_DEFAULTS, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
-import { loadQueries } from '../engine/sql.ts';
 import { databaseUrl, errorText, exitOnHelp, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
@@ -31,8 +30,8 @@ const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahe
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
 ipc: {kind:'clock:jump', deltaMs} steps this node's clock; {kind:'stop'} stops it`;
 
-// The materializer's own file, so the node reads the database clock with the same query it would.
-const q = loadQueries(new URL('../engine/cron/materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
+// The materializer's own loaded queries, so the node reads the database clock with the same query it would.
+const q = materializerQueries;
 
 const log = createLogger('scheduler');
 

@@ -4,12 +4,14 @@ import { loadQueries } from './sql.ts';
 import { serializePayload, validateDate, validateInt, validateKey, validateQueueName } from './validate.ts';
 import { ValidationError } from './errors.ts';
 
-const q = loadQueries(new URL('./enqueue.sql', import.meta.url), [
+/** The loaded queries of enqueue.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
+export const enqueueQueries = loadQueries(new URL('./enqueue.sql', import.meta.url), [
   'EnqueueOne',
   'FindByIdempotencyKey',
   'EnqueueMany',
   'SetQueueMaxAttempts',
 ] as const);
+const q = enqueueQueries;
 
 export interface EnqueueOptions {
   /** When the job becomes due. Default: now (the database's now()). Exclusive with delayMs. */

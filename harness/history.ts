@@ -54,6 +54,19 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       deadTuples?: number;
       /** Age of the oldest transaction holding the xmin horizon, ms (0: none), when the sampler read it. */
       xminAgeMs?: number;
+      /**
+       * The harness's own reading right after the engine's (harness/runner/harness.sql
+       * HarnessQueueState): the oracle judges the SLO and alerts on these, and checks the engine's
+       * figures above against them. `oldestBeforeMs`: the same ages read just before the engine's read.
+       * `afterMs`: harness time from the first of the three reads starting to the last one ending.
+       */
+      harness?: {
+        oldestUnclaimedAgeMs: Record<string, number>;
+        oldestBeforeMs?: Record<string, number>;
+        deadLetterDepth: number;
+        xminAgeMs: number;
+        afterMs: number;
+      };
     }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
 );
@@ -75,6 +88,8 @@ export interface FinalState {
     priority: number;
     idempotencyKey: string | null;
     kind?: string;
+    /** run_at as epoch ms (database clock), when the runner read it. */
+    runAtMs?: number;
     /** Pending with a run_at after the database's now() when the state was read: scheduled for later (a cron node's lookahead), not unfinished. */
     notDueYet?: boolean;
   }[];

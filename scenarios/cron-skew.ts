@@ -8,11 +8,13 @@ import { BACKGROUND_TRAFFIC, SCHEDULED_JOB } from './background.ts';
  * node's skew is stepped 90 s ahead mid-run (it materializes further ahead,
  * onto the same keys); another is stepped 150 s back, past the tolerance, and
  * must refuse to materialize rather than write what it believes is due.
+ * Twice the schedules' progress mark is rewound 30 s (a restored backup),
+ * so occurrences already written are computed and written again.
  */
 export default defineScenario({
   name: 'cron-skew',
   description:
-    'Three scheduler nodes with skewed clocks (-20 s, 0, +25 s), one stepped 90 s ahead and one 150 s back mid-run (NTP late or stepped on one host): every occurrence becomes exactly one job, and the node beyond the skew tolerance refuses instead of materializing.',
+    'Three scheduler nodes with skewed clocks (-20 s, 0, +25 s), one stepped 90 s ahead and one 150 s back mid-run (NTP late or stepped on one host), progress rewound twice (a restored backup): every occurrence becomes exactly one job, and the node beyond the skew tolerance refuses instead of materializing.',
   seed: 31,
   durationS: 14,
   load: { model: 'poisson', rate: 100 },
@@ -28,7 +30,12 @@ export default defineScenario({
   faults: [
     { fault: 'clock-skew', atS: 4, target: 'scheduler:1', skewMs: 90_000 },
     { fault: 'clock-jump', atS: 7, target: 'scheduler:0', jumpMs: -150_000 },
+    // Twice, a stale progress mark (a restored backup): every node computes the last 30 s and the
+    // lookahead again, so the unique occurrence key really has double computes to collapse.
+    { fault: 'cron-rewind', atS: 5, everyS: 5, backS: 30 },
   ],
-  checkers: { 'one-job-per-cron-occurrence': true },
+  // The expected occurrences come from the harness's cron oracle over the run's real times (at least the
+  // next minute of both minutely schedules at 14 s); scheduler-0, stepped 170 s behind, must refuse.
+  checkers: { 'one-job-per-cron-occurrence': true, 'cron-skew-refusal': { mustRefuse: ['scheduler-0'] } },
   drainTimeoutS: 30,
 });

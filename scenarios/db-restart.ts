@@ -1,20 +1,21 @@
 import { defineScenario } from '../harness/scenario.ts';
 
 /**
- * The database goes away under load: a failover or a minor-version restart
- * (2 s down), and later every engine connection terminated at once (a
+ * The database goes away under load: the postmaster SIGKILLed mid-load (an
+ * OOM kill, a power cut: 2 s down, then crash recovery from the WAL), and later every engine connection terminated at once (a
  * pgbouncer restart, an idle-connection reaper, an operator's
  * pg_terminate_backend). Enqueues in flight when the server vanished have an
  * unknown outcome and are resolved by their idempotency key; claims and
- * completions retry; nothing acknowledged may be lost and no effect may be
- * applied twice. Needs a server the run started itself (embedded or a
+ * completions retry; nothing acknowledged may be lost (durable-acknowledgements:
+ * every enqueue and completion acknowledged before the crash survives it) and no
+ * effect may be applied twice. Needs a server the run started itself (embedded or a
  * container): a server given by DATABASE_URL cannot be restarted, and the run
  * is then inconclusive.
  */
 export default defineScenario({
   name: 'db-restart',
   description:
-    'Postgres restarted for 2 s mid-run (failover, minor upgrade) and later every engine connection terminated (a pooler restart, a connection reaper): unknown-outcome enqueues resolved by key, nothing acknowledged lost, exactly one effect.',
+    'Postgres crashed (postmaster SIGKILLed) mid-load and restarted 2 s later with crash recovery (OOM kill, power cut) and later every engine connection terminated (a pooler restart, a connection reaper): unknown-outcome enqueues resolved by key, nothing acknowledged lost, exactly one effect.',
   seed: 71,
   durationS: 16,
   load: { model: 'poisson', rate: 200 },
@@ -26,9 +27,10 @@ export default defineScenario({
   ],
   engine: { leaseMs: 5_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4 },
   faults: [
-    { fault: 'db-restart', atS: 4, mode: 'fast', downS: 2 },
+    { fault: 'db-restart', atS: 4, mode: 'crash', downS: 2 },
     { fault: 'db-terminate-backends', atS: 13, scope: 'workers' },
   ],
   thresholds: { oldestAgeSloMs: 5_000 },
+  checkers: { 'durable-acknowledgements': true },
   drainTimeoutS: 45,
 });

@@ -12,8 +12,14 @@ const london = { timezone: 'Europe/London', queue: 'default', catchUp: 'all' as 
  *
  *   nightly-first  30 1 (shift-first)   first pass only: 01:30 BST = 00:30Z
  *   nightly-both   30 1 (shift-both)    both passes: 00:30Z and 01:30 GMT = 01:30Z
+ *   skip-first     30 1 (skip-first)    first pass only: 00:30Z
+ *   skip-both      30 1 (skip-both)     both passes: 00:30Z and 01:30Z
  *   every-30       *\/30 (interval)     real elapsed time: 23:00Z (25th) ... 01:30Z,
  *                                       six runs, 01:00 and 01:30 local twice each
+ *   catch-up-latest 10,40 (latest)      missed before the move: 23:10Z (25th) ... 00:40Z (01:40
+ *                                       BST); the newest, 00:40Z, then 01:10Z and 01:40Z (GMT)
+ *   catch-up-none  10,40 (none)         none of the missed: 01:10Z and 01:40Z
+ * (every-30 and the nightly ones catch up with `all`.)
  */
 export default defineScenario({
   name: 'dst-fall-back',
@@ -28,6 +34,10 @@ export default defineScenario({
     schedules: [
       { id: 'nightly-first', cron: '30 1 26 10 *', dstPolicy: 'shift-first', ...london },
       { id: 'nightly-both', cron: '30 1 26 10 *', dstPolicy: 'shift-both', ...london },
+      { id: 'skip-first', cron: '30 1 26 10 *', dstPolicy: 'skip-first', ...london },
+      { id: 'skip-both', cron: '30 1 26 10 *', dstPolicy: 'skip-both', ...london },
+      { id: 'catch-up-latest', cron: '10,40 * 26 10 *', ...london, catchUp: 'latest' },
+      { id: 'catch-up-none', cron: '10,40 * 26 10 *', ...london, catchUp: 'none' },
       { id: 'every-30', cron: '*/30 * 26 10 *', ...london },
     ],
   },
@@ -38,6 +48,14 @@ export default defineScenario({
         'cron:nightly-first:2025-10-26T00:30:00.000Z',
         'cron:nightly-both:2025-10-26T00:30:00.000Z',
         'cron:nightly-both:2025-10-26T01:30:00.000Z',
+        'cron:skip-first:2025-10-26T00:30:00.000Z',
+        'cron:skip-both:2025-10-26T00:30:00.000Z',
+        'cron:skip-both:2025-10-26T01:30:00.000Z',
+        'cron:catch-up-latest:2025-10-26T00:40:00.000Z',
+        'cron:catch-up-latest:2025-10-26T01:10:00.000Z',
+        'cron:catch-up-latest:2025-10-26T01:40:00.000Z',
+        'cron:catch-up-none:2025-10-26T01:10:00.000Z',
+        'cron:catch-up-none:2025-10-26T01:40:00.000Z',
         'cron:every-30:2025-10-25T23:00:00.000Z',
         'cron:every-30:2025-10-25T23:30:00.000Z',
         'cron:every-30:2025-10-26T00:00:00.000Z',
@@ -46,6 +64,8 @@ export default defineScenario({
         'cron:every-30:2025-10-26T01:30:00.000Z',
       ],
     },
+    // The moved node's skew stays real: it must never refuse.
+    'cron-skew-refusal': { mustRefuse: [] },
   },
   drainTimeoutS: 30,
 });

@@ -14,10 +14,16 @@ const ny = { timezone: 'America/New_York', queue: 'default', catchUp: 'all' as c
  * hand from the policy table in docs/cron-dst.md, not computed by the engine:
  *
  *   nightly-shift  30 2 (shift-first)   02:30 is in the gap -> 03:00 EDT = 07:00Z
+ *   shift-both     30 2 (shift-both)    the same: 07:00Z
  *   nightly-skip   30 2 (skip-first)    02:30 is in the gap -> nothing
+ *   skip-both      30 2 (skip-both)     nothing
  *   around         30 1,3               01:30 EST = 06:30Z, 03:30 EDT = 07:30Z
  *   every-30       *\/30 (interval)     real elapsed time: 05:00Z ... 07:30Z every 30 min
  *                                       (00:00 to 03:30 local, no 02:xx)
+ *   catch-up-latest 10,40 (latest)      missed before the move: 05:10 ... 06:40Z; the newest,
+ *                                       06:40Z, then 07:10Z and 07:40Z (03:10, 03:40 EDT)
+ *   catch-up-none  10,40 (none)         none of the missed: 07:10Z and 07:40Z
+ * (every-30 and around catch up with `all`.)
  */
 export default defineScenario({
   name: 'dst-spring-forward',
@@ -32,6 +38,10 @@ export default defineScenario({
     schedules: [
       { id: 'nightly-shift', cron: '30 2 9 3 *', dstPolicy: 'shift-first', ...ny },
       { id: 'nightly-skip', cron: '30 2 9 3 *', dstPolicy: 'skip-first', ...ny },
+      { id: 'shift-both', cron: '30 2 9 3 *', dstPolicy: 'shift-both', ...ny },
+      { id: 'skip-both', cron: '30 2 9 3 *', dstPolicy: 'skip-both', ...ny },
+      { id: 'catch-up-latest', cron: '10,40 * 9 3 *', ...ny, catchUp: 'latest' },
+      { id: 'catch-up-none', cron: '10,40 * 9 3 *', ...ny, catchUp: 'none' },
       { id: 'around', cron: '30 1,3 9 3 *', ...ny },
       { id: 'every-30', cron: '*/30 * 9 3 *', ...ny },
     ],
@@ -41,6 +51,12 @@ export default defineScenario({
     'one-job-per-cron-occurrence': {
       expectedKeys: [
         'cron:nightly-shift:2025-03-09T07:00:00.000Z',
+        'cron:shift-both:2025-03-09T07:00:00.000Z',
+        'cron:catch-up-latest:2025-03-09T06:40:00.000Z',
+        'cron:catch-up-latest:2025-03-09T07:10:00.000Z',
+        'cron:catch-up-latest:2025-03-09T07:40:00.000Z',
+        'cron:catch-up-none:2025-03-09T07:10:00.000Z',
+        'cron:catch-up-none:2025-03-09T07:40:00.000Z',
         'cron:around:2025-03-09T06:30:00.000Z',
         'cron:around:2025-03-09T07:30:00.000Z',
         'cron:every-30:2025-03-09T05:00:00.000Z',
@@ -51,6 +67,8 @@ export default defineScenario({
         'cron:every-30:2025-03-09T07:30:00.000Z',
       ],
     },
+    // The moved node's skew stays real: it must never refuse.
+    'cron-skew-refusal': { mustRefuse: [] },
   },
   drainTimeoutS: 30,
 });

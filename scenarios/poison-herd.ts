@@ -47,6 +47,12 @@ export default defineScenario({
     'dead-letter-routing': true,
     // Aging: reports (priority 0) trail orders (priority 5) by at most 5 x agingMs = 5 s, plus 2 s of claim cycles.
     fairness: { lowQueues: ['reports'], highQueues: ['orders'], maxLowWaitMs: 60_000, maxLowOverHighMs: 7_000 },
+    // Detect: both alerts fire on the harness's own reading; recover: the age alert clears (dead letters stay).
+    'declared-alerts': { mustFire: ['oldest-unclaimed-age', 'dead-letter-depth'], mustClear: ['oldest-unclaimed-age'] },
+    'dead-letter-rows': true,
+    'sampler-agrees': true,
+    // The node stepped an hour ahead refuses rather than write at a wrong instant.
+    'cron-skew-refusal': { mustRefuse: ['scheduler-0'] },
   },
   drainTimeoutS: 45,
 });

@@ -26,6 +26,11 @@ export default defineScenario({
   mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'fixed', ms: 50 } }],
   engine: { pollMs: 50, agingMs: 300 },
   // No effect jobs here (fixed-length work keeps the capacity known), so the effect check has nothing to judge.
-  checkers: { 'exactly-one-effect': false, fairness: { lowQueues: ['reports'], highQueues: ['checkout'], maxLowWaitMs: 17_000 } },
+  checkers: {
+    'exactly-one-effect': false,
+    fairness: { lowQueues: ['reports'], highQueues: ['checkout'], maxLowWaitMs: 17_000 },
+    // Both lanes back up for seconds: the engine's sampler must read the ages the harness reads.
+    'sampler-agrees': true,
+  },
   drainTimeoutS: 60,
 });

@@ -26,7 +26,12 @@ export default defineScenario({
   ],
   engine: { pollMs: 100 },
   faults: [{ fault: 'xmin-hold', atS: 3, forS: 12 }],
-  checkers: { 'oldest-age-slo': true },
+  checkers: {
+    'oldest-age-slo': true,
+    'sampler-agrees': true,
+    // The 12 s hold must show on the harness's own reading, and end with it.
+    'declared-alerts': { mustFire: ['xmin-horizon-age'], mustClear: ['xmin-horizon-age'] },
+  },
   thresholds: { oldestAgeSloMs: 2_000, xminAgeAlertMs: 5_000 },
   drainTimeoutS: 30,
 });

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../engine/rng.ts';
 import { retryDelayMs } from '../engine/worker/backoff.ts';
 import { ceilingDelayMs } from '../harness/mutants/no-jitter.ts';
-import { checkCronOccurrence, parseOccurrenceKey } from '../harness/checkers/cron-occurrence.ts';
 import { checkFairness } from '../harness/checkers/fairness.ts';
 import { checkOldestAgeSlo } from '../harness/checkers/oldest-age-slo.ts';
 import { checkRetrySpread, outageWindows } from '../harness/checkers/retry-spread.ts';
@@ -100,41 +99,6 @@ describe('oldest-age-slo', () => {
     const r = checkOldestAgeSlo([h.sample(0, { high: 5_000, low: 10 })], finalState([]), { ...bounds, incident: null, queues: ['low'] });
     expect(r.pass).toBe(true);
     expect(checkOldestAgeSlo([], finalState([]), bounds).pass).toBe('unknown');
-  });
-});
-
-describe('one-job-per-cron-occurrence', () => {
-  const cronJob = (id: number, key: string) => job(id, 'done', { idempotencyKey: key });
-
-  it('parses occurrence keys whose ISO instant itself holds colons, and epoch-ms instants', () => {
-    expect(parseOccurrenceKey('cron:nightly:2026-03-08T02:30:00.000Z')).toEqual({ schedule: 'nightly', instantMs: Date.UTC(2026, 2, 8, 2, 30) });
-    expect(parseOccurrenceKey('cron:a.b-c@1772937000000')).toEqual({ schedule: 'a.b-c', instantMs: 1772937000000 });
-    expect(parseOccurrenceKey('op:7')).toBeUndefined();
-  });
-
-  it('passes when each expected occurrence exists once', () => {
-    const keys = ['cron:s:2026-03-08T01:00:00.000Z', 'cron:s:2026-03-08T01:05:00.000Z'];
-    const r = checkCronOccurrence([], finalState([cronJob(1, keys[0]), cronJob(2, keys[1]), job(3, 'done')]), { expectedKeys: keys });
-    expect(r.pass).toBe(true);
-    expect(r.figure).toBe('2 occurrence jobs: 0 duplicated, 0 missing and 0 unexpected of 2 expected');
-  });
-
-  it('fails (negative control) on the same occurrence twice under two spellings of its instant', () => {
-    const r = checkCronOccurrence([], finalState([cronJob(1, 'cron:s:2026-03-08T01:00:00.000Z'), cronJob(2, 'cron:s:2026-03-08T02:00:00+01:00')]), { expectedKeys: [] });
-    expect(r.pass).toBe(false);
-    expect(r.examples).toEqual([{ duplicate: ['cron:s:2026-03-08T01:00:00.000Z', 'cron:s:2026-03-08T02:00:00+01:00'] }]);
-  });
-
-  it('fails when an expected occurrence is missing, or an unexpected one ran (a doubled fall-back hour)', () => {
-    const r = checkCronOccurrence([], finalState([cronJob(1, 'cron:s:2026-10-25T00:30:00.000Z'), cronJob(2, 'cron:s:2026-10-25T01:30:00.000Z')]), {
-      expectedKeys: ['cron:s:2026-10-25T00:30:00.000Z', 'cron:s:2026-10-25T02:30:00.000Z'],
-    });
-    expect(r.pass).toBe(false);
-    expect(r.figure).toBe('2 occurrence jobs: 0 duplicated, 1 missing and 1 unexpected of 2 expected');
-  });
-
-  it('is unknown when there was nothing to check', () => {
-    expect(checkCronOccurrence([], finalState([job(1, 'done')]), { expectedKeys: [] }).pass).toBe('unknown');
   });
 });
 

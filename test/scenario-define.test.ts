@@ -125,6 +125,9 @@ describe('checkerPlan', () => {
     expect(bounds['oldest-age-slo']).toEqual({ sloMs: 2_000, incident: { fromMs: 10_000, toMs: 20_000 }, maxRecoverMs: 9_000, queues: [] });
     expect(bounds['retry-spread']).toMatchObject({ bucketMs: 400 });
     expect(bounds['faults-exercised']).toEqual({ declared: ['worker-kill', 'dependency-outage'] });
+    // The incident is in seconds after the load starts; samples are in run time, so it moves with the load's start.
+    const late = checkerPlan(s, { loadStartT: 15_000 }).bounds['oldest-age-slo'];
+    expect(late).toMatchObject({ incident: { fromMs: 25_000, toMs: 35_000 } });
   });
 });
 

@@ -12,7 +12,9 @@ import { validateDstPolicy } from './policy.ts';
 import { scheduleFromRow, type Schedule } from './schedule.ts';
 import { validateTimeZone } from './zone.ts';
 
-const q = loadQueries(new URL('./materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
+/** The loaded queries of materializer.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
+export const materializerQueries = loadQueries(new URL('./materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
+const q = materializerQueries;
 
 /** Defaults of CronMaterializerConfig. Units are in the names. */
 export const CRON_DEFAULTS = {

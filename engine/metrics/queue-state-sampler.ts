@@ -7,7 +7,9 @@ import { validateInt } from '../validate.ts';
 import type { StampedeMetrics } from './registry.ts';
 
 const QUERY_NAMES = ['ClaimableByQueue', 'ClaimedByQueue', 'QueueControls', 'DeadLettersByQueue', 'JobsTableHealth', 'DoneExact', 'XminHorizon'] as const;
-const q = loadQueries(new URL('./queue-state.sql', import.meta.url), QUERY_NAMES);
+/** The loaded queries of queue-state.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
+export const queueStateQueries = loadQueries(new URL('./queue-state.sql', import.meta.url), QUERY_NAMES);
+const q = queueStateQueries;
 
 export interface QueueStateSamplerConfig {
   /** Time between samples, in ms. Default 5000. Each round is a handful of index probes, whatever the table size. */

@@ -4,8 +4,15 @@ import { resolveBounds, type CheckerBounds, type CheckerName } from './index.ts'
 
 /** What the runner passes in that only the run knows (the occurrences the schedules should have produced). */
 export interface RunFacts {
-  /** `cron:<schedule>:<instant>` keys expected over the run, from the schedules and the run's real start and end. */
+  /** `cron:<schedule>:<instant>` keys the run must (and may) have produced, from the harness's cron oracle over the run's real times. */
   expectedCronKeys?: string[];
+  allowedCronKeys?: string[];
+  /**
+   * Harness `t` (ms since the run started) at which the load started. The
+   * scenario's incident is in seconds after the load starts, the samples in
+   * run time: worker start-up (seconds on a loaded machine) lies between.
+   */
+  loadStartT?: number;
 }
 
 /**
@@ -23,12 +30,14 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => Math.min(e.maxCrashes, e.maxAttempts))) },
     'oldest-age-slo': {
       sloMs: s.thresholds.oldestAgeSloMs,
-      incident: s.incident ? { fromMs: s.incident.fromS * 1000, toMs: s.incident.toS * 1000 } : null,
+      incident: s.incident ? { fromMs: (facts.loadStartT ?? 0) + s.incident.fromS * 1000, toMs: (facts.loadStartT ?? 0) + s.incident.toS * 1000 } : null,
     },
     // Full jitter spreads a cohort's first retry over the backoff base; a bucket a fifth of it tells jitter from lockstep.
     'retry-spread': { bucketMs: Math.max(1, Math.min(1_000, Math.floor(min((e) => e.backoffBaseMs) / 5))) },
     'faults-exercised': { declared: [...new Set(s.faults.map((f) => f.fault))] },
-    ...(facts.expectedCronKeys ? { 'one-job-per-cron-occurrence': { expectedKeys: facts.expectedCronKeys } } : {}),
+    ...(facts.expectedCronKeys
+      ? { 'one-job-per-cron-occurrence': { expectedKeys: facts.expectedCronKeys, allowedKeys: facts.allowedCronKeys ?? [] } }
+      : {}),
   };
   const names = enabledCheckers(s);
   const bounds: CheckerBounds = {};

@@ -1,6 +1,10 @@
 import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
+import { cronSkewRefusal } from './cron-skew-refusal.ts';
+import { deadLetterRows } from './dead-letter-rows.ts';
+import { declaredAlerts } from './declared-alerts.ts';
+import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
 import { downstreamInFlight } from './downstream-in-flight.ts';
 import { exactlyOneEffect } from './exactly-one-effect.ts';
@@ -12,6 +16,7 @@ import { noStaleCompletion } from './no-stale-completion.ts';
 import { oldestAgeSlo } from './oldest-age-slo.ts';
 import { pausedQueueIdle } from './paused-queue-idle.ts';
 import { retrySpread } from './retry-spread.ts';
+import { samplerAgrees } from './sampler-agrees.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -27,6 +32,11 @@ export const CHECKERS = {
   'retry-spread': retrySpread,
   'downstream-in-flight': downstreamInFlight,
   'paused-queue-idle': pausedQueueIdle,
+  'cron-skew-refusal': cronSkewRefusal,
+  'durable-acknowledgements': durableAcknowledgements,
+  'sampler-agrees': samplerAgrees,
+  'declared-alerts': declaredAlerts,
+  'dead-letter-rows': deadLetterRows,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

@@ -16,21 +16,23 @@ export interface OldestAgeSloBounds {
  * Oldest-unclaimed-age is the SLO that matters (the source document's words):
  * a queue can be deep and healthy, but not old.
  *
- * Reads `sample` events. Each sample's age is the largest over the watched
- * queues. Outside the incident, p99 and max must be within the SLO. The
+ * Reads `sample` events, by the harness's own reading (`sample.harness`,
+ * harness/runner/harness.sql), never the engine's sampler, whose figures are
+ * under test (sampler-agrees). Each sample's age is the largest over the
+ * watched queues. Outside the incident, p99 and max must be within the SLO. The
  * incident is excused, and so is the recovery after it, up to the first sample
  * at or after the window's end that is back within the SLO; that recovery
  * time is bounded by `maxRecoverMs`. A relapse after recovery counts.
  */
 export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: FinalState, bounds: OldestAgeSloBounds): InvariantResult {
   const samples = history
-    .filter((e): e is EventOf<'sample'> => e.type === 'sample')
+    .filter((e): e is EventOf<'sample'> & { harness: NonNullable<EventOf<'sample'>['harness']> } => e.type === 'sample' && e.harness !== undefined)
     .map((s) => {
-      const entries = Object.entries(s.oldestUnclaimedAgeMs).filter(([q]) => bounds.queues.length === 0 || bounds.queues.includes(q));
+      const entries = Object.entries(s.harness.oldestUnclaimedAgeMs).filter(([q]) => bounds.queues.length === 0 || bounds.queues.includes(q));
       return { t: s.t, age: Math.max(0, maxOf(entries.map(([, v]) => v)) || 0) };
     });
   const base = { name: 'oldest-age-slo', bound: `p99 and max <= ${fmt(bounds.sloMs)} ms outside the incident` };
-  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no samples recorded' };
+  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no harness samples recorded' };
 
   const inc = bounds.incident;
   let recoveredT: number | undefined;

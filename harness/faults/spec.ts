@@ -47,8 +47,14 @@ export type FaultSpec = FaultTiming &
     | { fault: 'queue-pause'; forS: number; queue?: string }
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
-    /** Restart the Postgres server; it is down for downS seconds. */
-    | { fault: 'db-restart'; mode?: 'fast' | 'immediate'; downS?: number }
+    /**
+     * Set every schedule's progress mark backS seconds before the database's now (a restored backup, an
+     * operator's UPDATE, a node that read a stale mark): the nodes compute those occurrences again, and
+     * the unique occurrence key must collapse them onto the rows already written.
+     */
+    | { fault: 'cron-rewind'; backS: number }
+    /** Restart the Postgres server; it is down for downS seconds. Mode `crash`: SIGKILL the postmaster. */
+    | { fault: 'db-restart'; mode?: 'fast' | 'immediate' | 'crash'; downS?: number }
     /** Hold `connections` connections busy for forS seconds. */
     | { fault: 'pool-exhaust'; connections: number; forS: number }
     /** Keep a transaction open for forS seconds, pinning the xmin horizon (dead tuples pile up). */
@@ -81,7 +87,8 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
-  'db-restart': { mode: { kind: ['fast', 'immediate'] }, downS: { kind: 'posNum' } },
+  'cron-rewind': { backS: { kind: 'posNum', required: true } },
+  'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' } },
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
   'xmin-hold': { forS: { kind: 'posNum', required: true } },
   'dependency-outage': { forS: { kind: 'posNum', required: true }, errorRate: { kind: 'rate' } },

@@ -3,6 +3,8 @@ import { QUERY_SOURCES, type Mutant, type QueryPatch } from './types.ts';
 
 /** The harness's worker entry that runs a mutant (see worker-process.ts). */
 export const MUTANT_WORKER_SCRIPT = 'harness/mutants/worker-process.ts';
+/** The harness's scheduler entry that runs a mutant whose `runsIn` is 'scheduler'. */
+export const MUTANT_SCHEDULER_SCRIPT = 'harness/mutants/scheduler-process.ts';
 
 /**
  * The query text after a patch. Throws, naming the mutant, the query and the

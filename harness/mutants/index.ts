@@ -1,16 +1,21 @@
 import { applyMutant as applyChanges } from './apply.ts';
+import { asyncCommit } from './async-commit.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
+import { cronKeySpelling } from './cron-key-spelling.ts';
+import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
 import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
 import { effectLockWait } from './effect-lock-wait.ts';
 import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
+import { noDeadLetterRow } from './no-dead-letter-row.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
+import { oldestAgePriorityBlind } from './oldest-age-priority-blind.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
-import type { Mutant } from './types.ts';
+import type { Mutant, MutantProcess } from './types.ts';
 
 /**
  * Every mutant by name: deliberately broken engines, the negative controls of
@@ -26,6 +31,11 @@ export const MUTANTS = {
   'no-aging': noAging,
   'no-crash-detection': noCrashDetection,
   'no-fencing': noFencing,
+  'cron-key-spelling': cronKeySpelling,
+  'db-clock-as-wall-time': dbClockAsWallTime,
+  'async-commit': asyncCommit,
+  'oldest-age-priority-blind': oldestAgePriorityBlind,
+  'no-dead-letter-row': noDeadLetterRow,
   'crash-on-any-expiry': crashOnAnyExpiry,
   'effect-lock-wait': effectLockWait,
   'no-queue-limit': noQueueLimit,
@@ -43,5 +53,10 @@ export function applyMutant(name: MutantName): () => void {
   return applyChanges(name, MUTANTS[name]);
 }
 
-export { MUTANT_WORKER_SCRIPT } from './apply.ts';
+export { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
+
+/** Where a mutant's broken code runs (harness/mutants/types.ts `runsIn`); null for the real engine. */
+export function mutantRunsIn(name: MutantName | null): MutantProcess | null {
+  return name === null ? null : ((MUTANTS[name] as Mutant).runsIn ?? 'worker');
+}
 export type { Mutant } from './types.ts';

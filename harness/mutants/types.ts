@@ -1,5 +1,8 @@
 import type { CheckerName } from '../checkers/index.ts';
 import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
+import { materializerQueries } from '../../engine/cron/materializer.ts';
+import { enqueueQueries } from '../../engine/enqueue.ts';
+import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
 import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
 
 /**
@@ -10,6 +13,9 @@ import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
 export const QUERY_SOURCES = {
   'engine/worker/worker.sql': workerQueries,
   'engine/worker/rescuer.sql': rescuerQueries,
+  'engine/enqueue.sql': enqueueQueries,
+  'engine/cron/materializer.sql': materializerQueries,
+  'engine/metrics/queue-state.sql': queueStateQueries,
 } satisfies Record<string, Record<string, string>>;
 
 export type QueryFile = keyof typeof QUERY_SOURCES;
@@ -51,7 +57,15 @@ export interface Mutant {
   scenario: string;
   /** What it changes, applied at load time in the process that runs the engine. */
   changes: MutantChange[];
+  /**
+   * Which process runs the broken code: the worker processes (default), the
+   * scheduler node processes (the cron materializer), or the scenario runner
+   * itself (the engine's QueueStateSampler, which the runner samples with).
+   */
+  runsIn?: MutantProcess;
 }
+
+export type MutantProcess = 'worker' | 'scheduler' | 'runner';
 
 /** A patch of one named query (typed: the query must exist in that file). */
 export function queryPatch<F extends QueryFile>(file: F, query: keyof (typeof QUERY_SOURCES)[F] & string, edits: QueryEdit[]): QueryPatch {

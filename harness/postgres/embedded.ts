@@ -79,6 +79,9 @@ export class EmbeddedPostgres {
     return this.proc?.pid;
   }
 
+  /** What the server printed while starting last, up to "ready to accept connections": after a crash it says it recovered. */
+  startLog = '';
+
   get dir(): string {
     return this.rootDir;
   }
@@ -126,6 +129,7 @@ export class EmbeddedPostgres {
         if (stderr.includes('database system is ready to accept connections')) {
           proc.stderr!.off('data', onData);
           proc.stderr!.resume();
+          this.startLog = stderr;
           resolve();
         }
       };

@@ -13,6 +13,10 @@ export interface PostgresServer {
   stop(): Promise<void>;
   /** Only on servers we own: SIGKILL the postmaster (a crash), and start it again on the same data. */
   crash?(): Promise<void>;
+  /** The postmaster's OS pid, on servers we own: a crash and restart changes it. */
+  readonly pid?: number;
+  /** What the server printed while starting last, on servers we own (after a crash: its recovery). */
+  readonly startLog?: string;
   halt?(mode: 'fast' | 'immediate'): Promise<void>;
   restart?(): Promise<void>;
 }

@@ -1,7 +1,6 @@
-import { parseCron } from '../../engine/cron/expression.ts';
-import { occurrenceKey, occurrencesBetween } from '../../engine/cron/occurrences.ts';
-import { DEFAULT_DST_POLICY } from '../../engine/cron/policy.ts';
 import type { FaultAction } from '../faults/plan.ts';
+import type { HistoryEvent } from '../history.ts';
+import { oracleKey, oracleMaterialized, oracleOccurrences, type OracleSchedule } from '../oracle/cron-walk.ts';
 import type { Scenario } from '../scenario.ts';
 
 /** The materializer's default tolerance and lookahead as the fleet starts a node (harness/runner/fleet.ts). */
@@ -10,38 +9,71 @@ function lookaheadOf(s: Scenario, index: number): number {
   return n.lookaheadMs ?? Math.max(120_000, Math.abs(n.skewMs) * 2) + 500 + 10_000;
 }
 
-function keysBetween(s: Scenario, fromMs: number, toMs: number): string[] {
-  if (toMs <= fromMs) return [];
-  return s.scheduler.schedules.flatMap((sc) =>
-    occurrencesBetween({ spec: parseCron(sc.cron), timezone: sc.timezone ?? 'UTC', dstPolicy: sc.dstPolicy ?? DEFAULT_DST_POLICY }, fromMs, toMs).map((t) =>
-      occurrenceKey(sc.id, t),
-    ),
-  );
+/** The engine's default catch-up window (one hour), for nodes that do not set one. */
+const DEFAULT_CATCH_UP_WINDOW_MS = 3_600_000;
+/** Rows a healthy node has surely written ahead of the load's end: far below every node's lookahead (>= 130 s by default). */
+const SURELY_AHEAD_MS = 60_000;
+/** Anything on schedule up to this far past the end may exist (the furthest a node ahead writes). */
+const MAY_AHEAD_MS = 3_600_000;
+/** Either side of the first tick, whether an occurrence was missed or upcoming depends on milliseconds: allowed, not required. */
+const EDGE_MS = 2_000;
+
+export interface CronRunTimes {
+  /** The database's time just after the schedules were added (their progress mark is at or before it). */
+  schedulesAddedDbMs: number;
+  /** The load's start and end, database clock, and the harness `t` of the start. */
+  fromDbMs: number;
+  toDbMs: number;
+  fromT: number;
 }
 
+export interface CronExpectation {
+  /** Each must exist exactly once. */
+  expectedKeys: string[];
+  /** May exist (at most once); anything neither expected nor allowed is unexpected. */
+  allowedKeys: string[];
+}
+
+const keys = (sc: OracleSchedule, instants: number[]) => instants.map((t) => oracleKey(sc.id, t));
+
 /**
- * The occurrence keys a scenario's schedules must have produced while the
- * load ran, by the database clock: from one minute after the start (a
- * schedule added at the start begins after it) to the end. The checker fails
- * a run where one is missing or appears twice.
+ * The occurrence keys a run's schedules must (and may) have produced, from
+ * the harness's own cron oracle (harness/oracle), never from engine/cron.
  *
- * With a `dst` fault the node lives on a real DST night instead (see the dst
- * injector): the schedules' progress is rewound to `setClockTo -
- * catchUpWindowMs`, and the node materializes up to its clock plus its
- * lookahead until it stops, so the expected keys are the occurrences, under
- * each schedule's own DST policy, of (setClockTo - catchUpWindow,
- * setClockTo + time the node ran after the move + lookahead]. A DST scenario
- * picks schedules with no occurrence near either edge (they fire on the
- * transition's date only), so the real time the run took cannot move them.
+ * Normal run: every occurrence after the first materialization (plus a
+ * margin) up to a minute past the load's end must exist, since every policy
+ * writes upcoming occurrences and every node's lookahead reaches past that;
+ * any occurrence after the schedules were added (or after the earliest mark a
+ * `cron-rewind` fault set) may exist (the edge around the first tick, rows
+ * written further ahead, catch-up after a rewind). An occurrence before
+ * that, or an instant off the schedule, is unexpected.
+ *
+ * With a `dst` fault the node lives on a real DST night (see the dst
+ * injector): progress is rewound to `setClockTo - catchUpWindowMs`, the first
+ * tick after the rewind reads about `setClockTo + 1.5 s` and decides what was
+ * missed, and the node materializes up to its clock plus its lookahead until
+ * it stops. The catch-up and DST policies decide the exact list. A DST
+ * scenario picks schedules with no occurrence near these edges.
  */
-export function expectedCronKeys(s: Scenario, fromDbMs: number, toDbMs: number, faults: readonly FaultAction[] = []): string[] {
+export function expectedCron(s: Scenario, history: readonly HistoryEvent[], times: CronRunTimes, faults: readonly FaultAction[] = []): CronExpectation {
+  const schedules = s.scheduler.schedules as OracleSchedule[];
   const moved = faults.find((a) => a.fault === 'dst' && a.dst && a.targets.some((t) => t.role === 'scheduler'));
   if (moved?.dst) {
     const index = moved.targets.find((t) => t.role === 'scheduler')!.index;
-    const ranMs = Math.max(0, toDbMs - fromDbMs - moved.atMs);
-    const from = moved.dst.setClockToMs - (s.scheduler.nodes[index].catchUpWindowMs ?? 0);
-    return keysBetween(s, from, moved.dst.setClockToMs + ranMs + lookaheadOf(s, index));
+    const ranMs = Math.max(0, times.toDbMs - times.fromDbMs - moved.atMs);
+    const windowMs = s.scheduler.nodes[index].catchUpWindowMs ?? DEFAULT_CATCH_UP_WINDOW_MS;
+    const at = moved.dst.setClockToMs;
+    const horizon = at + ranMs + lookaheadOf(s, index);
+    const exact = schedules.flatMap((sc) => keys(sc, oracleMaterialized(sc, at - windowMs, at + 1_500, horizon, windowMs)));
+    return { expectedKeys: exact, allowedKeys: exact };
   }
-  if (toDbMs <= fromDbMs) return [];
-  return keysBetween(s, fromDbMs + 60_000, toDbMs);
+  if (times.toDbMs <= times.fromDbMs || schedules.length === 0) return { expectedKeys: [], allowedKeys: [] };
+  const first = history.find((e) => e.type === 'cron:materialized');
+  const firstTickDb = first ? times.fromDbMs + (first.t - times.fromT) : times.toDbMs;
+  // A cron-rewind fault moves progress back before the add, and catch-up may then write from there.
+  const rewoundTo = faults.filter((a) => a.fault === 'cron-rewind').map((a) => times.fromDbMs + a.atMs - (a.params.backS as number) * 1000);
+  const mayFrom = Math.min(times.schedulesAddedDbMs, ...rewoundTo) - EDGE_MS;
+  const must = schedules.flatMap((sc) => keys(sc, oracleOccurrences(sc, firstTickDb + EDGE_MS, times.toDbMs + SURELY_AHEAD_MS)));
+  const may = schedules.flatMap((sc) => keys(sc, oracleOccurrences(sc, mayFrom, times.toDbMs + MAY_AHEAD_MS)));
+  return { expectedKeys: must, allowedKeys: may };
 }

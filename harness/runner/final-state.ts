@@ -18,6 +18,7 @@ export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalSta
       attempts: r.attempts,
       priority: r.priority,
       idempotencyKey: r.idempotency_key,
+      runAtMs: r.run_at_ms,
       ...(r.kind ? { kind: r.kind } : {}),
       ...(r.not_due_yet ? { notDueYet: true } : {}),
     })),

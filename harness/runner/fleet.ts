@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
-import { MUTANT_WORKER_SCRIPT } from '../mutants/index.ts';
+import { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
 import { BASE_SCENARIO, engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
@@ -110,8 +110,8 @@ export class Fleet {
     ];
     const proc = new NodeProcess({
       // A mutant runs through the harness's own entry, which applies it and then runs bin/worker.ts.
-      script: e.mutant ? MUTANT_WORKER_SCRIPT : 'bin/worker.ts',
-      args: e.mutant ? ['--mutant', e.mutant, ...args] : args,
+      script: mutantRunsIn(e.mutant) === 'worker' ? MUTANT_WORKER_SCRIPT : 'bin/worker.ts',
+      args: mutantRunsIn(e.mutant) === 'worker' ? ['--mutant', e.mutant!, ...args] : args,
       env: {
         DATABASE_URL: this.url,
         STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),
@@ -163,9 +163,12 @@ export class Fleet {
     // The materializer refuses a lookahead that does not exceed tick + tolerance (a node behind by the
     // tolerance must still write each row before it is due), so the default follows the tolerance.
     const lookaheadMs = settings.lookaheadMs ?? maxSkewMs + tickMs + 10_000;
+    const mutant = this.scenario.engine.mutant;
+    const broken = mutantRunsIn(mutant) === 'scheduler';
     const proc = new NodeProcess({
-      script: 'bin/scheduler.ts',
+      script: broken ? MUTANT_SCHEDULER_SCRIPT : 'bin/scheduler.ts',
       args: [
+        ...(broken ? ['--mutant', mutant!] : []),
         '--node-id', node,
         '--tick-ms', String(tickMs),
         '--max-skew-ms', String(maxSkewMs),

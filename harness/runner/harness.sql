@@ -50,6 +50,7 @@ INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 -- there was none). A row a cron node wrote ahead, falling due while the fleet
 -- stops, was not the drain's to run.
 SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
+       floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
        (state = 'pending' AND run_at > coalesce($1::timestamptz, now())) AS not_due_yet
   FROM stampede.jobs ORDER BY id;
 
@@ -80,8 +81,37 @@ SELECT count(*)::int AS n FROM (
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT txid_current();
 
+-- name: HarnessQueueState
+-- The harness's own instrument, deliberately not the engine's sampler
+-- (engine/metrics/queue-state.sql): the oldest due, unclaimed job per queue
+-- by a plain GROUP BY (a run's table is small, so a scan is fine here), the
+-- dead-letter rows, and the oldest open snapshot of a client session. The
+-- engine's figures are checked against these (sampler-agrees), and the SLO
+-- and alert crossings are judged on these.
+SELECT (SELECT coalesce(jsonb_object_agg(queue, age_ms), '{}'::jsonb) FROM (
+          SELECT queue, round(extract(epoch FROM now() - min(run_at)) * 1000)::float8 AS age_ms
+            FROM stampede.jobs
+           WHERE state IN ('pending', 'failed') AND run_at <= now()
+           GROUP BY queue) o) AS oldest,
+       (SELECT count(*)::int FROM stampede.dead_letters) AS dead_letters,
+       (SELECT coalesce(max(extract(epoch FROM now() - xact_start)) * 1000, 0)::float8
+          FROM pg_stat_activity
+         WHERE datname = current_database() AND backend_type = 'client backend'
+           AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()) AS xmin_age_ms;
+
+-- name: ServerFacts
+-- The db-restart fault's before/after: a new postmaster has a new start time,
+-- and the backends connected to the run's database are what a crash drops.
+SELECT pg_postmaster_start_time() AS started_at,
+       (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database()) AS backends;
+
 -- name: DbNow
 SELECT now() AS now;
+
+-- name: RewindProgressBy
+-- The cron-rewind fault: every schedule's progress mark $1 ms before now(),
+-- so every node computes those occurrences again.
+UPDATE stampede.schedules SET last_materialized_until = now() - make_interval(secs => $1::float8 / 1000);
 
 -- name: RewindScheduleProgress
 -- Simulation only (the dst fault): a scheduler node moved to a past DST night

@@ -16,5 +16,8 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'TerminateWorkerBackends',
   'HoldXmin',
   'DbNow',
+  'ServerFacts',
+  'HarnessQueueState',
   'RewindScheduleProgress',
+  'RewindProgressBy',
 ] as const);

@@ -11,10 +11,11 @@ import { buildReportJson, renderReport, type ReportInput } from '../../reports/r
 import { runCheckers, verdictOf, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
 import type { FinalState, InvariantResult } from '../history.ts';
+import { applyMutant, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
 import { planScenario, type Scenario } from '../scenario.ts';
-import { expectedCronKeys } from './cron-facts.ts';
+import { expectedCron } from './cron-facts.ts';
 import { Downstream } from './downstream.ts';
 import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
@@ -88,6 +89,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let generator: LoadGenerator | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
   const downstream = s.downstream ? new Downstream(s.downstream, recorder, clock) : undefined;
+  let schedulesAddedDbMs = 0;
+  // A mutant of code the runner itself runs (the engine's QueueStateSampler) is applied here, for this run only.
+  const undoMutant = mutantRunsIn(s.engine.mutant) === 'runner' ? applyMutant(s.engine.mutant!) : undefined;
   try {
     const url = await createDatabase(server.adminUrl, dbName);
     db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
@@ -100,6 +104,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null }, setup);
     }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
+    schedulesAddedDbMs = ((await db.query(q.DbNow)).rows[0].now as Date).getTime();
 
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
@@ -184,11 +189,13 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await loadDb?.close();
     await dropDatabase(server.adminUrl, dbName).catch(() => {});
     await server.stop();
+    undoMutant?.();
   }
 
   recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
   await recorder.close();
-  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs, faultPlan) };
+  const cron = expectedCron(s, recorder.events, { ...loadWindow, schedulesAddedDbMs }, faultPlan);
+  const facts = { expectedCronKeys: cron.expectedKeys, allowedCronKeys: cron.allowedKeys, loadStartT: loadWindow.fromT };
   const { names, bounds } = checkerPlan(s, facts);
   const invariants = runCheckers(names, recorder.events, final, bounds);
   const interrupted = opts.interrupt.aborted;

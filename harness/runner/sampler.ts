@@ -3,6 +3,7 @@ import type { Db } from '../../engine/db.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PeriodicLoop } from '../../engine/periodic.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
+import { harnessQueries as q } from './queries.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
 export interface AlertThresholds {
@@ -12,11 +13,20 @@ export interface AlertThresholds {
   xminAgeAlertMs: number;
 }
 
+/** The harness's own reading of queue state (not the engine's sampler). */
+export interface HarnessReading {
+  oldestUnclaimedAgeMs: Record<string, number>;
+  deadLetterDepth: number;
+  xminAgeMs: number;
+}
+
 /**
- * Samples queue state once a second with the engine's own sampler (the same
- * queries /metrics serves) into `sample` history events, and records the
- * moment each alert signal crosses its threshold, up or down: that is how a
- * run shows when the incident was detectable and when it recovered.
+ * Samples queue state once a second into `sample` history events: with the
+ * engine's own sampler (the same queries /metrics serves), whose figures are
+ * under test, and just before and after it with the harness's own query,
+ * whose figures the oracle trusts. Records the moment each alert signal crosses its
+ * threshold, up or down, by the harness's figures: that is how a run shows
+ * when the incident was detectable and when it recovered.
  */
 export class RunSampler {
   private readonly sampler: QueueStateSampler;
@@ -25,7 +35,7 @@ export class RunSampler {
   latest: QueueStateSnapshot | null = null;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     clock: Clock,
     private readonly recorder: HistoryRecorder,
     private readonly thresholds: AlertThresholds,
@@ -46,10 +56,15 @@ export class RunSampler {
 
   /** One sample now; the run takes a last one after the drain. */
   async runOnce(): Promise<void> {
-    await this.sampler.runOnce();
-    const s = this.sampler.latest;
-    if (!s) return;
+    // The harness reads before and after the engine: the engine's figure must lie between the two
+    // (the oldest job may be claimed in between, which no fixed tolerance covers).
+    const startedT = this.recorder.now();
+    const before = await this.readOwn();
+    // Its own return value, not `latest`: a failed read must not pair a stale snapshot with fresh readings.
+    const s = await this.sampler.runOnce();
     this.latest = s;
+    const own = await this.readOwn();
+    if (!own || !before) return;
     this.recorder.record({
       type: 'sample',
       node: 'sampler',
@@ -62,11 +77,23 @@ export class RunSampler {
       dead: s.dead,
       deadTuples: s.jobsDeadTuples,
       xminAgeMs: s.xminHorizonAgeMs,
+      harness: { ...own, oldestBeforeMs: before.oldestUnclaimedAgeMs, afterMs: this.recorder.now() - startedT },
     });
-    const maxAge = Math.max(0, ...Object.values(s.oldestUnclaimedAgeMs));
-    this.cross('oldest-unclaimed-age', 'age', maxAge, this.thresholds.oldestAgeSloMs, maxAge > this.thresholds.oldestAgeSloMs);
-    this.cross('dead-letter-depth', 'dlq', s.deadLetterDepth, this.thresholds.deadLetterDepthAlert, s.deadLetterDepth >= this.thresholds.deadLetterDepthAlert);
-    this.cross('xmin-horizon-age', 'xmin', s.xminHorizonAgeMs, this.thresholds.xminAgeAlertMs, s.xminHorizonAgeMs > this.thresholds.xminAgeAlertMs);
+    const maxAge = Math.max(0, ...Object.values(own.oldestUnclaimedAgeMs));
+    const t = this.thresholds;
+    this.cross('oldest-unclaimed-age', 'age', maxAge, t.oldestAgeSloMs, maxAge > t.oldestAgeSloMs);
+    this.cross('dead-letter-depth', 'dlq', own.deadLetterDepth, t.deadLetterDepthAlert, own.deadLetterDepth >= t.deadLetterDepthAlert);
+    this.cross('xmin-horizon-age', 'xmin', own.xminAgeMs, t.xminAgeAlertMs, own.xminAgeMs > t.xminAgeAlertMs);
+  }
+
+  /** The harness's own query; null when the database is away (an outage the run injected): no sample then. */
+  private async readOwn(): Promise<HarnessReading | null> {
+    try {
+      const r = (await this.db.query(q.HarnessQueueState)).rows[0];
+      return { oldestUnclaimedAgeMs: r.oldest as Record<string, number>, deadLetterDepth: r.dead_letters as number, xminAgeMs: r.xmin_age_ms as number };
+    } catch {
+      return null;
+    }
   }
 
   private cross(signal: string, key: 'age' | 'dlq' | 'xmin', value: number, threshold: number, nowAbove: boolean): void {

@@ -27,15 +27,18 @@ export const h = {
   rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
   fault: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:injected', fault, detail }),
   evidence: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:evidence', fault, detail }),
-  sample: (t: number, ages: Record<string, number>): HistoryEvent => ({
-    t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: 0, claimed: 0, done: 0, failed: 0, dead: 0,
+  /** A sample where the engine's sampler and the harness's own query read the same ages (`own` overrides the harness's). */
+  sample: (t: number, ages: Record<string, number>, own: { ages?: Record<string, number>; before?: Record<string, number>; dlq?: number; engineDlq?: number; afterMs?: number } = {}): HistoryEvent => ({
+    t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: own.engineDlq ?? own.dlq ?? 0, claimed: 0, done: 0, failed: 0, dead: 0,
+    harness: { oldestUnclaimedAgeMs: own.ages ?? ages, ...(own.before ? { oldestBeforeMs: own.before } : {}), deadLetterDepth: own.dlq ?? 0, xminAgeMs: 0, afterMs: own.afterMs ?? 5 },
   }),
+  alert: (t: number, signal: string, direction: 'up' | 'down'): HistoryEvent => ({ t, node: 'sampler', type: 'alert:crossed', signal, value: 0, threshold: 0, direction }),
 };
 
 type FinalJob = FinalState['jobs'][number];
 
 export function job(id: number, state: string, x: Partial<Omit<FinalJob, 'id' | 'state'>> = {}): FinalJob {
-  return { id, state, queue: x.queue ?? 'default', attempts: x.attempts ?? 1, priority: x.priority ?? 0, idempotencyKey: x.idempotencyKey ?? `op:${id}`, ...(x.kind ? { kind: x.kind } : {}) };
+  return { id, state, queue: x.queue ?? 'default', attempts: x.attempts ?? 1, priority: x.priority ?? 0, idempotencyKey: x.idempotencyKey ?? `op:${id}`, ...(x.kind ? { kind: x.kind } : {}), ...(x.runAtMs !== undefined ? { runAtMs: x.runAtMs } : {}) };
 }
 
 export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>> = {}): FinalState {

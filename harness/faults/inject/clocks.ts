@@ -89,3 +89,18 @@ export const dst: Injector = async (action, ctx) => {
     if (bit && bit.type === 'cron:materialized') evidence(ctx, action, { target: node, occurrences: bit.occurrences, inserted: bit.inserted });
   }
 };
+
+/**
+ * Rewinds every schedule's progress mark to backS before the database's now,
+ * so the nodes compute occurrences they (or another node) already wrote.
+ * Evidence: a materialization after it that computed more occurrences than
+ * it inserted, i.e. the unique key collapsed a double compute.
+ */
+export const cronRewind: Injector = async (action, ctx) => {
+  const backMs = (action.params.backS as number) * 1000;
+  const sentT = ctx.recorder.now();
+  await ctx.db.query(q.RewindProgressBy, [backMs]);
+  injected(ctx, action, { backMs });
+  const bit = await watchFor(ctx, (e) => e.type === 'cron:materialized' && e.t > sentT && e.occurrences > e.inserted, 15_000);
+  if (bit && bit.type === 'cron:materialized') evidence(ctx, action, { node: bit.node, occurrences: bit.occurrences, inserted: bit.inserted });
+};

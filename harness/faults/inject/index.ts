@@ -1,6 +1,6 @@
 import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
-import { clockJump, clockSkew, dst } from './clocks.ts';
+import { clockJump, clockSkew, cronRewind, dst } from './clocks.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
 import { queuePause } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
@@ -14,6 +14,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'clock-skew': clockSkew,
   'clock-jump': clockJump,
   dst,
+  'cron-rewind': cronRewind,
   'poison-pill': poisonPill,
   'thundering-herd': thunderingHerd,
   'db-terminate-backends': terminateBackends,

@@ -1,0 +1,19 @@
+import { applyMutant, isMutantName, MUTANTS } from './index.ts';
+
+/**
+ * For the harness's mutant entries (worker-process.ts, scheduler-process.ts):
+ * takes `--mutant NAME` out of this process's arguments and applies that
+ * mutant here, so the ordinary entry imported next runs the broken engine
+ * without knowing it. Exits 2 on a name that is not a mutant.
+ */
+export function applyMutantFromArgv(role: 'worker' | 'scheduler'): void {
+  const at = process.argv.indexOf('--mutant');
+  const name = at < 0 ? undefined : process.argv[at + 1];
+  if (name === undefined || !isMutantName(name)) {
+    process.stderr.write(`stampede mutant ${role}: --mutant: expected one of ${Object.keys(MUTANTS).join(', ')}, got ${name ?? 'nothing'}\n`);
+    process.exit(2);
+  }
+  process.argv.splice(at, 2);
+  applyMutant(name);
+  process.stderr.write(`stampede mutant ${role}: running the "${name}" mutant: a deliberately broken engine\n`);
+}

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { checkCronSkewRefusal } from '../harness/checkers/cron-skew-refusal.ts';
+import { checkDeadLetterRows } from '../harness/checkers/dead-letter-rows.ts';
+import { checkDeclaredAlerts } from '../harness/checkers/declared-alerts.ts';
+import { checkDurableAcknowledgements } from '../harness/checkers/durable-acknowledgements.ts';
+import { checkOldestAgeSlo } from '../harness/checkers/oldest-age-slo.ts';
+import { checkSamplerAgrees } from '../harness/checkers/sampler-agrees.ts';
+import type { HistoryEvent } from '../harness/history.ts';
+import { finalState, h, job } from './support/history-builder.ts';
+
+const crash = (t: number, seq = 0): HistoryEvent[] => [
+  h.fault(t, 'db-restart', { seq, mode: 'crash', downMs: 1_000 }),
+  h.fault(t + 1_500, 'db-restart', { seq, phase: 'end' }),
+  h.evidence(t + 1_600, 'db-restart', { seq, postmasterPid: { before: 10, after: 11 }, probeDropped: true, crashRecovery: true }),
+];
+
+describe('durable-acknowledgements', () => {
+  const before = [h.ok(100, 1, 1), h.ok(200, 2, 2), h.claim(300, 1, 'w1'), h.completed(400, 1, 'w1')];
+
+  it('passes when what was acknowledged before the crash is still there after it', () => {
+    const r = checkDurableAcknowledgements([...before, ...crash(1_000), h.claim(3_000, 2, 'w1'), h.completed(3_100, 2, 'w1')], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('crash at 1,000 ms, back at 2,500 ms: 2 of 2 acknowledged enqueues and 1 of 1 acknowledged completions and 1 of 1 acknowledged claims survived');
+  });
+
+  it('fails (negative control) on an acknowledged enqueue whose row the crash lost', () => {
+    const r = checkDurableAcknowledgements([...before, ...crash(1_000)], finalState([job(1, 'done')]));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ lostEnqueue: { jobId: 2, ackedAtMs: 200 } }]);
+  });
+
+  it('fails (negative control) on an acknowledged completion undone: the job ran again after the crash', () => {
+    const r = checkDurableAcknowledgements([...before, ...crash(1_000), h.claim(5_000, 1, 'w2', 2), h.completed(5_100, 1, 'w2', 2)], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ undoneCompletion: { jobId: 1, completedAtMs: 400, state: 'done', againAtMs: 5_000 } }]);
+  });
+
+  it('fails (negative control) on an acknowledged claim undone: the same attempt claimed again after the crash', () => {
+    const r = checkDurableAcknowledgements([...before, h.claim(900, 2, 'w1', 1), ...crash(1_000), h.claim(5_000, 2, 'w2', 1), h.completed(5_100, 2, 'w2')], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ undoneClaim: { jobId: 2, attempt: 1, claimedAtMs: 900, againAtMs: 5_000 } }]);
+    const deferredFirst: HistoryEvent = { t: 950, node: 'w1', type: 'job:deferred', jobId: 2, queue: 'default', attempt: 1, workerId: 'w1', reason: 'effect key busy', retryAt: 0 };
+    const handedBack = checkDurableAcknowledgements([...before, h.claim(900, 2, 'w1', 1), deferredFirst, ...crash(1_000), h.claim(5_000, 2, 'w2', 1)], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(handedBack.pass).toBe(true);
+  });
+
+  it('fails (negative control) on a completion acknowledged after the kill, before the server was back, that did not survive', () => {
+    const r = checkDurableAcknowledgements([...before, ...crash(1_000).slice(0, 1), h.completed(1_010, 2, 'w1'), ...crash(1_000).slice(1), h.claim(5_000, 2, 'w2', 1)], finalState([job(1, 'done'), job(2, 'done')]));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ undoneCompletion: { jobId: 2, completedAtMs: 1_010, state: 'done', againAtMs: 5_000 } }]);
+  });
+
+  it('is unknown without a crash, or with one that showed no evidence (a fast restart is not a crash)', () => {
+    expect(checkDurableAcknowledgements(before, finalState([job(1, 'done'), job(2, 'done')])).pass).toBe('unknown');
+    const unshown = crash(1_000).slice(0, 2);
+    expect(checkDurableAcknowledgements([...before, ...unshown], finalState([job(1, 'done'), job(2, 'done')])).pass).toBe('unknown');
+    const fast = [h.fault(1_000, 'db-restart', { seq: 0, mode: 'fast' }), h.evidence(1_600, 'db-restart', { seq: 0 })];
+    expect(checkDurableAcknowledgements([...before, ...fast], finalState([job(1, 'done')])).pass).toBe('unknown');
+  });
+});
+
+describe('sampler-agrees', () => {
+  const bounds = { toleranceMs: 500, minAgreeShare: 0.9 };
+  const agreeing = [0, 1, 2, 3, 4].map((i) => h.sample(i * 1_000, { q: 3_000 + i * 1_000 }, { ages: { q: 3_020 + i * 1_000 } }));
+
+  it("passes when the engine's ages match the harness's within the tolerance", () => {
+    const r = checkSamplerAgrees(agreeing, finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('5 of 5 samples agree (100 %); engine at most 20 ms outside the harness\'s bracket; 5 queue readings with a job waiting over 500 ms');
+  });
+
+  it('fails (negative control) when the engine reads a queue as empty that has a job waiting 4 s', () => {
+    const blind = [0, 1, 2, 3, 4].map((i) => h.sample(i * 1_000, { q: 0 }, { ages: { q: 4_000 } }));
+    const r = checkSamplerAgrees(blind, finalState([]), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples?.[0]).toEqual({ t: 0, queue: 'q', engineMs: 0, harnessMs: 4_000, slackMs: 505 });
+  });
+
+  it('agrees when the oldest job was claimed between the reads: the engine lies between the harness before and after', () => {
+    const claimedBetween = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 2_500 }, { before: { q: 6_000 }, ages: { q: 40 } }));
+    expect(checkSamplerAgrees(claimedBetween, finalState([]), bounds).pass).toBe(true);
+  });
+
+  it('fails (negative control) on an engine dead-letter depth above what is in the table', () => {
+    const r = checkSamplerAgrees([h.sample(0, {}, { dlq: 1, engineDlq: 3 })], finalState([]), bounds);
+    expect(r.pass).toBe(false);
+  });
+
+  it('is unknown with no sample carrying both readings', () => {
+    const engineOnly = { ...h.sample(0, { q: 1 }), harness: undefined } as HistoryEvent;
+    expect(checkSamplerAgrees([engineOnly], finalState([]), bounds).pass).toBe('unknown');
+  });
+});
+
+describe('oldest-age-slo judges the harness reading, not the engine sampler', () => {
+  it('fails (negative control) when the engine says 0 but the harness sees the SLO broken', () => {
+    const history = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 0 }, { ages: { q: 9_000 } }));
+    const r = checkOldestAgeSlo(history, finalState([]), { sloMs: 2_000, incident: null, maxRecoverMs: 1_000, queues: [] });
+    expect(r.pass).toBe(false);
+  });
+});
+
+describe('declared-alerts', () => {
+  const bounds = { mustFire: ['oldest-unclaimed-age', 'dead-letter-depth'], mustClear: ['oldest-unclaimed-age'] };
+
+  it('passes when each declared alert fires and the one to clear clears', () => {
+    const r = checkDeclaredAlerts([h.alert(1_000, 'oldest-unclaimed-age', 'up'), h.alert(1_500, 'dead-letter-depth', 'up'), h.alert(9_000, 'oldest-unclaimed-age', 'down')], finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('oldest-unclaimed-age fired at 1,000 ms, cleared; dead-letter-depth fired at 1,500 ms');
+  });
+
+  it('fails (negative control) when one never fires, or fires and never clears', () => {
+    expect(checkDeclaredAlerts([h.alert(1_000, 'oldest-unclaimed-age', 'up'), h.alert(9_000, 'oldest-unclaimed-age', 'down')], finalState([]), bounds).examples).toEqual(['dead-letter-depth: never fired']);
+    const stuck = checkDeclaredAlerts([h.alert(1_000, 'oldest-unclaimed-age', 'up'), h.alert(1_500, 'dead-letter-depth', 'up')], finalState([]), bounds);
+    expect(stuck.pass).toBe(false);
+    expect(stuck.examples).toEqual(['oldest-unclaimed-age: fired at 1,000 ms, never cleared']);
+  });
+
+  it('is unknown when the scenario declares none', () => {
+    expect(checkDeclaredAlerts([], finalState([]), { mustFire: [], mustClear: [] }).pass).toBe('unknown');
+  });
+});
+
+describe('dead-letter-rows', () => {
+  it('passes when every dead job has its row', () => {
+    const r = checkDeadLetterRows([], finalState([job(1, 'dead'), job(2, 'done')], { deadLetters: [{ jobId: 1, reason: 'crash loop' }] }));
+    expect(r.pass).toBe(true);
+  });
+
+  it('fails (negative control) on a dead job without a row, and on a row whose job is not dead', () => {
+    const r = checkDeadLetterRows([], finalState([job(1, 'dead'), job(2, 'done')], { deadLetters: [{ jobId: 2, reason: 'x' }] }));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ deadWithoutRow: 1 }, { rowForJobNotDead: 2 }]);
+  });
+
+  it('is unknown when nothing died', () => {
+    expect(checkDeadLetterRows([], finalState([job(1, 'done')])).pass).toBe('unknown');
+  });
+});
+
+describe('cron-skew-refusal', () => {
+  const mat = (t: number, node: string): HistoryEvent => ({ t, node, type: 'cron:materialized', scheduleId: 's', occurrences: 1, inserted: 0, nodeId: node });
+  const refused = (t: number, node: string): HistoryEvent => ({ t, node, type: 'cron:refused', nodeId: node, reason: 'clock skew', skewMs: -170_000 });
+  const jump = (t: number, node: string) => h.fault(t, 'clock-jump', { seq: 1, target: node, jumpMs: -150_000 });
+  const bounds = { mustRefuse: ['scheduler-0'] };
+
+  it('passes when the pushed node refuses and writes nothing meanwhile, and no other node refuses', () => {
+    const r = checkCronSkewRefusal([mat(500, 'scheduler-0'), mat(600, 'scheduler-1'), jump(1_000, 'scheduler-0'), refused(1_200, 'scheduler-0'), mat(1_300, 'scheduler-1'), refused(1_700, 'scheduler-0')], finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('2 refusals by scheduler-0; expected from scheduler-0');
+  });
+
+  it('fails (negative control) when the pushed node never refuses, or materializes while refusing', () => {
+    expect(checkCronSkewRefusal([jump(1_000, 'scheduler-0'), mat(1_200, 'scheduler-0')], finalState([]), bounds).pass).toBe(false);
+    const r = checkCronSkewRefusal([jump(1_000, 'scheduler-0'), refused(1_200, 'scheduler-0'), mat(1_700, 'scheduler-0')], finalState([]), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ node: 'scheduler-0', problem: 'materialized 1x while refusing', firstAtMs: 1_700 }]);
+  });
+
+  it('fails (negative control) when a node within its tolerance refuses', () => {
+    const r = checkCronSkewRefusal([mat(500, 'scheduler-1'), refused(700, 'scheduler-1')], finalState([]), { mustRefuse: [] });
+    expect(r.pass).toBe(false);
+  });
+
+  it('is unknown when no scheduler reported and none must refuse, or the clock fault was skipped', () => {
+    expect(checkCronSkewRefusal([], finalState([]), { mustRefuse: [] }).pass).toBe('unknown');
+    const skipped = h.fault(1_000, 'clock-jump', { seq: 1, target: 'scheduler-0', skipped: 'no live process' });
+    expect(checkCronSkewRefusal([skipped], finalState([]), bounds).pass).toBe('unknown');
+  });
+});
