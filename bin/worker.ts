@@ -5,11 +5,13 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
+import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
 import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
+import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
 import { intFlag, parseFlags, UsageError } from './cli-args.ts';
@@ -28,6 +30,8 @@ const FORWARDED: EventName[] = [
   'job:failed',
   'job:dead',
   'lease:lost',
+  'lease:renewed',
+  'lease:released',
   'lease:rescued',
   'worker:error',
   'worker:listening',
@@ -41,6 +45,16 @@ async function loadHandlers(path: string): Promise<Handlers> {
     throw new UsageError(`--handlers ${path}: expected a module whose default export is {queue: handler} or a function returning one`);
   }
   return handlers as Handlers;
+}
+
+function workerSettings(workerId: string, options: WorkerOptions) {
+  const queues = Object.fromEntries(
+    Object.keys(options.handlers).map((name) => {
+      const { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs } = resolveQueueOptions(options, name);
+      return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs }];
+    }),
+  );
+  return { workerId, maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes, queues };
 }
 
 async function main(): Promise<void> {
@@ -89,7 +103,7 @@ async function main(): Promise<void> {
     }
   }
   const seed = values.seed ?? String(randomSeed());
-  const worker = new Worker({
+  const options: WorkerOptions = {
     db,
     handlers,
     events,
@@ -108,7 +122,8 @@ async function main(): Promise<void> {
     backoffCapMs: intFlag(values, 'backoff-cap-ms'),
     shutdownGraceMs: intFlag(values, 'grace-ms'),
     mutant: values.mutant as never,
-  });
+  };
+  const worker = new Worker(options);
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
   // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).
   const metricsPort = intFlag(values, 'metrics-port');
@@ -138,6 +153,8 @@ async function main(): Promise<void> {
   sampler?.start();
   await server?.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed });
+  // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
+  send?.({ kind: 'event', name: 'worker:settings', payload: workerSettings(worker.id, options), nodeTime: clock.now() });
   send?.({ kind: 'ready', workerId: worker.id, pid: process.pid });
 }
 

@@ -9,7 +9,7 @@ import { effectKey } from '../engine/job.ts';
 import { harnessQueries as q } from './runner/queries.ts';
 
 interface Payload {
-  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect';
+  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'failing';
   op?: number;
   params?: { durationMs?: number; failAttempts?: number };
 }
@@ -88,6 +88,9 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // Crashes the process on every attempt, as a segfaulting parser or an OOM would.
       process.kill(process.pid, 'SIGKILL');
       return;
+    case 'failing':
+      // A permanently broken payload: it fails every attempt until its budget is spent.
+      throw new Error(`failing: planned failure on attempt ${ctx.attempt}`);
     case 'flaky':
       if (ctx.attempt <= (payload.params?.failAttempts ?? 2)) throw new Error(`flaky: planned failure on attempt ${ctx.attempt}`);
       return;

@@ -8,7 +8,7 @@
 -- claimable again at once: the lease expiry was the delay.
 -- $4 = false is the charge-on-failure mutant: a crash is not counted at all.
 WITH expired AS (
-  SELECT id FROM stampede.jobs
+  SELECT id, lease_owner, lease_expires_at FROM stampede.jobs
    WHERE state = 'claimed' AND lease_expires_at < now()
    ORDER BY lease_expires_at
    LIMIT $1
@@ -31,6 +31,7 @@ WITH expired AS (
     FROM expired
    WHERE j.id = expired.id
   RETURNING j.id, j.queue, j.payload, j.attempts, j.crash_count, j.errors, j.state,
+            expired.lease_owner AS owner, expired.lease_expires_at AS expired_at,
             CASE WHEN j.state = 'dead' THEN
               CASE WHEN j.attempts >= j.max_attempts THEN 'attempts exhausted: lease expired; worker presumed dead'
                    ELSE 'crashed its worker ' || j.crash_count || ' times' END
@@ -40,4 +41,5 @@ WITH expired AS (
   SELECT id, queue, payload, attempts, reason, errors FROM rescued WHERE state = 'dead'
   ON CONFLICT (job_id) DO NOTHING
 )
-SELECT id, queue, attempts, crash_count, state, reason FROM rescued;
+-- owner, expired_at and db_now say whose lease it was, when it ran out and when it was taken back.
+SELECT id, queue, attempts, crash_count, state, reason, owner, expired_at, now() AS db_now FROM rescued;

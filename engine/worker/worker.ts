@@ -164,6 +164,8 @@ export class Worker {
       workerId: this.id,
       runAt: job.runAt.getTime(),
       dbClaimedAt: job.dbClaimedAt.getTime(),
+      crashCount: job.crashCount,
+      dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
     });
     const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
       db: this.options.db,
@@ -253,6 +255,10 @@ export class Worker {
         return { rows: [] as { id: number }[] };
       });
     this.log.info('handed back unfinished jobs', { count: res.rows.length });
+    const released = new Set(res.rows.map((r) => r.id));
+    for (const { job } of runs) {
+      if (released.has(job.id)) this.events.emit('lease:released', { jobId: job.id, queue: job.queue, attempt: job.attempts, workerId: this.id });
+    }
     await Promise.all(runs.map((r) => r.done));
   }
 }
