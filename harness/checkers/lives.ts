@@ -55,10 +55,11 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
       }
       case 'lease:rescued': {
         const l = life(e.jobId);
-        l.rescues.push({ e, i });
+        const rescue = { e, i };
+        l.rescues.push(rescue);
         const before = l.holds.filter((h) => h.i < i && (e.owner == null || h.claim.workerId === e.owner));
         const h = before[before.length - 1];
-        if (h && !h.rescued) h.rescued = { e, i };
+        if (h && !h.rescued) h.rescued = rescue; // the same object: checkers match a hold's rescue by identity
         break;
       }
     }
