@@ -47,6 +47,13 @@ export default defineScenario({
     'dead-letter-routing': true,
     // Aging: reports (priority 0) trail orders (priority 5) by at most 5 x agingMs = 5 s, plus 2 s of claim cycles.
     fairness: { lowQueues: ['reports'], highQueues: ['orders'], maxLowWaitMs: 60_000, maxLowOverHighMs: 7_000 },
+    // The poison with innocent jobs in flight beside it: suspects alone, conviction at exactly maxCrashes.
+    'crash-loop-isolation': true,
+    'no-early-takeover': true,
+    'no-phantom-finish': true,
+    // Nothing here runs out of its budget; what is judged is that the convicted poison died early only as a crash loop.
+    'attempt-accounting': { minExhausted: 0 },
+    'parameters-honoured': true,
   },
   drainTimeoutS: 45,
 });

@@ -6,12 +6,16 @@ import { defineScenario } from '../harness/scenario.ts';
  * and twice at exact points: inside a handler, and after an effect committed
  * but before the worker heard back (the moment a naive queue applies a
  * payment twice). Leases expire, the rescuer hands the jobs on, and every job
- * still ends done exactly once, with exactly one effect.
+ * still ends done exactly once, with exactly one effect. After the kills, the
+ * first worker to reach an effect's transaction is frozen there (SIGSTOP) for
+ * 4 s with heartbeats on, past its 2 s lease (a GC pause, a live-migrated VM):
+ * its jobs are taken over, the retry of the frozen effect waits on its lock,
+ * and when it resumes its renewals and completions are refused (lease:lost).
  */
 export default defineScenario({
   name: 'worker-crash',
   description:
-    'Workers SIGKILLed mid-job under load (OOM killer, spot reclaim, a deploy that kills instead of draining), at random moments and at exact points: mid-handler and after the effect committed. No job lost, exactly one effect, no completion from a worker that lost its lease.',
+    'Workers SIGKILLed mid-job under load (OOM killer, spot reclaim, a deploy that kills instead of draining), at random moments and at exact points: mid-handler and after the effect committed; then one frozen past its lease with heartbeats on. No job lost, exactly one effect, no write from a worker that lost its lease.',
   seed: 11,
   durationS: 16,
   load: { model: 'poisson', rate: 250 },
@@ -25,10 +29,19 @@ export default defineScenario({
   // so the crash-loop limit is above the number of kills one job can plausibly meet.
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, maxCrashes: 4, maxAttempts: 8 },
   faults: [
-    { fault: 'worker-kill', atS: 3, everyS: 3, jitterS: 1, untilS: 14, target: 'worker:random', point: 'any' },
+    { fault: 'worker-kill', atS: 3, everyS: 3, jitterS: 1, untilS: 10, target: 'worker:random', point: 'any' },
     { fault: 'worker-kill', atS: 5, target: 'worker:0', point: 'mid-handler' },
     { fault: 'worker-kill', atS: 9, target: 'worker:1', point: 'after-effect' },
+    // After the kills, so the frozen worker lives to resume: lease-fencing judges what it does then.
+    { fault: 'worker-stop', atS: 11, target: 'worker:all', point: 'in-effect', forS: 4 },
   ],
+  checkers: {
+    'no-phantom-finish': true,
+    'no-early-takeover': true,
+    'crash-loop-isolation': true,
+    'lease-fencing': true,
+    'parameters-honoured': true,
+  },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 30,
 });

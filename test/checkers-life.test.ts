@@ -56,7 +56,7 @@ describe('no-phantom-finish', () => {
     const history = [...fleet, h.claim(10, 1, 'w1'), h.completed(20, 1, 'w1'), h.claim(10, 2, 'w1'), h.rescuedFrom(3_000, 2, 'w1'), h.claim(3_100, 2, 'w2', 2)];
     const r = checkNoPhantomFinish(history, finalState([job(1, 'done'), job(2, 'done')], { effectRows: [{ key: 'op:2', jobId: 2, workerId: 'w2' }] }), {});
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 phantom and 0 unexpected of 2 done jobs; 1 completed by their holder, 1 by their holder\'s committed effect, 0 unconfirmed (holder killed before reporting)');
+    expect(r.figure).toBe('0 phantom and 0 unexpected of 2 done jobs; 1 completed by their holder, 1 by their holder\'s committed effect, 0 unconfirmed (holder killed, or its reply lost, before reporting)');
   });
 
   it('fails (negative control) when a job is done but only a worker that had lost the lease completed it, as unfenced completion does', () => {

@@ -25,7 +25,9 @@ function heldAtCompletion(life: JobLife, h: Hold): boolean {
  *   (the completion commits in the effect's transaction);
  * - unconfirmed: no report, but the last holder's process was killed after
  *   its claim (a completion committed just before a SIGKILL is never
- *   reported); counted, not failed, as Jepsen counts an indeterminate op;
+ *   reported), or its completion was retried after a dropped connection and
+ *   refused because the first try had committed; counted, not failed, as
+ *   Jepsen counts an indeterminate op;
  * - phantom (fails): done with no completion at all, or completed only by a
  *   worker that no longer held the lease, or by an effect row of a worker
  *   that was not the last holder;
@@ -73,7 +75,10 @@ export function checkNoPhantomFinish(history: readonly HistoryEvent[], final: Fi
       continue;
     }
     const untouched = !last.rescued && !last.lost && !last.failed && !last.released;
-    if (untouched && fleet.exitedBetween(last.claim.node, last.claim.t, Number.POSITIVE_INFINITY)) unconfirmed++;
+    // Its own completion committed but the reply was lost with the connection: the retry found the row done
+    // and reported the lease lost. Nobody else held the job after it, so nobody else can have finished it.
+    const ownRetryRefused = !last.rescued && last.lost?.e.phase === 'complete';
+    if ((untouched && fleet.exitedBetween(last.claim.node, last.claim.t, Number.POSITIVE_INFINITY)) || ownRetryRefused) unconfirmed++;
     else phantom.push({ jobId: job.id, why: 'done with no completion by its holder', lastHolder: last.claim.workerId, attempt: last.claim.attempt });
   }
   const base = {
@@ -81,7 +86,7 @@ export function checkNoPhantomFinish(history: readonly HistoryEvent[], final: Fi
     bound: '0 phantom, 0 unexpected',
     figure:
       `${fmt(phantom.length)} phantom and ${fmt(unexpected.length)} unexpected of ${fmt(done)} done jobs; ` +
-      `${fmt(byReport)} completed by their holder, ${fmt(byEffect)} by their holder's committed effect, ${fmt(unconfirmed)} unconfirmed (holder killed before reporting)`,
+      `${fmt(byReport)} completed by their holder, ${fmt(byEffect)} by their holder's committed effect, ${fmt(unconfirmed)} unconfirmed (holder killed, or its reply lost, before reporting)`,
   };
   const examples = [...firstN(phantom).map((p) => ({ phantom: p })), ...firstN(unexpected).map((u) => ({ unexpected: u }))];
   if (examples.length) return { ...base, pass: false, examples };
