@@ -117,6 +117,18 @@ describe('no-early-takeover', () => {
     expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 5 redeliveries and 3 rescues; causes: 1 failure, 1 hand-back, 1 kill, 1 freeze, 1 stall');
   });
 
+  it('places a claim reported only after its frozen worker resumed where the database says it happened', () => {
+    // w1 claimed at db 1,000 and froze before it could report; the rescue and w2's claim are recorded first.
+    const history: HistoryEvent[] = [
+      ...fleet, { t: 100, node: 'w1', type: 'fault:evidence', fault: 'worker-stop', detail: { point: 'in-effect' } }, h.rescuedFrom(2_100, 1, 'w1', { dbTime: 3_050, leaseExpiredAt: 3_000 }),
+      h.claim(2_200, 1, 'w2', 2, { dbTime: 3_100 }), h.fault(5_000, 'worker-stop', { target: 'w1', phase: 'end' }),
+      h.claim(5_001, 1, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.leaseLost(5_002, 1, 'w1', 1, 'complete'),
+    ];
+    const r = checkNoEarlyTakeover(history, finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/of 1 redeliveries and 1 rescues; causes: .*1 freeze/);
+  });
+
   it('fails (negative control) when the rescuer takes a lease back before it ended, by the renewal the holder reported', () => {
     const history = [...fleet, claimed, h.exited(100, 'w1'), h.renewed(60, 1, 'w1', 1, 1_500, 3_500), h.rescuedFrom(2_100, 1, 'w1', { dbTime: 3_200, leaseExpiredAt: 3_000 }), h.claim(2_200, 1, 'w2', 2)];
     const r = checkNoEarlyTakeover(history, finalState([]), bounds);

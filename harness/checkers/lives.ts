@@ -26,21 +26,27 @@ export interface JobLife {
 }
 
 /**
- * The life of every job the history mentions, claim by claim. A worker's
- * report (completion, failure, lost lease, renewal, hand-back) belongs to the
- * latest hold with its worker id and attempt; a rescue to the latest hold of
- * its owner before it (the latest hold at all when the owner was not recorded).
+ * The life of every job the history mentions, claim by claim. Holds are in
+ * the order of their claims on the database clock (history order when a
+ * claim lacks it): a worker frozen right after a claim reports it only when
+ * it resumes, after the rescue that took it back. A worker's report
+ * (completion, failure, lost lease, renewal, hand-back) belongs to the latest
+ * hold with its worker id and attempt; a rescue to the latest hold of its
+ * owner claimed before it (of anyone, when the owner was not recorded).
  */
 export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife> {
   const lives = new Map<number, JobLife>();
   const life = (jobId: number) => lives.get(jobId) ?? lives.set(jobId, { jobId, holds: [], rescues: [] }).get(jobId)!;
+  history.forEach((e, i) => {
+    if (e.type === 'job:claimed') life(e.jobId).holds.push({ claim: e, i, renewals: [] });
+  });
+  for (const l of lives.values()) {
+    if (l.holds.every((h) => h.claim.dbTime !== undefined)) l.holds.sort((a, b) => a.claim.dbTime! - b.claim.dbTime! || a.claim.attempt - b.claim.attempt || a.i - b.i);
+  }
   const holdOf = (jobId: number, workerId: string, attempt: number) =>
-    [...life(jobId).holds].reverse().find((h) => h.claim.workerId === workerId && h.claim.attempt === attempt);
+    [...(lives.get(jobId)?.holds ?? [])].reverse().find((h) => h.claim.workerId === workerId && h.claim.attempt === attempt);
   history.forEach((e, i) => {
     switch (e.type) {
-      case 'job:claimed':
-        life(e.jobId).holds.push({ claim: e, i, renewals: [] });
-        break;
       case 'lease:renewed':
         holdOf(e.jobId, e.workerId, e.attempt)?.renewals.push({ e, i });
         break;
@@ -57,7 +63,7 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
         const l = life(e.jobId);
         const rescue = { e, i };
         l.rescues.push(rescue);
-        const before = l.holds.filter((h) => h.i < i && (e.owner == null || h.claim.workerId === e.owner));
+        const before = l.holds.filter((h) => claimedBefore(h, rescue) && (e.owner == null || h.claim.workerId === e.owner));
         const h = before[before.length - 1];
         if (h && !h.rescued) h.rescued = rescue; // the same object: checkers match a hold's rescue by identity
         break;
@@ -67,14 +73,23 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
   return lives;
 }
 
+/** The hold was claimed before `x` happened: by the database clock when both carry it, else by history order. */
+export function claimedBefore(h: Hold, x: { e: HistoryEvent; i: number }): boolean {
+  return h.claim.dbTime !== undefined && x.e.dbTime !== undefined ? h.claim.dbTime <= x.e.dbTime : h.i < x.i;
+}
+
 /**
  * When a hold's lease ends by the history's own account (database clock):
- * the claim's expiry, moved by each renewal the holder reported. Undefined
- * for runs recorded before claims carried their expiry.
+ * the claim's expiry, moved by each renewal the holder reported before
+ * `cutoff` (a rescue, a later claim). Undefined for runs recorded before
+ * claims carried their expiry.
  */
-export function leaseEnd(h: Hold, beforeI = Number.POSITIVE_INFINITY): number | undefined {
+export function leaseEnd(h: Hold, cutoff?: { e: HistoryEvent; i: number }): number | undefined {
   let end = h.claim.leaseExpiresAt;
-  for (const r of h.renewals) if (r.i < beforeI && (end === undefined || r.e.leaseExpiresAt > end)) end = r.e.leaseExpiresAt;
+  for (const r of h.renewals) {
+    const before = !cutoff || (cutoff.e.dbTime !== undefined && r.e.dbTime !== undefined ? r.e.dbTime < cutoff.e.dbTime : r.i < cutoff.i);
+    if (before && (end === undefined || r.e.leaseExpiresAt > end)) end = r.e.leaseExpiresAt;
+  }
   return end;
 }
 
@@ -150,8 +165,10 @@ export class Fleetline {
    */
   expiryCause(h: Hold, untilT: number): ExpiryCause | undefined {
     const node = h.claim.node;
-    if (this.exitedBetween(node, h.claim.t, untilT)) return 'kill';
-    if (this.frozenBetween(node, h.claim.t, untilT)) return 'freeze';
+    // A claim reported late (its worker froze before it could send it) happened before what took it back.
+    const fromT = Math.min(h.claim.t, untilT);
+    if (this.exitedBetween(node, fromT, untilT)) return 'kill';
+    if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
     if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
     return undefined;
   }

@@ -41,7 +41,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
     for (const r of life.rescues) {
       rescues++;
       const h = [...life.holds].reverse().find((x) => x.rescued === r);
-      const end = h ? leaseEnd(h, r.i) : undefined;
+      const end = h ? leaseEnd(h, r) : undefined;
       const at = r.e.dbTime;
       if (at === undefined) continue;
       const ends = [end, r.e.leaseExpiredAt].filter((x): x is number => x !== undefined);
@@ -57,7 +57,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
       const prev = life.holds[n - 1];
       if (prev.failed) return void causes.failure++;
       if (prev.released) return void causes['hand-back']++;
-      const end = leaseEnd(prev, h.i);
+      const end = leaseEnd(prev, prev.rescued ?? { e: h.claim, i: h.i });
       const takenAt = prev.rescued?.e.dbTime ?? h.claim.dbTime;
       if (!prev.rescued && end !== undefined && takenAt !== undefined && takenAt + bounds.slackMs < end) {
         early.push({ jobId: life.jobId, reclaimedAt: takenAt, leaseEnd: end, earlyByMs: end - takenAt, heldBy: prev.claim.workerId, claimedBy: h.claim.workerId });
