@@ -121,7 +121,7 @@ export class Fleetline {
           const open = (this.freezes.get(target) ?? []).find((w) => w.toT === Number.POSITIVE_INFINITY);
           if (open) open.toT = e.t;
         } else if (target && !e.detail.armed && !e.detail.closed) push(this.freezes, target, { fromT: e.t, toT: Number.POSITIVE_INFINITY });
-      } else if (e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.detail.point !== undefined && e.node.startsWith('worker-')) {
+      } else if (e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.detail.point !== undefined) {
         // A worker frozen at an armed point reports it from its own node just before it stops.
         push(this.freezes, e.node, { fromT: e.t, toT: Number.POSITIVE_INFINITY });
       }
