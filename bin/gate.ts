@@ -1,7 +1,7 @@
 // npm run gate -- [--mutants] [--only a,b] [--skip a,b] [--out DIR] [--run-timeout S]
 //
 // The release gate: a short run of every built-in scenario (each at its own
-// default duration), or with --mutants every mutant of engine/mutants.ts
+// default duration), or with --mutants every mutant of harness/mutants/
 // against the scenario that must catch it. Prints a summary table and the
 // replay command of every run that was not ok; writes JUnit XML
 // (reports/gate/junit.xml, or junit-mutants.xml) with one test case per
@@ -12,7 +12,7 @@ import { systemClock } from '../engine/clock.ts';
 import { mutantEntries, scenarioEntries, selectEntries } from '../harness/gate/plan.ts';
 import { runGate } from '../harness/gate/gate.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
-import { MUTANTS } from '../engine/mutants.ts';
+import { MUTANTS } from '../harness/mutants/index.ts';
 import { intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = 'usage: npm run gate -- [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';

@@ -5,7 +5,7 @@
 // error; 3 inconclusive (a fault that never bit, a queue that never drained);
 // 130 interrupted (the partial report is still written).
 import { createLogger } from '../engine/log.ts';
-import { MUTANTS, isMutantName } from '../engine/mutants.ts';
+import { MUTANTS, isMutantName } from '../harness/mutants/index.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { defineScenario, loadScenarioFile, type Scenario, type ScenarioInput } from '../harness/scenario.ts';
@@ -54,7 +54,10 @@ async function main(): Promise<number> {
     return 0;
   }
   if (values['list-mutants']) {
-    for (const [name, m] of Object.entries(MUTANTS)) process.stdout.write(`  ${name.padEnd(20)} caught by ${m.caughtBy.padEnd(22)} ${m.breaks}\n`);
+    for (const [name, m] of Object.entries(MUTANTS)) {
+      const by = m.caughtBy ? `caught by ${m.caughtBy}` : `awaits ${m.awaits}`;
+      process.stdout.write(`  ${name.padEnd(20)} ${by.padEnd(32)} ${m.breaks}\n`);
+    }
     return 0;
   }
   if (values.recheck) return recheck(values.recheck, Boolean(values.json));

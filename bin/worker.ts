@@ -9,7 +9,6 @@ import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
-import { isMutantName } from '../engine/mutants.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
@@ -18,7 +17,7 @@ import { intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: tsx bin/worker.ts --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
   [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
-  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N] [--mutant NAME]
+  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N]
   [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
 ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
@@ -29,6 +28,7 @@ const FORWARDED: EventName[] = [
   'job:completed',
   'job:failed',
   'job:dead',
+  'job:deferred',
   'lease:lost',
   'lease:renewed',
   'lease:released',
@@ -73,7 +73,6 @@ async function main(): Promise<void> {
     'grace-ms': { type: 'string' },
     'worker-id': { type: 'string' },
     seed: { type: 'string' },
-    mutant: { type: 'string' },
     'metrics-port': { type: 'string' },
     'metrics-host': { type: 'string' },
     'sample-queue-state': { type: 'boolean' },
@@ -81,7 +80,6 @@ async function main(): Promise<void> {
   if (!values.handlers) throw new UsageError('--handlers is required');
   const url = process.env.DATABASE_URL;
   if (!url) throw new UsageError('DATABASE_URL is not set; expected postgres://user:pass@host:port/db');
-  if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`--mutant: unknown mutant "${values.mutant}"`);
   const skewMs = Number(process.env.STAMPEDE_CLOCK_SKEW_MS ?? 0);
   if (!Number.isFinite(skewMs)) throw new UsageError(`STAMPEDE_CLOCK_SKEW_MS: expected a number of ms, got "${process.env.STAMPEDE_CLOCK_SKEW_MS}"`);
 
@@ -121,7 +119,6 @@ async function main(): Promise<void> {
     backoffBaseMs: intFlag(values, 'backoff-base-ms'),
     backoffCapMs: intFlag(values, 'backoff-cap-ms'),
     shutdownGraceMs: intFlag(values, 'grace-ms'),
-    mutant: values.mutant as never,
   };
   const worker = new Worker(options);
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state

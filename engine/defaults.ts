@@ -24,6 +24,10 @@ export const DEFAULTS = {
   rescueIntervalMs: 1_000,
   /** Expired leases with no recorded failure before a job is declared a poison pill. */
   maxCrashes: 2,
+  /** How often a worker renews its liveness row; silent for 3 periods it is presumed dead. */
+  livenessMs: 1_000,
+  /** After a Postgres restart, how long live workers get to reconnect before their silence convicts them of a crash. */
+  restartGraceMs: 10_000,
   /** Aging: priority p overtakes q > p after waiting (q - p) * agingMs longer. */
   agingMs: 5_000,
   /** A busy worker drains to run a suspect alone once the oldest suspect has waited this long (an idle one takes it at once). */

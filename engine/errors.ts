@@ -17,6 +17,19 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * effectOnce found the job's effect held by another holder's transaction that
+ * has not ended (a frozen or stalled worker that lost this job's lease while
+ * inside its effect). Nothing was written; the worker hands the job back for
+ * a later retry instead of waiting on that holder's locks. Let it propagate.
+ */
+export class EffectBusyError extends Error {
+  override name = 'EffectBusyError';
+  constructor(readonly jobId: number) {
+    super(`job ${jobId}: its effect is held by another holder's unfinished transaction; the job is handed back to retry later`);
+  }
+}
+
 /** A handler ran longer than its job timeout. */
 export class JobTimeoutError extends Error {
   override name = 'JobTimeoutError';

@@ -23,6 +23,8 @@ export interface EngineEvents {
   'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
   'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
+  /** The claim was handed back uncharged for a retry at `retryAt` (its effect was held by another holder's open transaction). */
+  'job:deferred': { jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number };
   'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
   /** A heartbeat renewed the lease: it now ends at `dbLeaseExpiresAt`. */
   'lease:renewed': { jobId: number; queue: string; attempt: number; workerId: string; dbRenewedAt: number; dbLeaseExpiresAt: number };
@@ -41,6 +43,8 @@ export interface EngineEvents {
     owner?: string | null;
     dbRescuedAt?: number;
     dbLeaseExpiredAt?: number;
+    /** The holder was dead by its own liveness row: the expiry was charged as a crash. */
+    crashed: boolean;
   };
   'worker:error': { workerId: string; error: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */

@@ -28,13 +28,14 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
   | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number }
   | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
+  | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
   | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string }
   /** A heartbeat renewed the lease at `dbTime`, to `leaseExpiresAt` (database clock). */
   | { type: 'lease:renewed'; jobId: number; queue: string; attempt: number; workerId: string; leaseExpiresAt: number }
   /** Shutdown handed the claim back uncharged. */
   | { type: 'lease:released'; jobId: number; queue: string; attempt: number; workerId: string }
-  /** `dbTime`: when the rescuer took the lease back; `owner` held it until `leaseExpiredAt` (database clock). */
-  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; owner?: string | null; leaseExpiredAt?: number }
+  /** `dbTime`: when the rescuer took the lease back; `crashed`: charged as a crash (its holder was dead by its liveness row); `owner` held it until `leaseExpiredAt` (database clock). */
+  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean; owner?: string | null; leaseExpiredAt?: number }
   /** What a worker process resolved from its options, per queue, as it started. */
   | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings> }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' }

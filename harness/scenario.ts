@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { validateSchedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { isMutantName, MUTANTS, type MutantName } from '../engine/mutants.ts';
+import { isMutantName, MUTANTS, type MutantName } from './mutants/index.ts';
 import { CHECKERS, isCheckerName, resolveBounds, type BoundsOf, type CheckerName } from './checkers/index.ts';
 import { planFaults, validateFaults, type FaultAction, type FaultSpec } from './faults/plan.ts';
 import { validateLanes, validateMix } from './load/mix.ts';

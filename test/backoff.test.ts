@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { backoffCeilingMs, retryDelayMs } from '../engine/worker/backoff.ts';
+import { ceilingDelayMs } from '../harness/mutants/no-jitter.ts';
 import { SeededRng } from '../engine/rng.ts';
 
 const policy = { baseMs: 1000, capMs: 300_000 };
@@ -32,7 +33,7 @@ describe('backoff with full jitter', () => {
 
   it('without jitter (the no-jitter mutant) every job waits exactly the ceiling: lockstep', () => {
     const rng = new SeededRng(1);
-    const delays = Array.from({ length: 100 }, () => retryDelayMs(3, policy, rng, false));
+    const delays = Array.from({ length: 100 }, () => ceilingDelayMs(3, policy, rng));
     expect(new Set(delays)).toEqual(new Set([4000]));
   });
 });

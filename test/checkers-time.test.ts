@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../engine/rng.ts';
 import { retryDelayMs } from '../engine/worker/backoff.ts';
+import { ceilingDelayMs } from '../harness/mutants/no-jitter.ts';
 import { checkCronOccurrence, parseOccurrenceKey } from '../harness/checkers/cron-occurrence.ts';
 import { checkFairness } from '../harness/checkers/fairness.ts';
 import { checkOldestAgeSlo } from '../harness/checkers/oldest-age-slo.ts';
@@ -151,8 +152,8 @@ describe('retry-spread', () => {
     for (let id = 1; id <= 200; id++) {
       let t = 10_000 + Math.round(rng.next() * spreadMs);
       for (let attempt = 1; t < 20_000; attempt++) {
-        // The engine's own retry policy; jitter=false is exactly what the no-jitter mutant does.
-        const retryAt = t + retryDelayMs(attempt, { baseMs: 1_000, capMs: 300_000 }, rng, jitter);
+        // The engine's own retry policy, or exactly what the no-jitter mutant does instead.
+        const retryAt = t + (jitter ? retryDelayMs : ceilingDelayMs)(attempt, { baseMs: 1_000, capMs: 300_000 }, rng);
         events.push(h.failed(t, id, 'w', attempt, { dbTime: t, retryAt }));
         t = retryAt + 5;
       }

@@ -4,7 +4,7 @@ import { Events, type EngineEvents } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { systemClock } from '../engine/clock.ts';
 import { Worker } from '../engine/worker/worker.ts';
-import type { MutantName } from '../engine/mutants.ts';
+import { applyMutant, type MutantName } from '../harness/mutants/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { countByState } from './support/jobs.ts';
 import { until } from './support/wait.ts';
@@ -45,11 +45,16 @@ async function saturate(queue: string, mutant?: MutantName) {
     agingMs: AGING_MS,
     events,
     rng: new SeededRng(5),
-    mutant,
   });
   workers.push(w);
-  w.start();
-  await until(`${queue} drained`, async () => (await countByState(db, queue)).done === 615, 60_000, 100);
+  const undo = mutant ? applyMutant(mutant) : () => {};
+  try {
+    w.start();
+    await until(`${queue} drained`, async () => (await countByState(db, queue)).done === 615, 60_000, 100);
+  } finally {
+    await w.stop(0);
+    undo();
+  }
   const wait = (c: EngineEvents['job:claimed']) => c.dbClaimedAt - c.runAt;
   // Capacity as measured in this run (the machine is shared): jobs per ms while saturated.
   const claimTimes = claims.map((c) => c.dbClaimedAt);

@@ -33,7 +33,7 @@ describe('RED counters fed by engine events', () => {
     events.emit('job:dead', { jobId: 9, queue: 'sms', attempt: 6, reason: 'attempts exhausted: TypeError: bad field' });
     events.emit('job:dead', { jobId: 7, queue: 'sms', attempt: 2, reason: 'crashed its worker 2 times' });
     events.emit('lease:lost', { ...base, jobId: 4, queue: 'mail', phase: 'heartbeat' });
-    events.emit('lease:rescued', { jobId: 4, queue: 'mail', attempts: 1, crashCount: 1, dead: false });
+    events.emit('lease:rescued', { jobId: 4, queue: 'mail', attempts: 1, crashCount: 1, dead: false, crashed: true });
     events.emit('cron:refused', { nodeId: 'sched-2', reason: 'clock skew', skewMs: -4_500 });
 
     expect(await sample(metrics, 'stampede_jobs_claimed_total{queue="mail"}')).toBe(3);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { junitXml } from '../harness/gate/junit.ts';
 import { mutantEntries, scenarioEntries, selectEntries, type GateEntry } from '../harness/gate/plan.ts';
 import { judge, type EntryResult, type RunSummary } from '../harness/gate/verdict.ts';
-import { MUTANTS } from '../engine/mutants.ts';
+import { MUTANTS } from '../harness/mutants/index.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 
 const inv = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: `${name} figure`, bound: `${name} bound` });
@@ -40,7 +40,9 @@ describe('gate verdicts', () => {
   it('plans every scenario, and every mutant against a scenario that checks its invariant', () => {
     expect(scenarioEntries(SCENARIOS).map((e) => e.scenario)).toEqual(Object.keys(SCENARIOS));
     const ms = mutantEntries(SCENARIOS);
-    expect(ms.map((e) => e.mutant).sort()).toEqual(Object.keys(MUTANTS).sort());
+    // Every mutant some checker catches; the others await their checker (caughtBy null).
+    const judged = Object.entries(MUTANTS).filter(([, m]) => m.caughtBy !== null).map(([name]) => name);
+    expect(ms.map((e) => e.mutant).sort()).toEqual(judged.sort());
     for (const e of ms) {
       const s = SCENARIOS[e.scenario];
       expect(s, `${e.mutant} runs on ${e.scenario}`).toBeDefined();

@@ -4,7 +4,7 @@ import { Events, type EngineEvents } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { systemClock } from '../engine/clock.ts';
 import { Worker } from '../engine/worker/worker.ts';
-import type { MutantName } from '../engine/mutants.ts';
+import { applyMutant, type MutantName } from '../harness/mutants/index.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
 import { Db } from '../engine/db.ts';
 import { freshDatabase } from './support/db.ts';
@@ -14,10 +14,18 @@ import { until } from './support/wait.ts';
 const { db, url } = await freshDatabase({ maxConnections: 20 });
 const workers: Worker[] = [];
 const pools: Db[] = [];
+/** Undoes the mutant a test applied to this process, after its workers stopped. */
+let undoMutant = () => {};
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop(0)));
   await Promise.all(pools.splice(0).map((p) => p.close()));
+  undoMutant();
+  undoMutant = () => {};
 });
+
+function useMutant(name: MutantName): void {
+  undoMutant = applyMutant(name);
+}
 
 function startWorker(options: Omit<WorkerOptions, 'db'> & { db?: Db }): Worker {
   const w = new Worker({ db, rng: new SeededRng(7), pollMs: 20, rescueIntervalMs: 50, ...options });
@@ -28,6 +36,7 @@ function startWorker(options: Omit<WorkerOptions, 'db'> & { db?: Db }): Worker {
 
 /** `jobs` jobs claimed by 8 workers, each with its own pool; returns claims per job id and per worker. */
 async function eightWorkersDrain(queue: string, jobs: number, mutant?: MutantName) {
+  if (mutant) useMutant(mutant);
   await enqueueMany(db, Array.from({ length: jobs }, (_, i) => ({ queue, payload: { i } })));
   const events = new Events();
   const perJob = new Map<number, number>();
@@ -39,7 +48,7 @@ async function eightWorkersDrain(queue: string, jobs: number, mutant?: MutantNam
   for (let i = 0; i < 8; i++) {
     const pool = new Db({ connectionString: url, maxConnections: 4 });
     pools.push(pool);
-    startWorker({ db: pool, handlers: { [queue]: () => {} }, concurrency: 16, events, workerId: `${queue}-w${i}`, mutant });
+    startWorker({ db: pool, handlers: { [queue]: () => {} }, concurrency: 16, events, workerId: `${queue}-w${i}` });
   }
   await until(`${jobs} done`, async () => (await countByState(db, queue)).done === jobs, 120_000, 200);
   return { perJob, perWorker };
@@ -105,9 +114,10 @@ describe('leases, heartbeats and fencing', () => {
     const claims: string[] = [];
     events.on('job:claimed', (e) => claims.push(e.workerId));
     const gate = { first: false };
-    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, events, workerId: 'slow', mutant: 'no-fencing' });
+    useMutant('no-fencing');
+    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, events, workerId: 'slow' });
     await until('first claim', () => claims.length === 1);
-    startWorker({ handlers: { 'slow-unfenced': () => systemClock.sleep(60_000) }, leaseMs: 60_000, events, workerId: 'second', mutant: 'no-fencing' });
+    startWorker({ handlers: { 'slow-unfenced': () => systemClock.sleep(60_000) }, leaseMs: 60_000, events, workerId: 'second' });
     await until('stolen', () => claims.length === 2, 10_000);
     gate.first = true;
     await until('stale completion accepted', () => completions.includes('slow'));

@@ -19,10 +19,8 @@ export function backoffCeilingMs(attempt: number, policy: BackoffPolicy): number
 /**
  * Full jitter: sleep = random(0, ceiling). Retries from jobs that failed
  * together spread over the whole window instead of firing on one tick, so
- * they do not re-saturate the dependency that just failed. `jitter: false`
- * is the no-jitter mutant: exactly the ceiling, every time.
+ * they do not re-saturate the dependency that just failed.
  */
-export function retryDelayMs(attempt: number, policy: BackoffPolicy, rng: Rng, jitter = true): number {
-  const ceiling = backoffCeilingMs(attempt, policy);
-  return jitter ? Math.floor(rng.next() * ceiling) : ceiling;
+export function retryDelayMs(attempt: number, policy: BackoffPolicy, rng: Rng): number {
+  return Math.floor(rng.next() * backoffCeilingMs(attempt, policy));
 }

@@ -1,6 +1,5 @@
 import type { Queryable } from '../db.ts';
 import { jobFromRow, type Job } from '../job.ts';
-import type { MutantName } from '../mutants.ts';
 import { workerQueries as q } from './queries.ts';
 
 export interface ClaimRequest {
@@ -10,7 +9,6 @@ export interface ClaimRequest {
   limit: number;
   workerId: string;
   agingMs: number;
-  mutant?: MutantName;
 }
 
 export interface ClaimedJob extends Job {
@@ -24,22 +22,7 @@ const toClaimed = (r: any): ClaimedJob => ({ ...jobFromRow(r), leaseToken: r.lea
 /** Claims up to `limit` due jobs in one statement (see ClaimJobs in worker.sql for why it is shaped so). */
 export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<ClaimedJob[]> {
   if (r.limit <= 0) return [];
-  if (r.mutant === 'no-skip-locked') {
-    // Broken on purpose: read, then write without a lock or a state re-check.
-    const ids = (await db.query(q.SelectDueIdsUnlocked, [r.queues, r.limit])).rows.map((x) => x.id);
-    if (ids.length === 0) return [];
-    const res = await db.query(q.ClaimIdsUnchecked, [ids, r.workerId, Math.max(...r.leaseMs)]);
-    return res.rows.map(toClaimed);
-  }
-  const res = await db.query(q.ClaimJobs, [
-    r.queues,
-    r.limit,
-    r.workerId,
-    r.leaseMs,
-    r.agingMs,
-    r.mutant !== 'no-aging',
-    r.mutant !== 'charge-on-failure',
-  ]);
+  const res = await db.query(q.ClaimJobs, [r.queues, r.limit, r.workerId, r.leaseMs, r.agingMs]);
   return res.rows.map(toClaimed);
 }
 
@@ -51,6 +34,6 @@ export async function oldestSuspectWaitMs(db: Queryable, queues: string[]): Prom
 
 /** Claims one suspect, to be run alone. */
 export async function claimSuspect(db: Queryable, r: Omit<ClaimRequest, 'limit' | 'agingMs'>): Promise<ClaimedJob | undefined> {
-  const res = await db.query(q.ClaimSuspect, [r.queues, r.workerId, r.leaseMs, r.mutant !== 'charge-on-failure']);
+  const res = await db.query(q.ClaimSuspect, [r.queues, r.workerId, r.leaseMs]);
   return res.rows.map(toClaimed)[0];
 }

@@ -1,9 +1,8 @@
-import { backoffCeilingMs } from './backoff.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { isRetryableDbError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { workerQueries as q } from './queries.ts';
+import { RESULT_WRITE_RETRY_MS, writeResult } from './result-write.ts';
 
 interface Pending {
   id: number;
@@ -27,9 +26,8 @@ export class CompletionBatcher {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly fenced = true,
     /** How long to keep retrying a completion through a dropped connection before giving up (the lease will expire and the job rerun). */
-    private readonly retryForMs = 30_000,
+    private readonly retryForMs = RESULT_WRITE_RETRY_MS,
   ) {}
 
   complete(id: number, token: string): Promise<boolean> {
@@ -56,23 +54,17 @@ export class CompletionBatcher {
   }
 
   private async write(batch: Pending[]): Promise<void> {
-    const started = this.clock.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const res = this.fenced
-          ? await this.db.query(q.CompleteJobs, [batch.map((b) => b.id), batch.map((b) => b.token)])
-          : await this.db.query(q.CompleteJobsUnfenced, [batch.map((b) => b.id)]);
-        const done = new Set(res.rows.map((r) => r.id));
-        for (const b of batch) b.resolve(done.has(b.id));
-        return;
-      } catch (err) {
-        if (!isRetryableDbError(err) || this.clock.now() - started > this.retryForMs) {
-          for (const b of batch) b.reject(err);
-          return;
-        }
-        this.log.warn('completion write failed; retrying', { attempt, error: (err as Error).message });
-        await this.clock.sleep(backoffCeilingMs(attempt + 1, { baseMs: 50, capMs: 2_000 }));
-      }
+    try {
+      const res = await writeResult(() => this.db.query(q.CompleteJobs, [batch.map((b) => b.id), batch.map((b) => b.token)]), {
+        clock: this.clock,
+        log: this.log,
+        what: 'completion write',
+        retryForMs: this.retryForMs,
+      });
+      const done = new Set(res.rows.map((r) => r.id));
+      for (const b of batch) b.resolve(done.has(b.id));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
     }
   }
 }

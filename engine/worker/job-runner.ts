@@ -1,17 +1,17 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { coerceError, JobTimeoutError, LeaseLostError } from '../errors.ts';
+import { coerceError, EffectBusyError, JobTimeoutError, LeaseLostError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handler, JobContext } from '../handler.ts';
 import { effectKey } from '../job.ts';
 import type { Logger } from '../log.ts';
-import type { MutantName } from '../mutants.ts';
 import type { Rng } from '../rng.ts';
-import { retryDelayMs } from './backoff.ts';
 import type { ClaimedJob } from './claim.ts';
 import type { CompletionBatcher } from './completer.ts';
 import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
+import { writeResult } from './result-write.ts';
+import { workerStrategies } from './strategies.ts';
 
 export interface JobRunnerDeps {
   db: Db;
@@ -21,8 +21,10 @@ export interface JobRunnerDeps {
   log: Logger;
   completer: CompletionBatcher;
   workerId: string;
-  mutant?: MutantName;
 }
+
+/** A job whose effect another holder still has open is retried after 250-500 ms. */
+const EFFECT_BUSY_RETRY_MS = 250;
 
 class ShutdownAbort extends Error {
   override name = 'ShutdownAbort';
@@ -45,6 +47,8 @@ export class JobRun {
    */
   private finishing = false;
   private handedBack = false;
+  /** effectOnce found the effect held by another holder's open transaction: the job is handed back, whatever the handler did. */
+  private effectBusy = false;
   /** Resolves when the handler has returned (or was abandoned) and heartbeats stopped: its slot is free. */
   readonly handlerFinished: Promise<void>;
   /** Resolves when the outcome is recorded too (or given up on). */
@@ -104,7 +108,8 @@ export class JobRun {
       return;
     }
     try {
-      if (failed) await this.recordFailure(error, durationMs);
+      if (this.effectBusy) await this.deferBusy();
+      else if (failed) await this.recordFailure(error, durationMs);
       else await this.recordSuccess(durationMs);
     } catch (err) {
       // The result could not be written (database gone for longer than the
@@ -180,22 +185,49 @@ export class JobRun {
     }
   }
 
+  /**
+   * Hands the claim back without charging the attempt, for a retry shortly:
+   * the effect's other holder ends (commits, is fenced out, or dies and rolls
+   * back) in the meantime. Waiting on it instead would hold this job's claim
+   * for as long as that holder stays frozen.
+   */
+  private async deferBusy(): Promise<void> {
+    const { job, deps } = this;
+    const delayMs = EFFECT_BUSY_RETRY_MS + deps.rng.int(0, EFFECT_BUSY_RETRY_MS);
+    const res = await writeResult(() => deps.db.query(q.DeferJob, [job.id, job.leaseToken, delayMs]), {
+      clock: deps.clock,
+      log: deps.log,
+      what: 'hand-back write',
+    });
+    const row = res.rows[0];
+    if (!row) {
+      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
+      return;
+    }
+    deps.events.emit('job:deferred', {
+      jobId: job.id,
+      queue: job.queue,
+      attempt: this.attempt,
+      workerId: deps.workerId,
+      reason: 'effect held by another holder',
+      retryAt: (row.run_at as Date).getTime(),
+    });
+  }
+
   private async recordFailure(thrown: unknown, durationMs: number): Promise<void> {
     const { job, deps } = this;
     const err = coerceError(thrown);
     const message = `${err.name}: ${err.message}`;
     const backoff = { baseMs: this.options.backoffBaseMs, capMs: this.options.backoffCapMs };
-    const delayMs = retryDelayMs(this.attempt, backoff, deps.rng, deps.mutant !== 'no-jitter');
+    const delayMs = workerStrategies.retryDelayMs(this.attempt, backoff, deps.rng);
     const kind = thrown instanceof JobTimeoutError ? 'timeout' : 'error';
-    const res = await deps.db.query(q.FailJob, [
-      job.id,
-      job.leaseToken,
-      message,
-      delayMs,
-      kind,
-      deps.mutant === 'no-fencing',
-      deps.mutant !== 'charge-on-failure',
-    ]);
+    // Retried through a lost connection: a failure that never reaches the database would leave the job
+    // to its lease expiry, and a live worker's job to be rerun for nothing.
+    const res = await writeResult(() => deps.db.query(q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]), {
+      clock: deps.clock,
+      log: deps.log,
+      what: 'failure write',
+    });
     const row = res.rows[0];
     if (!row) {
       deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
@@ -218,37 +250,18 @@ export class JobRun {
 
   private async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
     const { job, deps } = this;
-    const key = effectKey(job);
-    if (deps.mutant === 'dedup-outside-tx') return this.effectOnceBroken(key, fn);
     if (this.finishing) {
       // The job completes in the first effectOnce's transaction; a second one would find it done.
       throw new Error(`job ${job.id}: effectOnce may be called once per job; put every write of the effect in one call`);
     }
     this.finishing = true;
-    const outcome = await deps.db
-      .transaction(async (tx) => {
-        const recorded = await tx.query(q.RecordEffectKey, [key, job.id]);
-        const applied = (recorded.rowCount ?? 0) > 0;
-        const result = applied ? await fn(tx) : undefined;
-        const completed = await tx.query(q.CompleteJobInTx, [job.id, job.leaseToken]);
-        if (completed.rowCount === 0) throw new LeaseLostError(job.id); // rolls back the effect and the key
-        return { applied, result };
-      })
-      .catch((err) => {
-        this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
-        throw err;
-      });
-    this.completedInTx = true;
-    return outcome;
-  }
-
-  /** The dedup-outside-tx mutant: effect and key in separate commits, as the source document warns against. */
-  private async effectOnceBroken<T>(key: string, fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
-    const { job, deps } = this;
-    const seen = await deps.db.query(q.EffectKeyExists, [key]);
-    if (seen.rowCount) return { applied: false };
-    const result = await deps.db.transaction(fn);
-    await deps.db.query(q.RecordEffectKey, [key, job.id]);
-    return { applied: true, result };
+    const outcome = await workerStrategies.effectOnce(deps.db, job, effectKey(job), fn).catch((err) => {
+      this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
+      if (err instanceof EffectBusyError) this.effectBusy = true;
+      throw err;
+    });
+    if (outcome.completedJob) this.completedInTx = true;
+    else this.finishing = false; // the job completes the ordinary way, after the handler
+    return { applied: outcome.applied, result: outcome.result };
   }
 }

@@ -5,7 +5,6 @@ import { ValidationError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handlers } from '../handler.ts';
 import type { Logger } from '../log.ts';
-import { isMutantName, type MutantName } from '../mutants.ts';
 import type { Rng } from '../rng.ts';
 import { validateQueueName } from '../validate.ts';
 
@@ -45,6 +44,13 @@ export interface WorkerOptions extends QueueOptions {
   rescueIntervalMs?: number;
   /** Expired leases with no recorded failure before a job is dead-lettered as a poison pill. Default 2. */
   maxCrashes?: number;
+  /**
+   * How often this worker renews its liveness row (stampede.workers), ms. A lease that expires is charged
+   * as a crash only when its holder has been silent for 3 periods; a live holder gets the job taken back
+   * without one. Give every worker process its own workerId (the default does): a restarted process that
+   * reuses the id of a dead one would vouch for it. Default 1,000.
+   */
+  livenessMs?: number;
   /** A busy worker drains to run a suspect alone once the oldest suspect has waited this long; an idle one takes it at once. Default 2,000. */
   suspectPatienceMs?: number;
   /** After stop(), how long in-flight jobs may run before their claims are handed back. Default 10,000. */
@@ -53,8 +59,6 @@ export interface WorkerOptions extends QueueOptions {
   rng?: Rng;
   events?: Events;
   log?: Logger;
-  /** A deliberately broken variant, for the harness's negative controls. Never in production. */
-  mutant?: MutantName;
 }
 
 export type ResolvedQueueOptions = Required<Omit<QueueOptions, 'timeoutMs'>> & { timeoutMs: number | undefined };
@@ -90,12 +94,12 @@ export function validateWorkerOptions(o: WorkerOptions): void {
   positive(o.pollMs, 'pollMs');
   positive(o.agingMs, 'agingMs');
   positive(o.rescueIntervalMs, 'rescueIntervalMs');
+  positive(o.livenessMs, 'livenessMs');
   positive(o.shutdownGraceMs, 'shutdownGraceMs', true);
   positive(o.suspectPatienceMs, 'suspectPatienceMs', true);
   if (o.maxCrashes !== undefined && (!Number.isInteger(o.maxCrashes) || o.maxCrashes < 1)) {
     throw new ValidationError('maxCrashes', `${o.maxCrashes} is not a positive integer`);
   }
-  if (o.mutant !== undefined && !isMutantName(o.mutant)) throw new ValidationError('mutant', `unknown mutant "${o.mutant}"`);
 }
 
 export function resolveQueueOptions(o: WorkerOptions, queue: string): ResolvedQueueOptions {

@@ -4,16 +4,15 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'ClaimJobs',
   'SuspectsWaiting',
   'ClaimSuspect',
-  'SelectDueIdsUnlocked',
-  'ClaimIdsUnchecked',
   'RenewLease',
   'CompleteJobs',
-  'CompleteJobsUnfenced',
   'FailJob',
   'ReleaseJobs',
+  'DeferJob',
   'RecordEffectKey',
-  'EffectKeyExists',
   'CompleteJobInTx',
 ] as const);
+
+export const livenessQueries = loadQueries(new URL('./liveness.sql', import.meta.url), ['TouchWorker', 'ForgetWorker'] as const);
 
 export const rescuerQueries = loadQueries(new URL('./rescuer.sql', import.meta.url), ['RescueExpiredLeases'] as const);

@@ -1,39 +1,56 @@
 -- name: RescueExpiredLeases
--- Claims whose lease expired: the worker is presumed dead. Rides the partial
--- index jobs_lease_idx (claimed rows only) and takes a batch with SKIP LOCKED
--- so rescuers on every node share the work. Each expiry counts as a crash of
--- the job's worker; a job that crashed its worker $2 times ($3 = true
--- switches this off: the no-crash-detection mutant), or is out of attempts,
--- goes to the dead-letter table in the same statement. The others become
--- claimable again at once: the lease expiry was the delay.
--- $4 = false is the charge-on-failure mutant: a crash is not counted at all.
+-- Claims whose lease expired. Rides the partial index jobs_lease_idx
+-- (claimed rows only) and takes a batch with SKIP LOCKED so rescuers on every
+-- node share the work. Whether an expiry is a crash of the job depends on the
+-- lease holder's own liveness (stampede.workers, renewed by every live
+-- worker), not on the lease alone:
+--  * holder dead (no row: it stopped, or never said it was alive; or silent
+--    past its expiry while the database has been up for $3 ms, long enough
+--    for a live worker to reconnect after a Postgres restart): a crash. A job
+--    that crashed its worker $2 times, or is out of attempts, goes to the
+--    dead-letter table in the same statement.
+--  * holder seen alive after the lease expired: a live worker that lost the
+--    lease (a stall with heartbeats off, a result write that could not reach
+--    the database in time). The job is taken back, and no crash is counted.
+--  * neither yet: undecided, left for a later pass, at most the holder's
+--    liveness ttl (or $3 ms after a restart) from now.
+-- The others become claimable again at once: the lease expiry was the delay.
 WITH expired AS (
-  SELECT id, lease_owner, lease_expires_at FROM stampede.jobs
-   WHERE state = 'claimed' AND lease_expires_at < now()
-   ORDER BY lease_expires_at
+  SELECT j.id, holder.dead, j.lease_owner, j.lease_expires_at
+    FROM stampede.jobs j
+    LEFT JOIN stampede.workers w ON w.worker_id = j.lease_owner
+   CROSS JOIN LATERAL (
+     SELECT w.worker_id IS NULL
+            OR (w.expires_at < now() AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now()) AS dead
+   ) holder
+   WHERE j.state = 'claimed' AND j.lease_expires_at < now()
+     AND (holder.dead OR w.last_seen_at >= j.lease_expires_at)
+   ORDER BY j.lease_expires_at
    LIMIT $1
-     FOR UPDATE SKIP LOCKED
+     FOR UPDATE OF j SKIP LOCKED
 ), rescued AS (
   UPDATE stampede.jobs j
-     SET crash_count = j.crash_count + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
+     SET crash_count = j.crash_count + CASE WHEN expired.dead THEN 1 ELSE 0 END,
          state = CASE
-                   WHEN $4::boolean AND j.attempts >= j.max_attempts THEN 'dead'
-                   WHEN $4::boolean AND NOT $3::boolean AND j.crash_count + 1 >= $2 THEN 'dead'
+                   WHEN j.attempts >= j.max_attempts THEN 'dead'
+                   WHEN expired.dead AND j.crash_count + 1 >= $2 THEN 'dead'
                    ELSE 'failed'
                  END::stampede.job_state,
          run_at = now(),
-         last_error = 'lease expired; worker presumed dead',
-         errors = j.errors || jsonb_build_object('attempt', j.attempts, 'at', now(), 'kind', 'lease-expired',
-                                                 'error', 'lease expired; worker ' || j.lease_owner || ' presumed dead'),
-         finished_at = CASE WHEN $4::boolean AND (j.attempts >= j.max_attempts
-                                                  OR (NOT $3::boolean AND j.crash_count + 1 >= $2)) THEN now() END,
+         last_error = CASE WHEN expired.dead THEN 'lease expired; worker presumed dead'
+                           ELSE 'lease expired while its worker was alive' END,
+         errors = j.errors || jsonb_build_object('attempt', j.attempts, 'at', now(),
+                                                 'kind', CASE WHEN expired.dead THEN 'lease-expired' ELSE 'lease-lost' END,
+                                                 'error', CASE WHEN expired.dead THEN 'lease expired; worker ' || j.lease_owner || ' presumed dead'
+                                                               ELSE 'lease expired while worker ' || j.lease_owner || ' was alive' END),
+         finished_at = CASE WHEN j.attempts >= j.max_attempts OR (expired.dead AND j.crash_count + 1 >= $2) THEN now() END,
          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
     FROM expired
    WHERE j.id = expired.id
-  RETURNING j.id, j.queue, j.payload, j.attempts, j.crash_count, j.errors, j.state,
+  RETURNING j.id, j.queue, j.payload, j.attempts, j.crash_count, j.errors, j.state, expired.dead AS crashed,
             expired.lease_owner AS owner, expired.lease_expires_at AS expired_at,
             CASE WHEN j.state = 'dead' THEN
-              CASE WHEN j.attempts >= j.max_attempts THEN 'attempts exhausted: lease expired; worker presumed dead'
+              CASE WHEN j.attempts >= j.max_attempts THEN 'attempts exhausted: ' || j.last_error
                    ELSE 'crashed its worker ' || j.crash_count || ' times' END
             END AS reason
 ), dead AS (
@@ -42,4 +59,4 @@ WITH expired AS (
   ON CONFLICT (job_id) DO NOTHING
 )
 -- owner, expired_at and db_now say whose lease it was, when it ran out and when it was taken back.
-SELECT id, queue, attempts, crash_count, state, reason, owner, expired_at, now() AS db_now FROM rescued;
+SELECT id, queue, attempts, crash_count, state, crashed, reason, owner, expired_at, now() AS db_now FROM rescued;

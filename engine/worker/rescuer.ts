@@ -4,7 +4,6 @@ import type { Db } from '../db.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
-import type { MutantName } from '../mutants.ts';
 import { rescuerQueries as q } from './queries.ts';
 
 export interface LeaseRescuerOptions {
@@ -15,21 +14,25 @@ export interface LeaseRescuerOptions {
   batchSize?: number;
   /** Expired leases (crashes) before a job is dead-lettered as a poison pill. Default 2. */
   maxCrashes?: number;
+  /** After a Postgres restart, how long a silent lease holder still counts as possibly alive, ms. Default 10,000. */
+  restartGraceMs?: number;
   clock?: Clock;
   events?: Events;
   log?: Logger;
-  mutant?: MutantName;
   /** Called after a pass that rescued anything (the rescued jobs are now suspects). */
   onRescued?: (count: number) => void;
 }
 
 /**
  * Makes the jobs of dead workers claimable again. A lease that expired
- * without a recorded result means the worker died (or stalled past its
- * visibility timeout); the attempt it was charged at claim stays charged, and
- * the crash is counted, so a job that kills every worker that touches it is
- * dead-lettered after `maxCrashes` instead of taking the fleet down in turn.
- * Runs on every worker; SKIP LOCKED lets several share the work safely.
+ * without a recorded result means the worker died, or is alive but lost the
+ * lease (it stalled past its visibility timeout, or could not reach the
+ * database to renew or to record its result). The attempt it was charged at
+ * claim stays charged either way; a crash is counted only when the holder is
+ * dead by its own liveness row (stampede.workers), so a job that kills every
+ * worker that touches it is dead-lettered after `maxCrashes`, while a Postgres
+ * restart under a healthy fleet convicts no one. Runs on every worker; SKIP
+ * LOCKED lets several share the work safely.
  */
 export class LeaseRescuer {
   private readonly events: Events;
@@ -62,8 +65,7 @@ export class LeaseRescuer {
       const res = await this.options.db.query(q.RescueExpiredLeases, [
         batch,
         this.options.maxCrashes ?? DEFAULTS.maxCrashes,
-        this.options.mutant === 'no-crash-detection',
-        this.options.mutant !== 'charge-on-failure',
+        this.options.restartGraceMs ?? DEFAULTS.restartGraceMs,
       ]);
       for (const r of res.rows) {
         const dead = r.state === 'dead';
@@ -73,6 +75,7 @@ export class LeaseRescuer {
           attempts: r.attempts,
           crashCount: r.crash_count,
           dead,
+          crashed: r.crashed,
           owner: r.owner,
           dbRescuedAt: (r.db_now as Date).getTime(),
           dbLeaseExpiredAt: (r.expired_at as Date).getTime(),

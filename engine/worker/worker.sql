@@ -9,22 +9,18 @@
 --  * Aging: a job's score is priority * $5 (agingMs) plus how long it has been
 --    due, so a lower-priority job overtakes a higher one after waiting
 --    (q - p) * agingMs longer. A pure ORDER BY priority starves low lanes.
---    $6 = false switches aging off (the no-aging mutant and the negative control).
 --  * `locked` takes row locks in score order with SKIP LOCKED: concurrent
 --    workers skip each other's rows instead of queueing on them, and the
 --    state/run_at predicate is re-checked under the lock.
 --  * Attempts are charged here, at claim, so a handler that kills its process
---    still uses up an attempt ($7 = false is the charge-on-failure mutant).
+--    still uses up an attempt.
 --  * Suspects (crash_count > 0) are left to ClaimSuspect, which runs them alone.
 -- Measured alternative: locking inside the per-lane probes (LIMIT n FOR UPDATE
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
 WITH candidates AS (
   SELECT c.id, q.lease_ms,
-         CASE WHEN $6::boolean
-              THEN p.priority * $5::float8 + extract(epoch FROM now() - c.run_at) * 1000
-              ELSE p.priority * 1e12 + extract(epoch FROM now() - c.run_at) * 1000
-         END AS score
+         p.priority * $5::float8 + extract(epoch FROM now() - c.run_at) * 1000 AS score
     FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
    CROSS JOIN generate_series(0, 9) AS p(priority)
    CROSS JOIN LATERAL (
@@ -48,7 +44,7 @@ WITH candidates AS (
 )
 UPDATE stampede.jobs j
    SET state = 'claimed',
-       attempts = j.attempts + CASE WHEN $7::boolean THEN 1 ELSE 0 END,
+       attempts = j.attempts + 1,
        lease_owner = $3,
        lease_token = gen_random_uuid(),
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
@@ -78,33 +74,12 @@ WITH locked AS (
 )
 UPDATE stampede.jobs j
    SET state = 'claimed',
-       attempts = j.attempts + CASE WHEN $4::boolean THEN 1 ELSE 0 END,
+       attempts = j.attempts + 1,
        lease_owner = $2,
        lease_token = gen_random_uuid(),
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
   FROM locked
  WHERE j.id = locked.id
-RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attempts, j.crash_count, j.payload,
-          j.idempotency_key, j.lease_owner, j.lease_token, j.lease_expires_at, j.last_error, j.created_at,
-          now() AS db_now;
-
--- name: SelectDueIdsUnlocked
--- The no-skip-locked mutant, step 1: pick due ids without any lock.
-SELECT id FROM stampede.jobs
- WHERE queue = ANY($1::text[]) AND state IN ('pending', 'failed') AND run_at <= now()
- ORDER BY priority DESC, run_at, id
- LIMIT $2;
-
--- name: ClaimIdsUnchecked
--- The no-skip-locked mutant, step 2: claim those ids without re-checking
--- their state, so two workers that read the same ids both "win".
-UPDATE stampede.jobs j
-   SET state = 'claimed',
-       attempts = j.attempts + 1,
-       lease_owner = $2,
-       lease_token = gen_random_uuid(),
-       lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
- WHERE j.id = ANY($1::bigint[]) AND j.state IN ('pending', 'failed', 'claimed')
 RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attempts, j.crash_count, j.payload,
           j.idempotency_key, j.lease_owner, j.lease_token, j.lease_expires_at, j.last_error, j.created_at,
           now() AS db_now;
@@ -126,13 +101,6 @@ UPDATE stampede.jobs j
  WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
 
--- name: CompleteJobsUnfenced
--- The no-fencing mutant: completes a claimed job whoever holds it now.
-UPDATE stampede.jobs j
-   SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
- WHERE j.id = ANY($1::bigint[]) AND j.state = 'claimed'
-RETURNING j.id;
-
 -- name: FailJob
 -- Records a failed attempt, fenced on the lease token. Below the attempt
 -- budget the job waits in `failed` until run_at = now() + $4 ms (the jittered
@@ -140,15 +108,13 @@ RETURNING j.id;
 -- same statement, with the whole error history.
 WITH failed AS (
   UPDATE stampede.jobs j
-     SET attempts = j.attempts + CASE WHEN $7::boolean THEN 0 ELSE 1 END,
-         state = CASE WHEN j.attempts + CASE WHEN $7::boolean THEN 0 ELSE 1 END >= j.max_attempts
-                      THEN 'dead' ELSE 'failed' END::stampede.job_state,
+     SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'failed' END::stampede.job_state,
          run_at = now() + make_interval(secs => $4::float8 / 1000),
          last_error = $3,
          errors = j.errors || jsonb_build_object('attempt', j.attempts, 'at', now(), 'kind', $5::text, 'error', $3::text),
-         finished_at = CASE WHEN j.attempts + CASE WHEN $7::boolean THEN 0 ELSE 1 END >= j.max_attempts THEN now() END,
+         finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-   WHERE j.id = $1 AND j.state = 'claimed' AND ($6::boolean OR j.lease_token = $2)
+   WHERE j.id = $1 AND j.state = 'claimed' AND j.lease_token = $2
   RETURNING j.id, j.queue, j.payload, j.attempts, j.errors, j.state, j.run_at
 ), dead AS (
   INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
@@ -161,21 +127,38 @@ SELECT id, state, attempts, run_at, now() AS failed_at FROM failed;
 -- Graceful shutdown: hands back claims this worker could not finish, without
 -- charging the attempt, so another worker takes them at once.
 UPDATE stampede.jobs j
-   SET state = 'pending', attempts = greatest(j.attempts - CASE WHEN $3::boolean THEN 1 ELSE 0 END, 0),
+   SET state = 'pending', attempts = greatest(j.attempts - 1, 0),
        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, run_at = now()
   FROM unnest($1::bigint[], $2::uuid[]) AS r(id, token)
  WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
 
--- name: RecordEffectKey
--- effectOnce: the dedup record, inside the effect's transaction.
-INSERT INTO stampede.effect_keys (key, job_id) VALUES ($1, $2)
-ON CONFLICT (key) DO NOTHING
-RETURNING key;
+-- name: DeferJob
+-- Hands a claim back, uncharged, for a retry in $3 ms: its effect is held by
+-- another holder's unfinished transaction (see RecordEffectKey). Fenced.
+UPDATE stampede.jobs j
+   SET state = 'pending', attempts = greatest(j.attempts - 1, 0), run_at = now() + make_interval(secs => $3::float8 / 1000),
+       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+ WHERE j.id = $1 AND j.lease_token = $2 AND j.state = 'claimed'
+RETURNING j.run_at;
 
--- name: EffectKeyExists
--- Only the dedup-outside-tx mutant asks this outside the effect's transaction.
-SELECT 1 FROM stampede.effect_keys WHERE key = $1;
+-- name: RecordEffectKey
+-- effectOnce: the dedup record, inside the effect's transaction. It first
+-- takes the key's transaction-scoped advisory lock without waiting. Another
+-- holder that has the lock is inside its own effect for this key and has not
+-- committed (typically a worker frozen past its lease): `busy` comes back at
+-- once, instead of this insert queueing on that holder's uncommitted key for
+-- as long as it stays frozen, holding this job's claim meanwhile so that
+-- any unrelated death of this worker would be charged to the job as a crash.
+WITH lock AS (
+  SELECT pg_try_advisory_xact_lock(hashtext('stampede:effect'), hashtext($1)) AS got
+), recorded AS (
+  INSERT INTO stampede.effect_keys (key, job_id)
+  SELECT $1, $2 FROM lock WHERE lock.got
+  ON CONFLICT (key) DO NOTHING
+  RETURNING key
+)
+SELECT NOT lock.got AS busy, EXISTS (SELECT 1 FROM recorded) AS applied FROM lock;
 
 -- name: CompleteJobInTx
 -- effectOnce: the job's completion inside the effect's transaction, fenced.

@@ -12,6 +12,7 @@ import { JobRun } from './job-runner.ts';
 import { EnqueueListener } from './notifier.ts';
 import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
+import { WorkerLiveness } from './liveness.ts';
 import { LeaseRescuer } from './rescuer.ts';
 
 /** How soon after a NOTIFY wake-up the worker claims once more: covers enqueues whose NOTIFY the 10 ms throttle skipped. */
@@ -34,6 +35,7 @@ export class Worker {
   private readonly completer: CompletionBatcher;
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
+  private readonly liveness: WorkerLiveness;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
   /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
@@ -59,7 +61,8 @@ export class Worker {
     this.events = options.events ?? new Events((err, event) => this.log.warn('event listener threw', { event, error: String(err) }));
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
-    this.completer = new CompletionBatcher(options.db, this.clock, this.log, options.mutant !== 'no-fencing');
+    this.completer = new CompletionBatcher(options.db, this.clock, this.log);
+    this.liveness = new WorkerLiveness(options.db, this.id, this.clock, this.log.child('liveness'), options.livenessMs ?? DEFAULTS.livenessMs);
     if (options.listen ?? true) {
       this.listener = new EnqueueListener(
         options.db,
@@ -80,13 +83,11 @@ export class Worker {
         clock: this.clock,
         events: this.events,
         log: this.log.child('rescuer'),
-        mutant: options.mutant,
         onRescued: () => {
           this.suspectWaitMs ??= 0;
         },
       });
     }
-    if (options.mutant) this.log.warn(`running the "${options.mutant}" mutant: a deliberately broken engine`);
   }
 
   /** Jobs running now. */
@@ -97,6 +98,7 @@ export class Worker {
   start(): void {
     if (this.running || this.stopping) return;
     this.running = true;
+    this.liveness.start();
     this.listener?.start();
     this.rescuer?.start();
     this.loop = this.run();
@@ -126,7 +128,7 @@ export class Worker {
     if (this.isolating) return 0;
     const db = this.options.db;
     const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
-    const base = { queues: this.queues, leaseMs, workerId: this.id, mutant: this.options.mutant };
+    const base = { queues: this.queues, leaseMs, workerId: this.id };
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
@@ -175,7 +177,6 @@ export class Worker {
       log: this.log,
       completer: this.completer,
       workerId: this.id,
-      mutant: this.options.mutant,
     });
     // The slot frees when the handler returns; the outcome commits in the completion batch behind
     // it, so the next claim and the last completions overlap instead of taking turns.
@@ -243,13 +244,14 @@ export class Worker {
     if (timedOut) await this.handBack();
     await Promise.all([...this.recording].map((r) => r.done));
     await this.completer.drain();
+    await this.liveness.stop();
   }
 
   private async handBack(): Promise<void> {
     const runs = [...this.inFlight];
     for (const run of runs) run.abandon();
     const res = await this.options.db
-      .query(q.ReleaseJobs, [runs.map((r) => r.job.id), runs.map((r) => r.job.leaseToken), this.options.mutant !== 'charge-on-failure'])
+      .query(q.ReleaseJobs, [runs.map((r) => r.job.id), runs.map((r) => r.job.leaseToken)])
       .catch((err) => {
         this.log.warn('could not hand back claims; their leases will expire', { error: (err as Error).message });
         return { rows: [] as { id: number }[] };

@@ -19,7 +19,7 @@ import { parametersHonoured } from './parameters-honoured.ts';
 import { retrySpread } from './retry-spread.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
-/** Every invariant by name. The names are public: scenarios, mutants (engine/mutants.ts) and reports use them. */
+/** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
 export const CHECKERS = {
   'no-job-lost': noJobLost,
   'exactly-one-effect': exactlyOneEffect,

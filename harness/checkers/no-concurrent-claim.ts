@@ -22,8 +22,8 @@ interface Hold {
  * 1. no two `job:claimed` of the same job and the same attempt by different workers;
  * 2. no claim of a job while another worker's claim of it is still open.
  *
- * A claim stays open until its worker reports `job:completed`, `job:failed` or
- * `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
+ * A claim stays open until its worker reports `job:completed`, `job:failed`,
+ * `job:deferred` (handed back) or `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
  * (the rescuer found the lease expired). Events are taken in history order;
  * the gap between two claims is measured on the database clock when both carry
  * `dbTime` (the runner copies the engine's `dbClaimedAt` there), else harness time.
@@ -71,6 +71,7 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
       }
       case 'job:completed':
       case 'job:failed':
+      case 'job:deferred':
       case 'lease:lost':
         close(e.jobId, i, (h) => h.claim.workerId === e.workerId && h.claim.attempt === e.attempt);
         break;

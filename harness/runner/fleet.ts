@@ -3,6 +3,7 @@ import { Events } from '../../engine/events.ts';
 import type { Logger } from '../../engine/log.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
+import { MUTANT_WORKER_SCRIPT } from '../mutants/index.ts';
 import { engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
@@ -12,6 +13,7 @@ const PASSED_THROUGH = new Set([
   'job:completed',
   'job:failed',
   'job:dead',
+  'job:deferred',
   'lease:lost',
   'lease:renewed',
   'lease:released',
@@ -119,11 +121,11 @@ export class Fleet {
       '--grace-ms', '2000',
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
-      ...(e.mutant ? ['--mutant', e.mutant] : []),
     ];
     const proc = new NodeProcess({
-      script: 'bin/worker.ts',
-      args,
+      // A mutant runs through the harness's own entry, which applies it and then runs bin/worker.ts.
+      script: e.mutant ? MUTANT_WORKER_SCRIPT : 'bin/worker.ts',
+      args: e.mutant ? ['--mutant', e.mutant, ...args] : args,
       env: {
         DATABASE_URL: this.url,
         STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),

@@ -1,0 +1,23 @@
+import { retryDelayMs, type BackoffPolicy } from './backoff.ts';
+import { effectInTransaction } from './effect-once.ts';
+import type { Rng } from '../rng.ts';
+
+/**
+ * INTERNAL. The strategies a job run calls through, gathered in one object so
+ * that the harness can swap one for a deliberately broken variant (its
+ * negative controls, harness/mutants/) without a switch in production code.
+ * Not exported from engine/index.ts and not reachable through WorkerOptions
+ * or any CLI flag: nothing but harness/mutants/apply.ts ever assigns to it,
+ * and production runs these defaults.
+ */
+export interface WorkerStrategies {
+  /** The delay before retrying failed attempt `attempt` (1-based), ms. */
+  retryDelayMs: (attempt: number, policy: BackoffPolicy, rng: Rng) => number;
+  /** ctx.effectOnce's implementation. */
+  effectOnce: typeof effectInTransaction;
+}
+
+export const workerStrategies: WorkerStrategies = {
+  retryDelayMs,
+  effectOnce: effectInTransaction,
+};

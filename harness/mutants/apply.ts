@@ -1,0 +1,67 @@
+import { workerStrategies, type WorkerStrategies } from '../../engine/worker/strategies.ts';
+import { QUERY_SOURCES, type Mutant, type QueryPatch } from './types.ts';
+
+/** The harness's worker entry that runs a mutant (see worker-process.ts). */
+export const MUTANT_WORKER_SCRIPT = 'harness/mutants/worker-process.ts';
+
+/**
+ * The query text after a patch. Throws, naming the mutant, the query and the
+ * text, when an edit's `find` is not present exactly once or the patch
+ * changes nothing: production changed under the mutant, which must then be
+ * rewritten rather than silently test the real engine.
+ */
+export function patchedQueryText(mutant: string, patch: QueryPatch): string {
+  const source = QUERY_SOURCES[patch.file] as Record<string, string>;
+  const original = source[patch.query];
+  if (original === undefined) throw new Error(`mutant ${mutant}: ${patch.file} has no query "${patch.query}"`);
+  let text = original;
+  for (const { find, replace } of patch.edits) {
+    const count = text.split(find).length - 1;
+    if (count !== 1) {
+      throw new Error(
+        `mutant ${mutant}: expected this text exactly once in query ${patch.query} of ${patch.file}, found it ${count} times; ` +
+          `production changed under the mutant, so update harness/mutants/${mutant}.ts:\n${find}`,
+      );
+    }
+    text = text.replace(find, () => replace);
+  }
+  if (text === original) throw new Error(`mutant ${mutant}: its patch of ${patch.query} (${patch.file}) changes nothing`);
+  return text;
+}
+
+let applied: string | null = null;
+
+/**
+ * Applies a mutant to this process: patches the loaded query records and
+ * swaps internal strategies. Every change is checked before any is made, so
+ * a patch that no longer applies leaves the engine untouched. Returns the
+ * undo (tests run a mutant in-process, then restore the real engine). One
+ * mutant at a time per process.
+ */
+export function applyMutant(name: string, mutant: Mutant): () => void {
+  if (applied !== null) throw new Error(`mutant ${name}: mutant ${applied} is already applied in this process`);
+  const targets = mutant.changes.map((c) => (c.kind === 'query' ? `${c.file} ${c.query}` : `strategy ${c.strategy}`));
+  const twice = targets.find((t, i) => targets.indexOf(t) !== i);
+  if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
+  const queries = mutant.changes
+    .filter((c): c is QueryPatch => c.kind === 'query')
+    .map((patch) => ({ source: QUERY_SOURCES[patch.file] as Record<string, string>, query: patch.query, text: patchedQueryText(name, patch) }));
+  const undo: (() => void)[] = [];
+  for (const { source, query, text } of queries) {
+    const original = source[query];
+    source[query] = text;
+    undo.push(() => (source[query] = original));
+  }
+  const strategies = workerStrategies as unknown as Record<keyof WorkerStrategies, unknown>;
+  for (const change of mutant.changes) {
+    if (change.kind !== 'strategy') continue;
+    const original = strategies[change.strategy];
+    strategies[change.strategy] = change.use;
+    undo.push(() => (strategies[change.strategy] = original));
+  }
+  applied = name;
+  return () => {
+    for (const u of undo.reverse()) u();
+    applied = null;
+  };
+}

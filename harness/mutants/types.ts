@@ -1,0 +1,59 @@
+import type { CheckerName } from '../checkers/index.ts';
+import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
+import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
+
+/**
+ * The loaded query records a mutant may patch, by the file they come from.
+ * The engine reads each query from its record when it runs it, so a patched
+ * record changes what the process runs from then on.
+ */
+export const QUERY_SOURCES = {
+  'engine/worker/worker.sql': workerQueries,
+  'engine/worker/rescuer.sql': rescuerQueries,
+} satisfies Record<string, Record<string, string>>;
+
+export type QueryFile = keyof typeof QUERY_SOURCES;
+
+/** One textual edit: `find` must occur exactly once in the query, and is replaced by `replace`. */
+export interface QueryEdit {
+  find: string;
+  replace: string;
+}
+
+/** Edits of one named query of one .sql file. */
+export interface QueryPatch {
+  kind: 'query';
+  file: QueryFile;
+  query: string;
+  edits: QueryEdit[];
+}
+
+/** One internal strategy of engine/worker/strategies.ts swapped for a broken one. */
+export type StrategySwap = {
+  [K in keyof WorkerStrategies]: { kind: 'strategy'; strategy: K; use: WorkerStrategies[K] };
+}[keyof WorkerStrategies];
+
+export type MutantChange = QueryPatch | StrategySwap;
+
+/** A deliberately broken engine: a negative control that one invariant must catch. */
+export interface Mutant {
+  /** What guarantee it breaks, in a sentence. */
+  breaks: string;
+  /**
+   * The invariant that must come out false when the mutant runs on `scenario`.
+   * null: no checker catches it yet (see `awaits`); the gate leaves it out,
+   * and its only negative control so far is its engine test.
+   */
+  caughtBy: CheckerName | null;
+  /** With `caughtBy: null`: the invariant (not yet written) that is to catch it. */
+  awaits?: string;
+  /** The built-in scenario that exercises what it breaks (the gate runs it there). */
+  scenario: string;
+  /** What it changes, applied at load time in the process that runs the engine. */
+  changes: MutantChange[];
+}
+
+/** A patch of one named query (typed: the query must exist in that file). */
+export function queryPatch<F extends QueryFile>(file: F, query: keyof (typeof QUERY_SOURCES)[F] & string, edits: QueryEdit[]): QueryPatch {
+  return { kind: 'query', file, query, edits };
+}

@@ -1,0 +1,91 @@
+// The mutant registry (harness/mutants/): every query patch still applies to
+// the query production runs, really changes it, and still prepares in
+// Postgres; every strategy swap really changes behaviour; applying and undoing
+// restores the real engine exactly; a patch whose text production no longer
+// has fails loudly.
+import { describe, expect, it } from 'vitest';
+import { enqueue } from '../engine/enqueue.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { claimJobs } from '../engine/worker/claim.ts';
+import { workerStrategies, type WorkerStrategies } from '../engine/worker/strategies.ts';
+import { patchedQueryText } from '../harness/mutants/apply.ts';
+import { applyMutant, MUTANTS, type MutantName } from '../harness/mutants/index.ts';
+import { QUERY_SOURCES, type QueryPatch } from '../harness/mutants/types.ts';
+import { SCENARIOS } from '../scenarios/index.ts';
+import { freshDatabase } from './support/db.ts';
+import { jobRow } from './support/jobs.ts';
+
+const { db } = await freshDatabase();
+const entries = Object.entries(MUTANTS) as [MutantName, (typeof MUTANTS)[MutantName]][];
+const patches = entries.flatMap(([name, m]) => m.changes.filter((c): c is QueryPatch => c.kind === 'query').map((p) => [name, p] as const));
+
+/** What a strategy does, observably, so the real one and a mutant's can be told apart. */
+const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
+  retryDelayMs: async (use: WorkerStrategies['retryDelayMs']) => {
+    const rng = new SeededRng(3);
+    return Array.from({ length: 20 }, () => use(4, { baseMs: 1_000, capMs: 60_000 }, rng));
+  },
+  effectOnce: async (use: WorkerStrategies['effectOnce']) => {
+    const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
+    await enqueue(db, queue, {});
+    const [job] = await claimJobs(db, { queues: [queue], leaseMs: [60_000], limit: 1, workerId: 'probe', agingMs: 5_000 });
+    const outcome = await use(db, job, `probe:${queue}`, async () => 'ran');
+    return { ...outcome, state: (await jobRow(db, job.id)).state };
+  },
+};
+
+describe('the mutant registry', () => {
+  it('names, for every mutant, a built-in scenario and at least one change', () => {
+    for (const [name, m] of entries) {
+      expect(SCENARIOS[m.scenario], `${name} runs on ${m.scenario}`).toBeDefined();
+      expect(m.changes.length, name).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(patches.map(([name, p]) => [name, p.query, p] as const))('%s: its patch of %s still applies, changes the query and prepares', async (name, query, patch) => {
+    const original = (QUERY_SOURCES[patch.file] as Record<string, string>)[query];
+    const text = patchedQueryText(name, patch);
+    expect(text).not.toBe(original);
+    for (const edit of patch.edits) expect(text).toContain(edit.replace);
+    // The patched statement is still valid SQL whose parameters Postgres can type.
+    await db.query(`PREPARE mutant_check AS ${text}`);
+    await db.query('DEALLOCATE mutant_check');
+  });
+
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'strategy' ? [[name, c.strategy, c.use] as const] : []))))(
+    '%s: its %s strategy really behaves differently from the real one',
+    async (_name, strategy, use) => {
+      const real = await PROBES[strategy](workerStrategies[strategy]);
+      const broken = await PROBES[strategy](use);
+      expect(broken).not.toEqual(real);
+    },
+  );
+
+  it('applies every change of a mutant and undoes them all, leaving the real engine exactly', () => {
+    for (const [name, m] of entries) {
+      const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
+      const strategies = { ...workerStrategies };
+      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.use));
+      const undo = applyMutant(name);
+      m.changes.forEach((change, i) => {
+        if (change.kind === 'query') expect((QUERY_SOURCES[change.file] as Record<string, string>)[change.query]).toBe(expected[i]);
+        else expect(workerStrategies[change.strategy]).toBe(expected[i]);
+      });
+      expect(() => applyMutant(name), 'one mutant at a time').toThrow(/already applied/);
+      undo();
+      expect(Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]))).toEqual(before);
+      expect({ ...workerStrategies }).toEqual(strategies);
+    }
+  });
+
+  it('fails loudly, naming the mutant and the query, when production changed under a patch', () => {
+    const gone: QueryPatch = { kind: 'query', file: 'engine/worker/worker.sql', query: 'ClaimJobs', edits: [{ find: 'FOR UPDATE NOWAIT', replace: '' }] };
+    expect(() => patchedQueryText('some-mutant', gone)).toThrow(/mutant some-mutant: .*exactly once in query ClaimJobs of engine\/worker\/worker.sql, found it 0 times/);
+    const twice: QueryPatch = { ...gone, edits: [{ find: 'stampede.jobs j', replace: 'stampede.jobs j' }] };
+    expect(() => patchedQueryText('some-mutant', twice)).toThrow(/found it 3 times/);
+    const noop: QueryPatch = { ...gone, edits: [{ find: 'LIMIT $2 * 4', replace: 'LIMIT $2 * 4' }] };
+    expect(() => patchedQueryText('some-mutant', noop)).toThrow(/changes nothing/);
+    const unknown: QueryPatch = { ...gone, query: 'NoSuchQuery' };
+    expect(() => patchedQueryText('some-mutant', unknown)).toThrow(/has no query "NoSuchQuery"/);
+  });
+});

@@ -1,0 +1,133 @@
+// Worker liveness and the crash charge: an expired lease is a crash of its
+// job only when the holder is dead by its own liveness row; a live holder
+// that lost its lease (a stall with heartbeats off, a database outage) has the
+// job taken back without one. Real Postgres; the crash-on-any-expiry mutant
+// is the negative control.
+import { afterEach, describe, expect, it } from 'vitest';
+import { enqueue } from '../engine/enqueue.ts';
+import { Events, type EngineEvents } from '../engine/events.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { claimJobs } from '../engine/worker/claim.ts';
+import { LeaseRescuer } from '../engine/worker/rescuer.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import type { WorkerOptions } from '../engine/worker/options.ts';
+import { applyMutant } from '../harness/mutants/index.ts';
+import { freshDatabase } from './support/db.ts';
+import { jobRow } from './support/jobs.ts';
+import { until } from './support/wait.ts';
+
+const { db } = await freshDatabase();
+const workers: Worker[] = [];
+let undoMutant = () => {};
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+  undoMutant();
+  undoMutant = () => {};
+});
+
+function startWorker(options: Omit<WorkerOptions, 'db'>): Worker {
+  const w = new Worker({ db, rng: new SeededRng(11), pollMs: 20, rescueIntervalMs: 50, livenessMs: 100, ...options });
+  workers.push(w);
+  w.start();
+  return w;
+}
+
+/** A job claimed by `owner` whose lease has already expired (a 1 ms lease, then the database's clock moves on). */
+async function expiredClaim(queue: string, owner: string): Promise<number> {
+  const job = await enqueue(db, queue, {});
+  await claimJobs(db, { queues: [queue], leaseMs: [1], limit: 1, workerId: owner, agingMs: 5_000 });
+  await until('lease expired', async () => (await db.query('SELECT lease_expires_at < now() AS x FROM stampede.jobs WHERE id = $1', [job.id])).rows[0].x);
+  return job.id;
+}
+
+async function setLiveness(owner: string, lastSeen: string, expires: string): Promise<void> {
+  await db.query(
+    `INSERT INTO stampede.workers (worker_id, last_seen_at, expires_at, ttl_ms) VALUES ($1, now() + $2::interval, now() + $3::interval, 300)
+     ON CONFLICT (worker_id) DO UPDATE SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at`,
+    [owner, lastSeen, expires],
+  );
+}
+
+const rescueOnce = (restartGraceMs = 0) => new LeaseRescuer({ db, restartGraceMs }).runOnce();
+
+describe('the rescuer tells a dead lease holder from a live one', () => {
+  it('a holder with no liveness row (stopped, or never said it was alive) is dead: its expired lease is a crash', async () => {
+    const id = await expiredClaim('live-none', 'ghost');
+    expect(await rescueOnce()).toBe(1);
+    const row = await jobRow(db, id);
+    expect(row).toMatchObject({ state: 'failed', crash_count: 1 });
+    expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-expired' });
+  });
+
+  it('a holder silent past its liveness expiry is dead: a crash', async () => {
+    const id = await expiredClaim('live-silent', 'silent');
+    await setLiveness('silent', '-10 seconds', '-5 seconds');
+    expect(await rescueOnce()).toBe(1);
+    expect(await jobRow(db, id)).toMatchObject({ crash_count: 1 });
+  });
+
+  it('a holder seen alive after its lease expired lost the lease: the job is taken back without a crash', async () => {
+    const id = await expiredClaim('live-seen', 'alive');
+    await setLiveness('alive', '0 seconds', '+3 seconds');
+    expect(await rescueOnce()).toBe(1);
+    const row = await jobRow(db, id);
+    expect(row).toMatchObject({ state: 'failed', crash_count: 0, last_error: 'lease expired while its worker was alive' });
+    expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-lost' });
+  });
+
+  it('a holder neither dead nor seen since its lease expired is undecided: left for a later pass, then judged', async () => {
+    const id = await expiredClaim('live-undecided', 'quiet');
+    await setLiveness('quiet', '-1 hour', '+3 seconds');
+    expect(await rescueOnce()).toBe(0);
+    expect(await jobRow(db, id)).toMatchObject({ state: 'claimed' });
+    await setLiveness('quiet', '0 seconds', '+3 seconds'); // it speaks: alive
+    expect(await rescueOnce()).toBe(1);
+    expect(await jobRow(db, id)).toMatchObject({ crash_count: 0 });
+  });
+
+  it('after a Postgres restart, a silent holder is not convicted until live workers had the grace period to reconnect', async () => {
+    const id = await expiredClaim('live-restart', 'rebooting');
+    await setLiveness('rebooting', '-10 seconds', '-5 seconds');
+    // The test server started less than an hour ago: within a grace of an hour, silence proves nothing yet.
+    expect(await rescueOnce(3_600_000)).toBe(0);
+    expect(await jobRow(db, id)).toMatchObject({ state: 'claimed' });
+    expect(await rescueOnce(0)).toBe(1);
+    expect(await jobRow(db, id)).toMatchObject({ crash_count: 1 });
+  });
+});
+
+describe('a live worker that loses a lease', () => {
+  /** A slow job with heartbeats off on a live worker: its lease runs out under it and the rescuer takes it back. */
+  async function slowJobRescued(queue: string) {
+    const job = await enqueue(db, queue, {});
+    const events = new Events();
+    const gate = { open: false };
+    const rescued = events.waitFor('lease:rescued', (e) => e.jobId === job.id);
+    startWorker({ handlers: { [queue]: () => until('gate', () => gate.open, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, events, workerId: `${queue}-slow` });
+    const r: EngineEvents['lease:rescued'] = await rescued;
+    gate.open = true;
+    return { r, row: await jobRow(db, job.id) };
+  }
+
+  it('is not charged a crash: the job is taken back, its crash count stays 0', async () => {
+    const { r, row } = await slowJobRescued('live-slow');
+    expect(r.crashed).toBe(false);
+    expect(row.crash_count).toBe(0);
+  });
+
+  it('negative control: the crash-on-any-expiry mutant charges it a crash', async () => {
+    undoMutant = applyMutant('crash-on-any-expiry');
+    const { r, row } = await slowJobRescued('live-slow-mutant');
+    expect(r.crashed).toBe(true);
+    expect(row.crash_count).toBe(1);
+  });
+
+  it('a worker keeps its liveness row while it runs and deletes it when it stops cleanly', async () => {
+    const w = startWorker({ handlers: { 'live-row': () => {} }, workerId: 'row-keeper' });
+    const seen = () => db.query('SELECT last_seen_at FROM stampede.workers WHERE worker_id = $1', [w.id]).then((r) => r.rows[0]?.last_seen_at as Date | undefined);
+    const first = (await until('first renewal', seen))!;
+    await until('renewed again', async () => ((await seen())?.getTime() ?? 0) > first.getTime());
+    await w.stop(0);
+    expect(await seen()).toBeUndefined();
+  });
+});
