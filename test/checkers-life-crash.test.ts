@@ -78,7 +78,7 @@ describe('crash-loop-isolation', () => {
   it('passes when the suspect ran alone, only real crashes were charged and the poison was convicted at maxCrashes', () => {
     const r = checkCrashLoopIsolation(history, final, bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 violations; 2 suspect claims, 3 crashes charged, 1 convicted (maxCrashes 2)');
+    expect(r.figure).toBe('0 violations; 2 suspect claims, 3 crashes charged of 3 leases taken back, 1 convicted (maxCrashes 2)');
   });
 
   it('fails (negative control) when the suspect shares its worker and an innocent is charged with its crash', () => {
@@ -94,10 +94,19 @@ describe('crash-loop-isolation', () => {
     expect(r.pass).toBe(false);
     expect(r.examples).toEqual([
       { why: 'crash count 2, 1 rescues recorded', jobId: 5 },
-      { why: 'a crash charged while its holder was alive and heartbeating (an unrelated fault)', jobId: 5, holder: 'w1', attempt: 1 },
+      { why: 'a crash charged while its holder was alive (running and heartbeating): an unrelated fault', jobId: 5, holder: 'w1', attempt: 1 },
       // Two crashes charged reach maxCrashes: it should have been convicted too.
       { why: '2 crashes, not convicted', jobId: 5, state: 'done' },
     ]);
+  });
+
+  it('fails when an engine that says which expiries were crashes charges one to a live holder that stalled with heartbeats off', () => {
+    const stalled = [h.settings(0, 'w3', { heartbeatMs: 0 }), h.claim(10, 8, 'w3'), { ...h.rescuedFrom(2_100, 8, 'w3'), crashed: true } as HistoryEvent, h.claim(2_200, 8, 'w3', 2, { crashCount: 1 }), h.completed(2_300, 8, 'w3', 2)];
+    const r = checkCrashLoopIsolation(stalled, finalState([job(8, 'done', { crashCount: 1 })]), bounds);
+    expect(r.examples).toEqual([{ why: 'a crash charged while its holder was alive (stall): an unrelated fault', jobId: 8, holder: 'w3', attempt: 1 }]);
+    // The same expiry taken back without a crash (the engine saw its holder alive): nothing charged, nothing wrong.
+    const spared = [stalled[0], stalled[1], { ...h.rescuedFrom(2_100, 8, 'w3'), crashed: false } as HistoryEvent, h.claim(2_200, 8, 'w3', 2), stalled[4]];
+    expect(checkCrashLoopIsolation(spared, finalState([job(8, 'done', { crashCount: 0 })]), bounds).pass).toBe(true);
   });
 
   it('fails when a crash loop is convicted after more crashes than maxCrashes', () => {

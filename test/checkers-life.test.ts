@@ -96,7 +96,7 @@ describe('no-early-takeover', () => {
   const bounds = { slackMs: 1 };
   const claimed = h.claim(10, 1, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 });
 
-  it('passes when each redelivery follows a failure, a hand-back, or an expiry after a kill, a freeze or a stall', () => {
+  it('passes when each redelivery follows a failure, a hand-back or deferral, or an expiry after a kill, a freeze, a stall or an outage', () => {
     const history: HistoryEvent[] = [
       ...fleet,
       h.settings(0, 'w3', { heartbeatMs: 0 }),
@@ -111,10 +111,15 @@ describe('no-early-takeover', () => {
       // frozen with heartbeats on: renewed once, then the lease ran out
       h.claim(10, 5, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.renewed(510, 5, 'w1', 1, 1_500, 3_500), ...h.frozen(600, 6_000, 'w1'),
       h.rescuedFrom(2_700, 5, 'w1', { dbTime: 3_600, leaseExpiredAt: 3_500 }), h.claim(2_800, 5, 'w2', 2),
+      // deferred (its effect held by another holder's open transaction), then claimed again uncharged
+      h.claim(10, 6, 'w1'), h.deferred(20, 6, 'w1'), h.claim(300, 6, 'w2'),
+      // a live heartbeating holder whose renewals could not reach a restarting database
+      h.claim(10, 7, 'w2', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.fault(500, 'db-restart', { downS: 3 }),
+      h.rescuedFrom(4_100, 7, 'w2', { dbTime: 5_050, leaseExpiredAt: 3_000 }), h.claim(4_200, 7, 'w1', 2),
     ];
     const r = checkNoEarlyTakeover(history, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 5 redeliveries and 3 rescues; causes: 1 failure, 1 hand-back, 1 kill, 1 freeze, 1 stall');
+    expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 7 redeliveries and 4 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage');
   });
 
   it('places a claim reported only after its frozen worker resumed where the database says it happened', () => {

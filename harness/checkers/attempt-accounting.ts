@@ -15,7 +15,7 @@ export interface AttemptAccountingBounds {
  * final rows:
  *
  * - attempts are charged once per claim: each claim's attempt number is one
- *   above the last (the same again after a hand-back, which is uncharged),
+ *   above the last (the same again after a hand-back or a deferral, which are uncharged),
  *   never above the job's budget, and the row's final count is the last claim's;
  * - every attempt but a successful last one left an error entry: a done job
  *   has attempts − 1 of them, a dead job exactly `attempts`;
@@ -62,7 +62,7 @@ export function checkAttemptAccounting(history: readonly HistoryEvent[], final: 
       if (skipped) unseen--;
       if (h.claim.attempt !== next && !skipped) say(`claimed as attempt ${h.claim.attempt}, expected ${next}`, { workerId: h.claim.workerId });
       if (h.claim.attempt > max) say(`claimed as attempt ${h.claim.attempt}, over its budget`, { workerId: h.claim.workerId });
-      expected = h.released ? h.claim.attempt - 1 : h.claim.attempt;
+      expected = h.released || h.deferred ? h.claim.attempt - 1 : h.claim.attempt;
     }
     if (holds.length && job.attempts !== expected) say(`row shows ${job.attempts} attempts, its claims charged ${expected}`);
     if (job.attempts > max) say('more attempts than its budget');

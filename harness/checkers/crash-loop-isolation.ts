@@ -20,10 +20,13 @@ function endIndex(h: Hold): number {
  *   nothing else while it holds it, and no job its worker held when it took
  *   the suspect is rescued with it (charged with the suspect's crash);
  * - every crash charged is a real one: a job's final crash count equals the
- *   rescues recorded for it, and each rescue's holder was killed, frozen or
- *   stalled with heartbeats off; a rescue of a live, heartbeating holder (a
- *   dropped connection while it reported, a lock wait behind a frozen worker)
- *   is an unrelated fault counted as a crash;
+ *   rescues recorded as crashes for it (`crashed`; every rescue, from an
+ *   engine that did not say), and each such rescue's holder was killed or
+ *   frozen meanwhile. A crash charged to a live holder (a stall with
+ *   heartbeats off, a dropped connection while it reported, a lock wait
+ *   behind a frozen worker) is an unrelated fault counted as a crash; only
+ *   an engine that does not report `crashed` (it charges every expiry) is
+ *   let off for a stall;
  * - conviction comes after exactly maxCrashes: a job dead as a crash loop
  *   has crash count and rescues equal to the workers' maxCrashes, and a job
  *   that reached it is dead; every poison job is convicted; no innocent is.
@@ -46,6 +49,8 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
   for (const life of lives.values()) for (const h of life.holds) (byWorker.get(h.claim.workerId) ?? byWorker.set(h.claim.workerId, []).get(h.claim.workerId)!).push(h);
   let suspects = 0;
   let rescues = 0;
+  /** Every lease taken back, charged as a crash or not: what there was to judge. */
+  let expiries = 0;
   for (const holds of byWorker.values()) {
     for (const s of holds) {
       if (!(s.claim.crashCount! > 0)) continue;
@@ -63,13 +68,18 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
   let convicted = 0;
   for (const job of final.jobs) {
     const life = lives.get(job.id);
-    const recorded = life?.rescues.length ?? 0;
+    const charged = (life?.rescues ?? []).filter((r) => r.e.crashed !== false);
+    const recorded = charged.length;
     rescues += recorded;
+    expiries += life?.rescues.length ?? 0;
     const isPoison = poison.has(idx.kindOf(job.id) ?? '');
     if (job.crashCount !== undefined && job.crashCount !== recorded) bad.push({ why: `crash count ${job.crashCount}, ${recorded} rescues recorded`, jobId: job.id });
     for (const h of life?.holds ?? []) {
-      if (h.rescued && !fleet.expiryCause(h, h.rescued.e.t)) {
-        bad.push({ why: 'a crash charged while its holder was alive and heartbeating (an unrelated fault)', jobId: job.id, holder: h.claim.workerId, attempt: h.claim.attempt });
+      if (!h.rescued || h.rescued.e.crashed === false) continue;
+      const cause = fleet.expiryCause(h, h.rescued.e.t);
+      const real = cause === 'kill' || cause === 'freeze' || (cause === 'stall' && h.rescued.e.crashed === undefined);
+      if (!real) {
+        bad.push({ why: `a crash charged while its holder was alive (${cause ?? 'running and heartbeating'}): an unrelated fault`, jobId: job.id, holder: h.claim.workerId, attempt: h.claim.attempt });
       }
     }
     const reason = letters.get(job.id)?.reason ?? '';
@@ -87,12 +97,12 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
     name: 'crash-loop-isolation',
     bound: 'suspects alone; crashes charged only for real crashes; conviction at exactly maxCrashes, poison only',
     figure:
-      `${fmt(bad.length)} violations; ${fmt(suspects)} suspect claims, ${fmt(rescues)} crashes charged, ${fmt(convicted)} convicted` +
+      `${fmt(bad.length)} violations; ${fmt(suspects)} suspect claims, ${fmt(rescues)} crashes charged of ${fmt(expiries)} leases taken back, ${fmt(convicted)} convicted` +
       (settings.length ? ` (maxCrashes ${fmt(maxCrashes)}${maxOf(settings) !== maxCrashes ? `-${fmt(maxOf(settings))}` : ''})` : ''),
   };
   if (!settings.length) return { ...base, pass: 'unknown', figure: `${base.figure}; no worker:settings in the history (a run recorded before they were)` };
   if (bad.length) return { ...base, pass: false, examples: firstN(bad) };
-  return { ...base, pass: suspects + rescues > 0 ? true : 'unknown' };
+  return { ...base, pass: suspects + expiries > 0 ? true : 'unknown' };
 }
 
 export const crashLoopIsolation: CheckerDef<CrashLoopIsolationBounds> = {

@@ -9,7 +9,7 @@ export type LeaseFencingBounds = Record<string, never>;
 function takeoverOf(life: JobLife, h: Hold): { i: number; t: number; dbTime?: number } | undefined {
   if (h.rescued) return { i: h.rescued.i, t: h.rescued.e.t, dbTime: h.rescued.e.dbTime };
   const next = life.holds.find((o) => o.i > h.i && o.claim.workerId !== h.claim.workerId);
-  if (!next || h.failed || h.released || (h.completed && h.completed.i < next.i)) return undefined;
+  if (!next || h.failed || h.released || h.deferred || (h.completed && h.completed.i < next.i)) return undefined;
   return { i: next.i, t: next.claim.t, dbTime: next.claim.dbTime };
 }
 

@@ -15,6 +15,8 @@ export interface Hold {
   failed?: At<'job:failed'>;
   lost?: At<'lease:lost'>;
   released?: At<'lease:released'>;
+  /** Handed back uncharged for a retry shortly: its effect was held by another holder's open transaction. */
+  deferred?: At<'job:deferred'>;
   rescued?: At<'lease:rescued'>;
 }
 
@@ -53,9 +55,10 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
       case 'job:completed':
       case 'job:failed':
       case 'lease:lost':
-      case 'lease:released': {
+      case 'lease:released':
+      case 'job:deferred': {
         const h = holdOf(e.jobId, e.workerId, e.attempt);
-        const slot = ({ 'job:completed': 'completed', 'job:failed': 'failed', 'lease:lost': 'lost', 'lease:released': 'released' } as const)[e.type];
+        const slot = ({ 'job:completed': 'completed', 'job:failed': 'failed', 'lease:lost': 'lost', 'lease:released': 'released', 'job:deferred': 'deferred' } as const)[e.type];
         if (h && !h[slot]) (h as unknown as Record<string, unknown>)[slot] = { e, i };
         break;
       }
@@ -93,8 +96,14 @@ export function leaseEnd(h: Hold, cutoff?: { e: HistoryEvent; i: number }): numb
   return end;
 }
 
-/** Why a lease ran out: its holder was killed, frozen, or ran on with heartbeats off (a stall). */
-export type ExpiryCause = 'kill' | 'freeze' | 'stall';
+/**
+ * Why a lease ran out: its holder was killed, frozen, ran on with heartbeats
+ * off (a stall), or could not reach the database to renew (an outage fault).
+ */
+export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage';
+
+/** Faults that take the database away from the workers: a live holder's renewals may fail meanwhile. */
+const OUTAGE_FAULTS: ReadonlySet<string> = new Set(['db-restart', 'db-terminate-backends', 'pool-exhaust']);
 
 interface Window {
   fromT: number;
@@ -109,11 +118,13 @@ export class Fleetline {
   private readonly exits = new Map<string, number[]>();
   private readonly freezes = new Map<string, Window[]>();
   private readonly settings = new Map<string, EventOf<'worker:settings'>>();
+  private readonly outages: number[] = [];
 
   constructor(history: readonly HistoryEvent[]) {
     const push = <T>(m: Map<string, T[]>, k: string, v: T) => (m.get(k) ?? m.set(k, []).get(k)!).push(v);
     for (const e of history) {
       if (e.type === 'process:exited') push(this.exits, e.node, e.t);
+      else if (e.type === 'fault:injected' && OUTAGE_FAULTS.has(e.fault)) this.outages.push(e.t);
       else if (e.type === 'worker:settings') this.settings.set(e.workerId, e);
       else if (e.type === 'fault:injected' && e.fault === 'worker-stop') {
         const target = String(e.detail.target ?? '');
@@ -159,9 +170,10 @@ export class Fleetline {
 
   /**
    * Why the lease of hold `h` could have run out by `untilT` (harness time):
-   * its process exited or was frozen meanwhile, or it ran with heartbeats off
-   * (a job longer than its lease stalls past it by design). Undefined: no
-   * recorded cause, so the lease should have held.
+   * its process exited or was frozen meanwhile, it ran with heartbeats off
+   * (a job longer than its lease stalls past it by design), or the database
+   * was taken away meanwhile. Undefined: no recorded cause, so the lease
+   * should have held.
    */
   expiryCause(h: Hold, untilT: number): ExpiryCause | undefined {
     const node = h.claim.node;
@@ -170,6 +182,7 @@ export class Fleetline {
     if (this.exitedBetween(node, fromT, untilT)) return 'kill';
     if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
     if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
+    if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
     return undefined;
   }
 }

@@ -16,12 +16,14 @@ export interface NoEarlyTakeoverBounds {
  * previous hold must have ended by one of:
  *
  * - a failure its holder reported (the retry);
- * - a hand-back at shutdown (`lease:released`);
+ * - a hand-back at shutdown (`lease:released`), or of a retry whose effect
+ *   another holder's open transaction still held (`job:deferred`);
  * - an expiry: the rescuer took the lease back at or after its end on the
  *   database clock (the end as the claim and the holder's renewals set it, and
  *   as the rescuer itself read it), or, with no rescue recorded, the new
  *   claim came after that end; and the expiry itself has a cause: the holder
- *   was killed or frozen meanwhile, or ran with heartbeats off (a stall).
+ *   was killed or frozen meanwhile, ran with heartbeats off (a stall), or the
+ *   database was taken away meanwhile (a restart, terminated connections).
  *
  * A redelivery with none of those fails the run even when its effect was
  * absorbed: an engine that hands out live leases is broken whatever the dedup
@@ -31,7 +33,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
   const fleet = new Fleetline(history);
   const early: unknown[] = [];
   const unexplained: unknown[] = [];
-  const causes: Record<'failure' | 'hand-back' | ExpiryCause, number> = { failure: 0, 'hand-back': 0, kill: 0, freeze: 0, stall: 0 };
+  const causes: Record<'failure' | 'hand-back' | 'deferral' | ExpiryCause, number> = { failure: 0, 'hand-back': 0, deferral: 0, kill: 0, freeze: 0, stall: 0, outage: 0 };
   let redeliveries = 0;
   let rescues = 0;
   const noSettings = fleet.allSettings().length === 0;
@@ -57,6 +59,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
       const prev = life.holds[n - 1];
       if (prev.failed) return void causes.failure++;
       if (prev.released) return void causes['hand-back']++;
+      if (prev.deferred) return void causes.deferral++;
       const end = leaseEnd(prev, prev.rescued ?? { e: h.claim, i: h.i });
       const takenAt = prev.rescued?.e.dbTime ?? h.claim.dbTime;
       if (!prev.rescued && end !== undefined && takenAt !== undefined && takenAt + bounds.slackMs < end) {
@@ -90,7 +93,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
 
 export const noEarlyTakeover: CheckerDef<NoEarlyTakeoverBounds> = {
   name: 'no-early-takeover',
-  says: 'a lease is taken back only after it expired on the database clock, and every redelivery has a recorded cause (kill, freeze, stall, failure, hand-back)',
+  says: 'a lease is taken back only after it expired on the database clock, and every redelivery has a recorded cause (kill, freeze, stall, outage, failure, hand-back)',
   check: checkNoEarlyTakeover,
   bounds: { slackMs: 'number' },
   defaults: { slackMs: 1 },

@@ -11,6 +11,7 @@ function heldAtCompletion(life: JobLife, h: Hold): boolean {
   if (h.lost && h.lost.i < done.i) return false;
   if (h.rescued && h.rescued.i < done.i) return false;
   if (h.released && h.released.i < done.i) return false;
+  if (h.deferred && h.deferred.i < done.i) return false;
   return !life.holds.some((o) => o !== h && o.i > h.i && o.i < done.i);
 }
 
@@ -74,7 +75,7 @@ export function checkNoPhantomFinish(history: readonly HistoryEvent[], final: Fi
       else phantom.push({ jobId: job.id, why: 'effect committed by a worker that was not the last holder', effectBy: [...writers], lastHolder: last.claim.workerId });
       continue;
     }
-    const untouched = !last.rescued && !last.lost && !last.failed && !last.released;
+    const untouched = !last.rescued && !last.lost && !last.failed && !last.released && !last.deferred;
     // Its own completion committed but the reply was lost with the connection: the retry found the row done
     // and reported the lease lost. Nobody else held the job after it, so nobody else can have finished it.
     const ownRetryRefused = !last.rescued && last.lost?.e.phase === 'complete';

@@ -28,6 +28,9 @@ export const h = {
     t, node: workerId, dbTime, type: 'lease:renewed', jobId, queue: 'default', attempt, workerId, leaseExpiresAt,
   }),
   released: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'lease:released', jobId, queue: 'default', attempt, workerId }),
+  deferred: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({
+    t, node: workerId, type: 'job:deferred', jobId, queue: 'default', attempt, workerId, reason: 'effect held by another holder', retryAt: 0,
+  }),
   /** A rescue as the rescuer reports it now: whose lease, when it ran out, when it was taken (database clock). */
   rescuedFrom: (t: number, jobId: number, owner: string, x: { attempts?: number; crashCount?: number; dead?: boolean; dbTime?: number; leaseExpiredAt?: number } = {}): HistoryEvent => ({
     t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts: x.attempts ?? 1, crashCount: x.crashCount ?? 1, dead: x.dead ?? false, owner,
