@@ -114,8 +114,8 @@ describe('no-early-takeover', () => {
       // deferred (its effect held by another holder's open transaction), then claimed again uncharged
       h.claim(10, 6, 'w1'), h.deferred(20, 6, 'w1'), h.claim(300, 6, 'w2'),
       // a live heartbeating holder whose renewals could not reach a restarting database
-      h.claim(10, 7, 'w2', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.fault(500, 'db-restart', { downS: 3 }),
-      h.rescuedFrom(4_100, 7, 'w2', { dbTime: 5_050, leaseExpiredAt: 3_000 }), h.claim(4_200, 7, 'w1', 2),
+      h.settings(0, 'w4'), h.claim(10, 7, 'w4', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.fault(500, 'db-restart', { downS: 3 }),
+      h.rescuedFrom(4_100, 7, 'w4', { dbTime: 5_050, leaseExpiredAt: 3_000 }), h.claim(4_200, 7, 'w1', 2),
     ];
     const r = checkNoEarlyTakeover(history, finalState([]), bounds);
     expect(r.pass).toBe(true);
