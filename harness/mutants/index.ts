@@ -8,6 +8,13 @@ import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
 import { noJitter } from './no-jitter.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
+import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
+import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
+import { failOneOverBudget } from './fail-one-over-budget.ts';
+import { renewalDoublesLease } from './renewal-doubles-lease.ts';
+import { renewalUnfenced } from './renewal-unfenced.ts';
+import { rescueFinishesLiveHolder } from './rescue-finishes-live-holder.ts';
+import { suspectsInBatches } from './suspects-in-batches.ts';
 import type { Mutant } from './types.ts';
 
 /**
@@ -26,6 +33,14 @@ export const MUTANTS = {
   'no-fencing': noFencing,
   'crash-on-any-expiry': crashOnAnyExpiry,
   'effect-lock-wait': effectLockWait,
+  // The life-of-a-job checks (docs/job-life-checks.md), one each.
+  'claim-ignores-backoff': claimIgnoresBackoff,
+  'rescue-finishes-live-holder': rescueFinishesLiveHolder,
+  'claim-steals-expiring-leases': claimStealsExpiringLeases,
+  'fail-one-over-budget': failOneOverBudget,
+  'suspects-in-batches': suspectsInBatches,
+  'renewal-unfenced': renewalUnfenced,
+  'renewal-doubles-lease': renewalDoublesLease,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
