@@ -112,7 +112,7 @@ describe('no-early-takeover', () => {
       h.claim(10, 5, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.renewed(510, 5, 'w1', 1, 1_500, 3_500), ...h.frozen(600, 6_000, 'w1'),
       h.rescuedFrom(2_700, 5, 'w1', { dbTime: 3_600, leaseExpiredAt: 3_500 }), h.claim(2_800, 5, 'w2', 2),
       // deferred (its effect held by another holder's open transaction), then claimed again uncharged
-      h.claim(10, 6, 'w1'), h.deferred(20, 6, 'w1'), h.claim(300, 6, 'w2'),
+      h.claim(10, 6, 'w1'), h.deferred(20, 6, 'w1'), h.claim(300, 6, 'w1'), h.completed(310, 6, 'w1'),
       // a live heartbeating holder whose renewals could not reach a restarting database
       h.settings(0, 'w4'), h.claim(10, 7, 'w4', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.fault(500, 'db-restart', { downS: 3 }),
       h.rescuedFrom(4_100, 7, 'w4', { dbTime: 5_050, leaseExpiredAt: 3_000 }), h.claim(4_200, 7, 'w1', 2),

@@ -33,7 +33,7 @@ export interface JobLife {
  * claim lacks it): a worker frozen right after a claim reports it only when
  * it resumes, after the rescue that took it back. A worker's report
  * (completion, failure, lost lease, renewal, hand-back) belongs to the latest
- * hold with its worker id and attempt; a rescue to the latest hold of its
+ * hold with its worker id and attempt recorded before it; a rescue to the latest hold of its
  * owner claimed before it (of anyone, when the owner was not recorded).
  */
 export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife> {
@@ -45,19 +45,21 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
   for (const l of lives.values()) {
     if (l.holds.every((h) => h.claim.dbTime !== undefined)) l.holds.sort((a, b) => a.claim.dbTime! - b.claim.dbTime! || a.claim.attempt - b.claim.attempt || a.i - b.i);
   }
-  const holdOf = (jobId: number, workerId: string, attempt: number) =>
-    [...(lives.get(jobId)?.holds ?? [])].reverse().find((h) => h.claim.workerId === workerId && h.claim.attempt === attempt);
+  // A worker reports a claim before anything about it (one IPC channel, in order), so its report belongs to
+  // its latest matching claim recorded before it: a hand-back and the same worker's re-claim of the same attempt differ.
+  const holdOf = (jobId: number, workerId: string, attempt: number, i: number) =>
+    [...(lives.get(jobId)?.holds ?? [])].reverse().find((h) => h.claim.workerId === workerId && h.claim.attempt === attempt && h.i < i);
   history.forEach((e, i) => {
     switch (e.type) {
       case 'lease:renewed':
-        holdOf(e.jobId, e.workerId, e.attempt)?.renewals.push({ e, i });
+        holdOf(e.jobId, e.workerId, e.attempt, i)?.renewals.push({ e, i });
         break;
       case 'job:completed':
       case 'job:failed':
       case 'lease:lost':
       case 'lease:released':
       case 'job:deferred': {
-        const h = holdOf(e.jobId, e.workerId, e.attempt);
+        const h = holdOf(e.jobId, e.workerId, e.attempt, i);
         const slot = ({ 'job:completed': 'completed', 'job:failed': 'failed', 'lease:lost': 'lost', 'lease:released': 'released', 'job:deferred': 'deferred' } as const)[e.type];
         if (h && !h[slot]) (h as unknown as Record<string, unknown>)[slot] = { e, i };
         break;
