@@ -7,10 +7,12 @@ import { defineScenario } from '../harness/scenario.ts';
  * but before the worker heard back (the moment a naive queue applies a
  * payment twice). Leases expire, the rescuer hands the jobs on, and every job
  * still ends done exactly once, with exactly one effect. After the kills, the
- * first worker to reach an effect's transaction is frozen there (SIGSTOP) for
- * 4 s with heartbeats on, past its 2 s lease (a GC pause, a live-migrated VM):
- * its jobs are taken over, the retry of the frozen effect waits on its lock,
- * and when it resumes its renewals and completions are refused (lease:lost).
+ * first worker to reach the middle of a slow job (3-4 s, within its lease by
+ * heartbeats) is frozen there (SIGSTOP) with heartbeats on, past its 2 s
+ * lease (a GC pause, a live-migrated VM), and resumed as soon as another
+ * worker has taken the job over: its handler still runs, so its next
+ * heartbeat must be refused and abort it (lease:lost) while the new owner
+ * holds the job, and nothing it writes afterwards may be accepted.
  */
 export default defineScenario({
   name: 'worker-crash',
@@ -24,6 +26,8 @@ export default defineScenario({
   mix: [
     { kind: 'normal', share: 7, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
     { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
+    // Held for seconds with heartbeats: what the freeze below stops in the middle of.
+    { kind: 'slow', count: 12, durationMs: { dist: 'uniform', minMs: 3_000, maxMs: 4_000 } },
   ],
   // A killed worker's jobs come back after its lease; a job caught in two kills must not be convicted as poison,
   // so the crash-loop limit is above the number of kills one job can plausibly meet.
@@ -33,7 +37,7 @@ export default defineScenario({
     { fault: 'worker-kill', atS: 5, target: 'worker:0', point: 'mid-handler' },
     { fault: 'worker-kill', atS: 9, target: 'worker:1', point: 'after-effect' },
     // After the kills, so the frozen worker lives to resume: lease-fencing judges what it does then.
-    { fault: 'worker-stop', atS: 11, target: 'worker:all', point: 'in-effect', forS: 4 },
+    { fault: 'worker-stop', atS: 10.5, target: 'worker:all', point: 'mid-slow-job', forS: 8, resume: 'on-takeover' },
   ],
   checkers: {
     'no-phantom-finish': true,

@@ -120,7 +120,8 @@ export class Worker {
    * run one at a time, each alone: the worker runs the suspect by itself and
    * claims nothing else until it is done. So when a job kills its process
    * again, it alone is charged with the crash, and the innocent jobs that
-   * shared the first crashed process go free. An idle worker takes a suspect
+   * shared the first crashed process go free (also those whose completion
+   * was still being written: the worker waits for it). An idle worker takes a suspect
    * at once; a busy one drains for it only once the oldest suspect has waited
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
@@ -136,7 +137,9 @@ export class Worker {
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
     if (this.suspectWaitMs !== null && (this.inFlight.size === 0 || this.suspectWaitMs >= patienceMs)) {
-      if (this.inFlight.size > 0) return 0; // drain first; a freed slot wakes the loop
+      // Drain first, completions included: a job whose handler returned but whose completion has not
+      // committed is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
+      if (this.recording.size > 0) return 0;
       const suspect = await claimSuspect(db, base);
       if (suspect) {
         this.isolating = true;

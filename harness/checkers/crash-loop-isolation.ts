@@ -65,6 +65,24 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
       }
     }
   }
+  // The same from the rescuer's side, which a killed worker cannot lose: every job taken back from one
+  // owner beside a suspect it held (its crash count was above 1 after the rescue) shared the suspect's crash.
+  const byOwner = new Map<string, { jobId: number; crashCount: number }[]>();
+  for (const life of lives.values()) {
+    for (const r of life.rescues) {
+      if (r.e.owner == null || r.e.crashed === false) continue;
+      (byOwner.get(r.e.owner) ?? byOwner.set(r.e.owner, []).get(r.e.owner)!).push({ jobId: life.jobId, crashCount: r.e.crashCount });
+    }
+  }
+  for (const [owner, taken] of byOwner) {
+    const suspect = taken.find((x) => x.crashCount > 1);
+    if (!suspect) continue;
+    for (const x of taken) {
+      if (x === suspect || x.jobId === suspect.jobId) continue;
+      const already = bad.some((b) => b.suspect === suspect.jobId && b.innocent === x.jobId);
+      if (!already) bad.push({ why: "charged with a suspect's crash", suspect: suspect.jobId, innocent: x.jobId, workerId: owner });
+    }
+  }
   let convicted = 0;
   for (const job of final.jobs) {
     const life = lives.get(job.id);
