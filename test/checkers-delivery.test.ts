@@ -105,6 +105,12 @@ describe('no-concurrent-claim', () => {
     expect(r.examples).toEqual([{ jobId: 1, held: { workerId: 'w1', attempt: 1, t: 10 }, claimed: { workerId: 'w2', attempt: 2, t: 11 } }]);
   });
 
+  it('passes when a claim handed back uncharged (job:deferred) is taken again, with the same attempt, by another worker', () => {
+    const deferred = { t: 12, node: 'worker-0', type: 'job:deferred' as const, jobId: 1, queue: 'q', attempt: 1, workerId: 'w1', reason: 'effect held by another holder', retryAt: 400 };
+    const history = [h.claim(10, 1, 'w1', 1), deferred, h.claim(13, 1, 'w2', 1), h.completed(20, 1, 'w2', 1)];
+    expect(checkNoConcurrentClaim(history, finalState([]), { leaseMs: 30_000 }).pass).toBe(true);
+  });
+
   it('fails when the same attempt is claimed by two workers', () => {
     const history = [h.claim(10, 1, 'w1', 1), h.completed(12, 1, 'w1', 1), h.claim(13, 1, 'w2', 1)];
     const r = checkNoConcurrentClaim(history, finalState([]), { leaseMs: 0 });

@@ -4,7 +4,8 @@ import { Events, type EngineEvents } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { systemClock } from '../engine/clock.ts';
 import { Worker } from '../engine/worker/worker.ts';
-import { applyMutant, type MutantName } from '../harness/mutants/index.ts';
+import type { MutantName } from '../harness/mutants/index.ts';
+import { useMutant } from './support/mutant.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
 import { Db } from '../engine/db.ts';
 import { freshDatabase } from './support/db.ts';
@@ -14,18 +15,10 @@ import { until } from './support/wait.ts';
 const { db, url } = await freshDatabase({ maxConnections: 20 });
 const workers: Worker[] = [];
 const pools: Db[] = [];
-/** Undoes the mutant a test applied to this process, after its workers stopped. */
-let undoMutant = () => {};
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop(0)));
   await Promise.all(pools.splice(0).map((p) => p.close()));
-  undoMutant();
-  undoMutant = () => {};
 });
-
-function useMutant(name: MutantName): void {
-  undoMutant = applyMutant(name);
-}
 
 function startWorker(options: Omit<WorkerOptions, 'db'> & { db?: Db }): Worker {
   const w = new Worker({ db, rng: new SeededRng(7), pollMs: 20, rescueIntervalMs: 50, ...options });
@@ -93,6 +86,8 @@ describe('leases, heartbeats and fencing', () => {
       handlers: { 'slow-nohb': () => until('gate', () => gate.open, 20_000, 20) },
       leaseMs: 300,
       heartbeatMs: 0,
+      // One slot, held by the stalled job: the job taken back (no crash: "slow" is alive) goes to "second".
+      concurrency: 1,
       events,
       workerId: 'slow',
     });
@@ -115,7 +110,7 @@ describe('leases, heartbeats and fencing', () => {
     events.on('job:claimed', (e) => claims.push(e.workerId));
     const gate = { first: false };
     useMutant('no-fencing');
-    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, events, workerId: 'slow' });
+    startWorker({ handlers: { 'slow-unfenced': () => until('gate', () => gate.first, 20_000, 20) }, leaseMs: 300, heartbeatMs: 0, concurrency: 1, events, workerId: 'slow' });
     await until('first claim', () => claims.length === 1);
     startWorker({ handlers: { 'slow-unfenced': () => systemClock.sleep(60_000) }, leaseMs: 60_000, events, workerId: 'second' });
     await until('stolen', () => claims.length === 2, 10_000);

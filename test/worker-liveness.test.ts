@@ -11,18 +11,15 @@ import { claimJobs } from '../engine/worker/claim.ts';
 import { LeaseRescuer } from '../engine/worker/rescuer.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
-import { applyMutant } from '../harness/mutants/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
+import { useMutant } from './support/mutant.ts';
 import { until } from './support/wait.ts';
 
 const { db } = await freshDatabase();
 const workers: Worker[] = [];
-let undoMutant = () => {};
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop(0)));
-  undoMutant();
-  undoMutant = () => {};
 });
 
 function startWorker(options: Omit<WorkerOptions, 'db'>): Worker {
@@ -116,7 +113,7 @@ describe('a live worker that loses a lease', () => {
   });
 
   it('negative control: the crash-on-any-expiry mutant charges it a crash', async () => {
-    undoMutant = applyMutant('crash-on-any-expiry');
+    useMutant('crash-on-any-expiry');
     const { r, row } = await slowJobRescued('live-slow-mutant');
     expect(r.crashed).toBe(true);
     expect(row.crash_count).toBe(1);

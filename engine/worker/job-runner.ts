@@ -194,16 +194,8 @@ export class JobRun {
   private async deferBusy(): Promise<void> {
     const { job, deps } = this;
     const delayMs = EFFECT_BUSY_RETRY_MS + deps.rng.int(0, EFFECT_BUSY_RETRY_MS);
-    const res = await writeResult(() => deps.db.query(q.DeferJob, [job.id, job.leaseToken, delayMs]), {
-      clock: deps.clock,
-      log: deps.log,
-      what: 'hand-back write',
-    });
-    const row = res.rows[0];
-    if (!row) {
-      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
-      return;
-    }
+    const row = await this.writeFenced('hand-back write', q.DeferJob, [job.id, job.leaseToken, delayMs]);
+    if (!row) return;
     deps.events.emit('job:deferred', {
       jobId: job.id,
       queue: job.queue,
@@ -221,18 +213,8 @@ export class JobRun {
     const backoff = { baseMs: this.options.backoffBaseMs, capMs: this.options.backoffCapMs };
     const delayMs = workerStrategies.retryDelayMs(this.attempt, backoff, deps.rng);
     const kind = thrown instanceof JobTimeoutError ? 'timeout' : 'error';
-    // Retried through a lost connection: a failure that never reaches the database would leave the job
-    // to its lease expiry, and a live worker's job to be rerun for nothing.
-    const res = await writeResult(() => deps.db.query(q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]), {
-      clock: deps.clock,
-      log: deps.log,
-      what: 'failure write',
-    });
-    const row = res.rows[0];
-    if (!row) {
-      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
-      return;
-    }
+    const row = await this.writeFenced('failure write', q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]);
+    if (!row) return;
     deps.events.emit('job:failed', {
       jobId: job.id,
       queue: job.queue,
@@ -246,6 +228,20 @@ export class JobRun {
     if (row.state === 'dead') {
       deps.events.emit('job:dead', { jobId: job.id, queue: job.queue, attempt: row.attempts, reason: `attempts exhausted: ${message}` });
     }
+  }
+
+  /**
+   * A result write fenced on the lease token, retried through a lost
+   * connection (one that never reached the database would leave a live
+   * worker's job to its lease expiry, rerun for nothing). Returns its row, or
+   * undefined when the fence refused it (`lease:lost`).
+   */
+  private async writeFenced(what: string, query: string, params: unknown[]): Promise<Record<string, any> | undefined> {
+    const { job, deps } = this;
+    const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what });
+    const row = res.rows[0];
+    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
+    return row;
   }
 
   private async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {

@@ -23,7 +23,7 @@ interface Hold {
  * 2. no claim of a job while another worker's claim of it is still open.
  *
  * A claim stays open until its worker reports `job:completed`, `job:failed`,
- * `job:deferred` (handed back) or `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
+ * `job:deferred` or `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
  * (the rescuer found the lease expired). Events are taken in history order;
  * the gap between two claims is measured on the database clock when both carry
  * `dbTime` (the runner copies the engine's `dbClaimedAt` there), else harness time.
@@ -69,9 +69,13 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
         open.set(e.jobId, holds);
         break;
       }
+      case 'job:deferred':
+        // Handed back uncharged: the next claim takes the same attempt number again, legitimately.
+        seenAttempt.delete(`${e.jobId}/${e.attempt}`);
+        close(e.jobId, i, (h) => h.claim.workerId === e.workerId && h.claim.attempt === e.attempt);
+        break;
       case 'job:completed':
       case 'job:failed':
-      case 'job:deferred':
       case 'lease:lost':
         close(e.jobId, i, (h) => h.claim.workerId === e.workerId && h.claim.attempt === e.attempt);
         break;

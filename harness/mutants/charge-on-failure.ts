@@ -23,14 +23,14 @@ export const chargeOnFailure: Mutant = {
     ]),
     queryPatch('engine/worker/worker.sql', 'ReleaseJobs', [{ find: 'attempts = greatest(j.attempts - 1, 0),', replace: 'attempts = j.attempts,' }]),
     queryPatch('engine/worker/rescuer.sql', 'RescueExpiredLeases', [
-      { find: 'SET crash_count = j.crash_count + 1,', replace: 'SET crash_count = j.crash_count,' },
+      { find: 'SET crash_count = j.crash_count + CASE WHEN expired.dead THEN 1 ELSE 0 END,', replace: 'SET crash_count = j.crash_count,' },
       {
         find: `                   WHEN j.attempts >= j.max_attempts THEN 'dead'
-                   WHEN j.crash_count + 1 >= $2 THEN 'dead'`,
+                   WHEN expired.dead AND j.crash_count + 1 >= $2 THEN 'dead'`,
         replace: `                   WHEN false AND j.crash_count + 1 >= $2 THEN 'dead'`,
       },
       {
-        find: 'finished_at = CASE WHEN j.attempts >= j.max_attempts OR j.crash_count + 1 >= $2 THEN now() END,',
+        find: 'finished_at = CASE WHEN j.attempts >= j.max_attempts OR (expired.dead AND j.crash_count + 1 >= $2) THEN now() END,',
         replace: 'finished_at = CASE WHEN false AND j.crash_count + 1 >= $2 THEN now() END,',
       },
     ]),

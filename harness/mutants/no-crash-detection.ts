@@ -7,8 +7,8 @@ export const noCrashDetection: Mutant = {
   scenario: 'poison-herd',
   changes: [
     queryPatch('engine/worker/rescuer.sql', 'RescueExpiredLeases', [
-      { find: "WHEN j.crash_count + 1 >= $2 THEN 'dead'", replace: "WHEN false AND j.crash_count + 1 >= $2 THEN 'dead'" },
-      { find: 'OR j.crash_count + 1 >= $2 THEN now() END', replace: 'OR (false AND j.crash_count + 1 >= $2) THEN now() END' },
+      { find: "WHEN expired.dead AND j.crash_count + 1 >= $2 THEN 'dead'", replace: "WHEN false AND j.crash_count + 1 >= $2 THEN 'dead'" },
+      { find: 'OR (expired.dead AND j.crash_count + 1 >= $2) THEN now() END', replace: 'OR (false AND j.crash_count + 1 >= $2) THEN now() END' },
     ]),
   ],
 };
