@@ -7,10 +7,10 @@ export type NoEarlyStartBounds = Record<string, never>;
 
 /**
  * No attempt is claimed before it is due, on the database clock. A claim's
- * due instant is the latest of what the history says about it, each source
- * independent of the claim query: the `run_at` the claim returned, the
- * `run_at` the enqueue acknowledged (first attempt), and the `retryAt` the
- * previous attempt's failure scheduled (a retry in backoff). Rows a cron node
+ * due instant is the latest of what the history says about it: the `run_at`
+ * the claim returned and, independent of the claim query, the `run_at` the
+ * enqueue acknowledged (first attempt) and the `retryAt` the previous
+ * attempt's failure or deferral scheduled (a retry in backoff). Rows a cron node
  * wrote ahead carry their occurrence as `run_at`, so they are judged too.
  *
  * Only claims that could have been early tell anything: a retry whose
@@ -40,6 +40,8 @@ export function checkNoEarlyStart(history: readonly HistoryEvent[], final: Final
         retries++;
         sources.push({ due: backoff.retryAt, why: `retry after attempt ${backoff.attempt}` });
       }
+      const deferral = prev?.deferred?.e;
+      if (deferral) sources.push({ due: deferral.retryAt, why: 'retry after a deferral' });
       const enq = n === 0 ? enqueued.get(c.jobId) : undefined;
       if (enq) {
         if (enq.delayed) delayed++;
