@@ -88,6 +88,13 @@ describe('crash-loop-isolation', () => {
     expect(r.examples).toContainEqual({ why: "charged with a suspect's crash", suspect: 1, innocent: 3, workerId: 'w2' });
   });
 
+  it("sees an innocent charged with a suspect's crash from the rescues alone, when the killed worker's claims never arrived", () => {
+    // w2's claims of the suspect and of job 3 died with it; the rescuer still says whose leases they were.
+    const lost = [...history.slice(0, 11), h.exited(2_210, 'w2'), h.rescuedFrom(4_300, 1, 'w2', { crashCount: 2, dead: true }), h.rescuedFrom(4_300, 3, 'w2')];
+    const r = checkCrashLoopIsolation(lost, finalState([...final.jobs, job(3, 'done', { crashCount: 1 })], { deadLetters: final.deadLetters }), bounds);
+    expect(r.examples).toEqual([{ why: "charged with a suspect's crash", suspect: 1, innocent: 3, workerId: 'w2' }]);
+  });
+
   it('fails when a crash is charged to a job whose holder was alive and heartbeating, or counted without a rescue', () => {
     const unrelated = [...fleet, h.claim(10, 5, 'w1'), h.rescuedFrom(2_100, 5, 'w1'), h.claim(2_200, 5, 'w2', 2, { crashCount: 1 }), h.completed(2_300, 5, 'w2', 2)];
     const r = checkCrashLoopIsolation(unrelated, finalState([job(5, 'done', { crashCount: 2 })]), bounds);
