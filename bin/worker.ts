@@ -3,11 +3,13 @@
 // finish within --grace-ms, hand back the rest, exit 0.
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
+import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
+import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
 import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
@@ -27,6 +29,8 @@ const FORWARDED: EventName[] = [
   'job:dead',
   'job:deferred',
   'lease:lost',
+  'lease:renewed',
+  'lease:released',
   'lease:rescued',
   'worker:error',
   'worker:listening',
@@ -40,6 +44,16 @@ async function loadHandlers(path: string): Promise<Handlers> {
     throw new UsageError(`--handlers ${path}: expected a module whose default export is {queue: handler} or a function returning one`);
   }
   return handlers as Handlers;
+}
+
+function workerSettings(workerId: string, options: WorkerOptions) {
+  const queues = Object.fromEntries(
+    Object.keys(options.handlers).map((name) => {
+      const { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs } = resolveQueueOptions(options, name);
+      return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs }];
+    }),
+  );
+  return { workerId, maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes, queues };
 }
 
 async function main(): Promise<void> {
@@ -99,7 +113,7 @@ async function main(): Promise<void> {
     }
   }
   const seed = values.seed ?? String(randomSeed());
-  const worker = new Worker({
+  const options: WorkerOptions = {
     db,
     handlers,
     events,
@@ -109,7 +123,8 @@ async function main(): Promise<void> {
     workerId: values['worker-id'],
     concurrency,
     ...tuning,
-  });
+  };
+  const worker = new Worker(options);
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
   // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).
   const metrics = metricsPort === undefined ? null : createMetrics({ defaultLabels: { worker: worker.id } });
@@ -139,6 +154,8 @@ async function main(): Promise<void> {
   sampler?.start();
   await server?.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed });
+  // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
+  send?.({ kind: 'event', name: 'worker:settings', payload: workerSettings(worker.id, options), nodeTime: clock.now() });
   send?.({ kind: 'ready', workerId: worker.id, pid: process.pid });
 }
 

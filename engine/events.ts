@@ -6,7 +6,18 @@ import { EventEmitter } from 'node:events';
  * epoch ms (`at`) unless named `db…`, which come from the database's now().
  */
 export interface EngineEvents {
-  'job:claimed': { jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number; dbClaimedAt: number };
+  /** `crashCount` > 0: a suspect (it was in flight when a worker died). `dbLeaseExpiresAt`: when this claim's lease ends unless renewed. */
+  'job:claimed': {
+    jobId: number;
+    queue: string;
+    priority: number;
+    attempt: number;
+    workerId: string;
+    runAt: number;
+    dbClaimedAt: number;
+    crashCount: number;
+    dbLeaseExpiresAt: number;
+  };
   'job:started': { jobId: number; queue: string; attempt: number; workerId: string };
   'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };
   'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
@@ -17,7 +28,26 @@ export interface EngineEvents {
   'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
   /** An operator cancelled a claimed job; its heartbeat found out and aborted the handler. */
   'job:cancelled': { jobId: number; queue: string; attempt: number; workerId: string };
-  'lease:rescued': { jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed: boolean };
+  /** A heartbeat renewed the lease: it now ends at `dbLeaseExpiresAt`. */
+  'lease:renewed': { jobId: number; queue: string; attempt: number; workerId: string; dbRenewedAt: number; dbLeaseExpiresAt: number };
+  /** Shutdown's grace ran out: the claim was handed back uncharged, for another worker to take at once. */
+  'lease:released': { jobId: number; queue: string; attempt: number; workerId: string };
+  /**
+   * The rescuer found the lease expired. `owner` held it until `dbLeaseExpiredAt`; the rescue
+   * happened at `dbRescuedAt` (both database clock). Optional: a rescuer built without them reports only the counts.
+   */
+  'lease:rescued': {
+    jobId: number;
+    queue: string;
+    attempts: number;
+    crashCount: number;
+    dead: boolean;
+    owner?: string | null;
+    dbRescuedAt?: number;
+    dbLeaseExpiredAt?: number;
+    /** The holder was dead by its own liveness row: the expiry was charged as a crash. */
+    crashed: boolean;
+  };
   'worker:error': { workerId: string; error: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
   'worker:listening': { workerId: string };

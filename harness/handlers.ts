@@ -9,7 +9,7 @@ import { effectKey } from '../engine/job.ts';
 import { harnessQueries as q } from './runner/queries.ts';
 
 interface Payload {
-  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream';
+  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing';
   op?: number;
   params?: { durationMs?: number; failAttempts?: number };
 }
@@ -28,8 +28,10 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
 // `in-effect`: inside the effect's transaction, the effect written and not
 // committed. `before-report`: a slow job whose work is done, before its
 // handler returns, so its completion is sent only after the resume.
+// `mid-slow-job`: a slow job halfway through its work, so after the resume its
+// handler still runs and its next heartbeat is what learns the lease is gone.
 type KillPoint = 'mid-handler' | 'after-effect';
-type StopPoint = 'in-effect' | 'before-report';
+type StopPoint = 'in-effect' | 'before-report' | 'mid-slow-job';
 let armedKill: KillPoint | null = null;
 /** Armed stop points, with the fault action's seq that the first worker to arrive takes in the database. */
 const armedStops = new Map<StopPoint, number>();
@@ -88,6 +90,9 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // Crashes the process on every attempt, as a segfaulting parser or an OOM would.
       process.kill(process.pid, 'SIGKILL');
       return;
+    case 'failing':
+      // A permanently broken payload: it fails every attempt until its budget is spent.
+      throw new Error(`failing: planned failure on attempt ${ctx.attempt}`);
     case 'flaky':
       if (ctx.attempt <= (payload.params?.failAttempts ?? 2)) throw new Error(`flaky: planned failure on attempt ${ctx.attempt}`);
       return;
@@ -122,6 +127,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       await callDependency(ctx);
       await systemClock.sleep(ms / 2, ctx.signal);
       killHere('mid-handler', ctx);
+      if (payload.kind === 'slow') await stopHere('mid-slow-job', ctx);
       await systemClock.sleep(ms - ms / 2, ctx.signal);
       if (payload.kind === 'slow') await stopHere('before-report', ctx);
   }

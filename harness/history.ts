@@ -11,13 +11,18 @@
  */
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
   | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
-  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number }
+  /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
+  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number }
   /** Outcome unknown: the acknowledgement was lost (connection reset during COMMIT, process killed). */
   | { type: 'enqueue:info'; op: number; queue: string; error: string }
   | { type: 'enqueue:fail'; op: number; queue: string; error: string }
   /** The generator could not offer a job within its slot: coordinated omission, made visible. */
   | { type: 'enqueue:late'; op: number; intendedAt: number; sentAt: number }
-  | { type: 'job:claimed'; jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number }
+  /**
+   * `dbTime` is the claim's instant on the database clock. `crashCount` > 0 marks a suspect; `leaseExpiresAt`
+   * (database clock) is when the lease ends unless renewed. Both are absent from runs recorded before they were.
+   */
+  | { type: 'job:claimed'; jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number; crashCount?: number; leaseExpiresAt?: number }
   | { type: 'job:started'; jobId: number; queue: string; attempt: number; workerId: string }
   | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
   | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
@@ -25,7 +30,14 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
   | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
   | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string }
-  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean }
+  /** A heartbeat renewed the lease at `dbTime`, to `leaseExpiresAt` (database clock). */
+  | { type: 'lease:renewed'; jobId: number; queue: string; attempt: number; workerId: string; leaseExpiresAt: number }
+  /** Shutdown handed the claim back uncharged. */
+  | { type: 'lease:released'; jobId: number; queue: string; attempt: number; workerId: string }
+  /** `dbTime`: when the rescuer took the lease back; `crashed`: charged as a crash (its holder was dead by its liveness row); `owner` held it until `leaseExpiredAt` (database clock). */
+  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean; owner?: string | null; leaseExpiredAt?: number }
+  /** What a worker process resolved from its options, per queue, as it started. */
+  | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings> }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }
@@ -71,8 +83,16 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
 );
 
-/** What a generated job is for; the handler module reads it from the payload. */
-export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream';
+/** What a generated job is for; the handler module reads it from the payload. `failing` throws on every attempt: it runs out its budget. */
+export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing';
+
+/** One queue's settings as a worker resolved them (engine/worker/options.ts). */
+export interface QueueSettings {
+  leaseMs: number;
+  heartbeatMs: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+}
 
 export type HistoryEventType = HistoryEvent['type'];
 export type EventOf<T extends HistoryEventType> = Extract<HistoryEvent, { type: T }>;
@@ -92,10 +112,17 @@ export interface FinalState {
     runAtMs?: number;
     /** Pending with a run_at after the database's now() when the state was read: scheduled for later (a cron node's lookahead), not unfinished. */
     notDueYet?: boolean;
+    /** The attempt budget, the crashes charged and the error entries recorded (absent from older stored runs). */
+    maxAttempts?: number;
+    crashCount?: number;
+    errorCount?: number;
   }[];
-  deadLetters: { jobId: number; reason: string }[];
+  /** `attempts` and `errorCount` as the dead-letter row carries them (absent from older stored runs). */
+  deadLetters: { jobId: number; reason: string; attempts?: number; errorCount?: number }[];
   /** Effect rows by effect key: how many times each job's side effect was applied. */
   effects: Record<string, number>;
+  /** Every committed effect row: which job's effect, written by which worker (absent from older stored runs). */
+  effectRows?: { key: string; jobId: number; workerId: string }[];
 }
 
 /** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */

@@ -30,7 +30,9 @@ export default defineScenario({
     { fault: 'db-restart', atS: 4, mode: 'crash', downS: 2 },
     { fault: 'db-terminate-backends', atS: 13, scope: 'workers' },
   ],
+  // Every redelivery through the restart has a recorded cause, and every done job a completion by its holder
+  // (a reply lost with the connection is indeterminate, not a phantom).
+  checkers: { 'no-early-takeover': true, 'no-phantom-finish': true, 'durable-acknowledgements': true },
   thresholds: { oldestAgeSloMs: 5_000 },
-  checkers: { 'durable-acknowledgements': true },
   drainTimeoutS: 45,
 });

@@ -53,6 +53,13 @@ export default defineScenario({
     'sampler-agrees': true,
     // The node stepped an hour ahead refuses rather than write at a wrong instant.
     'cron-skew-refusal': { mustRefuse: ['scheduler-0'] },
+    // The poison with innocent jobs in flight beside it: suspects alone, conviction at exactly maxCrashes.
+    'crash-loop-isolation': true,
+    'no-early-takeover': true,
+    'no-phantom-finish': true,
+    // Nothing here runs out of its budget; what is judged is that the convicted poison died early only as a crash loop.
+    'attempt-accounting': { minExhausted: 0 },
+    'parameters-honoured': true,
   },
   drainTimeoutS: 45,
 });

@@ -30,7 +30,8 @@ export default defineScenario({
     { fault: 'dependency-outage', atS: 4, forS: 3 },
     { fault: 'thundering-herd', atS: 4.5, count: 300 },
   ],
-  checkers: { 'retry-spread': true },
+  // Hundreds of retries in backoff: none may start before its run_at, and each delay is within its ceiling.
+  checkers: { 'retry-spread': true, 'no-early-start': true, 'parameters-honoured': true },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,
 });

@@ -29,4 +29,6 @@ export default defineScenario({
     { fault: 'worker-stop', atS: 3, target: 'worker:all', point: 'in-effect', forS: 6 },
     { fault: 'worker-stop', atS: 3, target: 'worker:all', point: 'before-report', forS: 8, resume: 'on-takeover' },
   ],
+  // Every redelivery here is a stall (heartbeats off) or a freeze: each must be one, after its lease ended.
+  checkers: { 'no-phantom-finish': true, 'no-early-takeover': true, 'crash-loop-isolation': true },
 });

@@ -32,10 +32,26 @@ export default defineScenario({
   ...slowWorkerBase,
   name: 'slow-worker',
   description:
-    'Jobs longer than the visibility timeout (a hung call, a GC pause, a slow payment API inside the effect): with heartbeats the lease is renewed and nothing is stolen, not once. Compare slow-worker-no-heartbeat.',
+    'Jobs longer than the visibility timeout (a hung call, a GC pause, a slow payment API inside the effect): with heartbeats the lease is renewed and nothing is stolen, not once; beside them retries that recover, retries that run out of budget and delayed jobs, none started early. Compare slow-worker-no-heartbeat.',
   // Nothing stolen, made checkable twice over: a takeover at any age counts as a concurrent claim (bound:
   // an hour), and one rescue of a job convicts it as a crash loop (maxCrashes 1), so a healthy job would
   // end dead and dead-letter-routing would fail.
   engine: { ...slowWorkerBase.engine, maxCrashes: 1 },
-  checkers: { 'no-concurrent-claim': { leaseMs: 3_600_000 } },
+  // Besides the slow jobs: flaky ones that recover on their third attempt, failing ones that run out of
+  // their budget of 6 (backoff 0.5-4 s: about 6 s of retries, 11.5 s at most), and delayed ones due 2 s
+  // after their enqueue. Their whole lives are checked: no early start, every attempt accounted for.
+  mix: [
+    ...slowWorkerBase.mix!,
+    { kind: 'flaky', count: 10, failAttempts: 2 },
+    { kind: 'failing', count: 5 },
+    { kind: 'normal', count: 20, delayMs: 2_000, durationMs: { dist: 'fixed', ms: 5 } },
+  ],
+  checkers: {
+    'no-concurrent-claim': { leaseMs: 3_600_000 },
+    'no-early-start': true,
+    'no-phantom-finish': true,
+    'no-early-takeover': true,
+    'attempt-accounting': true,
+    'parameters-honoured': true,
+  },
 });

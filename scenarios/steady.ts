@@ -17,6 +17,6 @@ export default defineScenario({
   ],
   engine: { leaseMs: 10_000, heartbeatMs: 3_000, pollMs: 200 },
   thresholds: { oldestAgeSloMs: 2_000, deadLetterDepthAlert: 1 },
-  checkers: { 'oldest-age-slo': true, 'sampler-agrees': true },
+  checkers: { 'oldest-age-slo': true, 'sampler-agrees': true, 'no-phantom-finish': true, 'parameters-honoured': true },
   drainTimeoutS: 30,
 });

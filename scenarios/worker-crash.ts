@@ -6,12 +6,18 @@ import { defineScenario } from '../harness/scenario.ts';
  * and twice at exact points: inside a handler, and after an effect committed
  * but before the worker heard back (the moment a naive queue applies a
  * payment twice). Leases expire, the rescuer hands the jobs on, and every job
- * still ends done exactly once, with exactly one effect.
+ * still ends done exactly once, with exactly one effect. After the kills, the
+ * first worker to reach the middle of a slow job (3-4 s, within its lease by
+ * heartbeats) is frozen there (SIGSTOP) with heartbeats on, past its 2 s
+ * lease (a GC pause, a live-migrated VM), and resumed as soon as another
+ * worker has taken the job over: its handler still runs, so its next
+ * heartbeat must be refused and abort it (lease:lost) while the new owner
+ * holds the job, and nothing it writes afterwards may be accepted.
  */
 export default defineScenario({
   name: 'worker-crash',
   description:
-    'Workers SIGKILLed mid-job under load (OOM killer, spot reclaim, a deploy that kills instead of draining), at random moments and at exact points: mid-handler and after the effect committed. No job lost, exactly one effect, no completion from a worker that lost its lease.',
+    'Workers SIGKILLed mid-job under load (OOM killer, spot reclaim, a deploy that kills instead of draining), at random moments and at exact points: mid-handler and after the effect committed; then one frozen past its lease with heartbeats on. No job lost, exactly one effect, no write from a worker that lost its lease.',
   seed: 11,
   durationS: 16,
   load: { model: 'poisson', rate: 250 },
@@ -20,15 +26,26 @@ export default defineScenario({
   mix: [
     { kind: 'normal', share: 7, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
     { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
+    // Held for seconds with heartbeats: what the freeze below stops in the middle of.
+    { kind: 'slow', count: 12, durationMs: { dist: 'uniform', minMs: 3_000, maxMs: 4_000 } },
   ],
   // A killed worker's jobs come back after its lease; a job caught in two kills must not be convicted as poison,
   // so the crash-loop limit is above the number of kills one job can plausibly meet.
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, maxCrashes: 4, maxAttempts: 8 },
   faults: [
-    { fault: 'worker-kill', atS: 3, everyS: 3, jitterS: 1, untilS: 14, target: 'worker:random', point: 'any' },
+    { fault: 'worker-kill', atS: 3, everyS: 3, jitterS: 1, untilS: 10, target: 'worker:random', point: 'any' },
     { fault: 'worker-kill', atS: 5, target: 'worker:0', point: 'mid-handler' },
     { fault: 'worker-kill', atS: 9, target: 'worker:1', point: 'after-effect' },
+    // After the kills, so the frozen worker lives to resume: lease-fencing judges what it does then.
+    { fault: 'worker-stop', atS: 10.5, target: 'worker:all', point: 'mid-slow-job', forS: 8, resume: 'on-takeover' },
   ],
+  checkers: {
+    'no-phantom-finish': true,
+    'no-early-takeover': true,
+    'crash-loop-isolation': true,
+    'lease-fencing': true,
+    'parameters-honoured': true,
+  },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 30,
 });

@@ -8,7 +8,7 @@ import type { FinalState } from '../harness/history.ts';
 import { finalState, h, job } from './support/history-builder.ts';
 
 describe('dead-letter-routing', () => {
-  const bounds = { maxAttempts: 3, maxMs: 10_000, poisonKinds: ['poison'] };
+  const bounds = { maxAttempts: 3, maxMs: 10_000, poisonKinds: ['poison'], doomedKinds: ['failing'] };
   const history = [h.invoke(0, 1, 'poison'), h.ok(1, 1, 1), h.invoke(2, 2), h.ok(3, 2, 2), h.claim(100, 1, 'w1', 1), h.claim(2_000, 1, 'w2', 2), h.dead(4_100, 1, 2)];
 
   it('passes when the poison is dead within its attempt and time bounds and nothing healthy died', () => {

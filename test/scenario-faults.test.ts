@@ -92,7 +92,7 @@ describe('fault validation', () => {
     bad({ fault: 'worker-kill', atS: 1, target: 'node-3' }, /target: expected "worker:<i>"/);
     bad({ fault: 'worker-stop', atS: 1 }, 'scenario.faults[0].forS: is required for worker-stop');
     bad({ fault: 'worker-stop', atS: 1, forS: 2, signal: 'HUP' }, /^scenario.faults\[0\].signal: is not a parameter of worker-stop; expected one of atS, everyS, jitterS, untilS, target, forS, point, resume$/);
-    bad({ fault: 'worker-stop', atS: 1, forS: 2, point: 'sometime' }, 'scenario.faults[0].point: expected one of any, in-effect, before-report, got "sometime"');
+    bad({ fault: 'worker-stop', atS: 1, forS: 2, point: 'sometime' }, 'scenario.faults[0].point: expected one of any, in-effect, before-report, mid-slow-job, got "sometime"');
     bad({ fault: 'worker-stop', atS: 1, forS: 2, resume: 'later' }, 'scenario.faults[0].resume: expected one of after, on-takeover, got "later"');
     bad({ fault: 'dst', atS: 1, zone: 'Mars/Olympus', transition: 'fall-back' }, /scenario.faults\[0\].zone: "Mars\/Olympus" is not a known IANA time zone/);
     bad({ fault: 'dependency-outage', atS: 1, forS: 2, errorRate: 1.5 }, 'scenario.faults[0].errorRate: expected a fraction in (0, 1], got 1.5');

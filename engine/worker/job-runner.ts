@@ -167,6 +167,15 @@ export class JobRun {
           this.abort.abort(new LeaseLostError(job.id));
           return;
         }
+        const row = res.rows[0];
+        deps.events.emit('lease:renewed', {
+          jobId: job.id,
+          queue: job.queue,
+          attempt: this.attempt,
+          workerId: deps.workerId,
+          dbRenewedAt: (row.db_now as Date).getTime(),
+          dbLeaseExpiresAt: (row.lease_expires_at as Date).getTime(),
+        });
       } catch (err) {
         // Keep trying: a renewal that fails now may succeed before the lease runs out.
         deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });

@@ -16,7 +16,7 @@
 --    liveness ttl (or $3 ms after a restart) from now.
 -- The others become claimable again at once: the lease expiry was the delay.
 WITH expired AS (
-  SELECT j.id, holder.dead
+  SELECT j.id, holder.dead, j.lease_owner, j.lease_expires_at
     FROM stampede.jobs j
     LEFT JOIN stampede.workers w ON w.worker_id = j.lease_owner
    CROSS JOIN LATERAL (
@@ -48,6 +48,7 @@ WITH expired AS (
     FROM expired
    WHERE j.id = expired.id
   RETURNING j.id, j.queue, j.payload, j.attempts, j.crash_count, j.errors, j.state, expired.dead AS crashed,
+            expired.lease_owner AS owner, expired.lease_expires_at AS expired_at,
             CASE WHEN j.state = 'dead' THEN
               CASE WHEN j.attempts >= j.max_attempts THEN 'attempts exhausted: ' || j.last_error
                    ELSE 'crashed its worker ' || j.crash_count || ' times' END
@@ -57,4 +58,5 @@ WITH expired AS (
   SELECT id, queue, payload, attempts, reason, errors FROM rescued WHERE state = 'dead'
   ON CONFLICT (job_id) DO NOTHING
 )
-SELECT id, queue, attempts, crash_count, state, crashed, reason FROM rescued;
+-- owner, expired_at and db_now say whose lease it was, when it ran out and when it was taken back.
+SELECT id, queue, attempts, crash_count, state, crashed, reason, owner, expired_at, now() AS db_now FROM rescued;

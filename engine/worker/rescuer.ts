@@ -69,7 +69,17 @@ export class LeaseRescuer {
       ]);
       for (const r of res.rows) {
         const dead = r.state === 'dead';
-        this.events.emit('lease:rescued', { jobId: r.id, queue: r.queue, attempts: r.attempts, crashCount: r.crash_count, dead, crashed: r.crashed });
+        this.events.emit('lease:rescued', {
+          jobId: r.id,
+          queue: r.queue,
+          attempts: r.attempts,
+          crashCount: r.crash_count,
+          dead,
+          crashed: r.crashed,
+          owner: r.owner,
+          dbRescuedAt: (r.db_now as Date).getTime(),
+          dbLeaseExpiredAt: (r.expired_at as Date).getTime(),
+        });
         if (dead) this.events.emit('job:dead', { jobId: r.id, queue: r.queue, attempt: r.attempts, reason: r.reason });
       }
       total += res.rowCount ?? 0;

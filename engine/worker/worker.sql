@@ -111,7 +111,7 @@ RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attemp
 UPDATE stampede.jobs
    SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
  WHERE id = $1 AND lease_token = $2 AND state = 'claimed'
-RETURNING lease_expires_at;
+RETURNING lease_expires_at, now() AS db_now;
 
 -- name: JobState
 -- Only after a renewal found no lease: was the job cancelled by an operator?

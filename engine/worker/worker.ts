@@ -120,7 +120,8 @@ export class Worker {
    * run one at a time, each alone: the worker runs the suspect by itself and
    * claims nothing else until it is done. So when a job kills its process
    * again, it alone is charged with the crash, and the innocent jobs that
-   * shared the first crashed process go free. An idle worker takes a suspect
+   * shared the first crashed process go free (also those whose completion
+   * was still being written: the worker waits for it). An idle worker takes a suspect
    * at once; a busy one drains for it only once the oldest suspect has waited
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
@@ -136,7 +137,9 @@ export class Worker {
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
     if (this.suspectWaitMs !== null && (this.inFlight.size === 0 || this.suspectWaitMs >= patienceMs)) {
-      if (this.inFlight.size > 0) return 0; // drain first; a freed slot wakes the loop
+      // Drain first, completions included: a job whose handler returned but whose completion has not
+      // committed is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
+      if (this.recording.size > 0) return 0;
       const suspect = await claimSuspect(db, base);
       if (suspect) {
         this.isolating = true;
@@ -166,6 +169,8 @@ export class Worker {
       workerId: this.id,
       runAt: job.runAt.getTime(),
       dbClaimedAt: job.dbClaimedAt.getTime(),
+      crashCount: job.crashCount,
+      dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
     });
     const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
       db: this.options.db,
@@ -255,6 +260,10 @@ export class Worker {
         return { rows: [] as { id: number }[] };
       });
     this.log.info('handed back unfinished jobs', { count: res.rows.length });
+    const released = new Set(res.rows.map((r) => r.id));
+    for (const { job } of runs) {
+      if (released.has(job.id)) this.events.emit('lease:released', { jobId: job.id, queue: job.queue, attempt: job.attempts, workerId: this.id });
+    }
     await Promise.all(runs.map((r) => r.done));
   }
 }

@@ -15,6 +15,8 @@ export interface DeadLetterRoutingBounds {
   maxMs: number;
   /** Kinds that are poison by design. Default ['poison']. Every other job is healthy and must not die. */
   poisonKinds: string[];
+  /** Kinds that fail every attempt by design: they die of their budget, judged by attempt-accounting, not as healthy. Default ['failing']. */
+  doomedKinds: string[];
 }
 
 /**
@@ -30,6 +32,7 @@ export interface DeadLetterRoutingBounds {
 export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: FinalState, bounds: DeadLetterRoutingBounds): InvariantResult {
   const idx = new JobIndex(history, final);
   const poisonKinds = new Set(bounds.poisonKinds);
+  const doomedKinds = new Set(bounds.doomedKinds);
   const firstClaimT = new Map<number, number>();
   const deadAt = new Map<number, { t: number; attempt?: number }>();
   for (const e of history) {
@@ -61,7 +64,7 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
         times.push(ms);
         if (ms > bounds.maxMs) tooSlow.push({ jobId: job.id, firstClaimToDeadMs: ms });
       }
-    } else if (job.state === 'dead') {
+    } else if (job.state === 'dead' && !doomedKinds.has(kind ?? '')) {
       healthyDead.push({ jobId: job.id, kind: kind ?? 'unknown', attempts: job.attempts, reason: final.deadLetters.find((d) => d.jobId === job.id)?.reason });
     }
   }
@@ -89,6 +92,6 @@ export const deadLetterRouting: CheckerDef<DeadLetterRoutingBounds> = {
   name: 'dead-letter-routing',
   says: 'every poison job is dead-lettered within its attempt and time bounds, and no healthy job is',
   check: checkDeadLetterRouting,
-  bounds: { maxAttempts: 'number', maxMs: 'number', poisonKinds: 'string[]' },
-  defaults: { maxAttempts: DEFAULTS.maxCrashes, maxMs: 120_000, poisonKinds: ['poison'] },
+  bounds: { maxAttempts: 'number', maxMs: 'number', poisonKinds: 'string[]', doomedKinds: 'string[]' },
+  defaults: { maxAttempts: DEFAULTS.maxCrashes, maxMs: 120_000, poisonKinds: ['poison'], doomedKinds: ['failing'] },
 };

@@ -1,5 +1,7 @@
 import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { attemptAccounting } from './attempt-accounting.ts';
+import { crashLoopIsolation } from './crash-loop-isolation.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
 import { cronSkewRefusal } from './cron-skew-refusal.ts';
 import { deadLetterRows } from './dead-letter-rows.ts';
@@ -10,11 +12,16 @@ import { downstreamInFlight } from './downstream-in-flight.ts';
 import { exactlyOneEffect } from './exactly-one-effect.ts';
 import { fairness } from './fairness.ts';
 import { faultsExercised, queueDrained } from './inconclusive.ts';
+import { leaseFencing } from './lease-fencing.ts';
 import { noConcurrentClaim } from './no-concurrent-claim.ts';
+import { noEarlyStart } from './no-early-start.ts';
+import { noEarlyTakeover } from './no-early-takeover.ts';
 import { noJobLost } from './no-job-lost.ts';
+import { noPhantomFinish } from './no-phantom-finish.ts';
 import { noStaleCompletion } from './no-stale-completion.ts';
 import { oldestAgeSlo } from './oldest-age-slo.ts';
 import { pausedQueueIdle } from './paused-queue-idle.ts';
+import { parametersHonoured } from './parameters-honoured.ts';
 import { retrySpread } from './retry-spread.ts';
 import { samplerAgrees } from './sampler-agrees.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
@@ -37,6 +44,14 @@ export const CHECKERS = {
   'sampler-agrees': samplerAgrees,
   'declared-alerts': declaredAlerts,
   'dead-letter-rows': deadLetterRows,
+  // The whole life of every job (docs/job-life-checks.md).
+  'no-early-start': noEarlyStart,
+  'no-phantom-finish': noPhantomFinish,
+  'no-early-takeover': noEarlyTakeover,
+  'attempt-accounting': attemptAccounting,
+  'crash-loop-isolation': crashLoopIsolation,
+  'lease-fencing': leaseFencing,
+  'parameters-honoured': parametersHonoured,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

@@ -32,7 +32,7 @@ export type FaultSpec = FaultTiming &
      * not committed) or `before-report` (a slow job's work done, its completion not yet sent). `resume`:
      * after forS (default), or `on-takeover`: as soon as another worker claims the frozen job (forS at most).
      */
-    | { fault: 'worker-stop'; target?: NodeRef; forS: number; point?: 'any' | 'in-effect' | 'before-report'; resume?: 'after' | 'on-takeover' }
+    | { fault: 'worker-stop'; target?: NodeRef; forS: number; point?: 'any' | 'in-effect' | 'before-report' | 'mid-slow-job'; resume?: 'after' | 'on-takeover' }
     /** Set the node's clock offset to skewMs (positive: ahead). */
     | { fault: 'clock-skew'; target?: NodeRef; skewMs: number }
     /** Step the node's clock by jumpMs (positive: forward), as NTP or `date -s` would. */
@@ -71,7 +71,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'worker-stop': {
     target: { kind: 'node' },
     forS: { kind: 'posNum', required: true },
-    point: { kind: ['any', 'in-effect', 'before-report'] },
+    point: { kind: ['any', 'in-effect', 'before-report', 'mid-slow-job'] },
     resume: { kind: ['after', 'on-takeover'] },
   },
   'clock-skew': { target: { kind: 'node' }, skewMs: { kind: 'num', required: true } },

@@ -4,7 +4,7 @@ import { validateQueueName } from '../../engine/validate.ts';
 import type { JobKind } from '../history.ts';
 import type { DurationDist, JobParams, Lane, MixEntry } from './types.ts';
 
-export const JOB_KINDS: readonly JobKind[] = ['normal', 'poison', 'slow', 'flaky', 'effect', 'downstream'];
+export const JOB_KINDS: readonly JobKind[] = ['normal', 'poison', 'slow', 'flaky', 'effect', 'downstream', 'failing'];
 const DEFAULT_DURATION: DurationDist = { dist: 'fixed', ms: 10 };
 
 /** Index into `weights` drawn in proportion to them. */
@@ -45,6 +45,7 @@ export function sampleDuration(d: DurationDist, rng: Rng): number {
 export function jobParams(entry: MixEntry, rng: Rng): JobParams {
   const params: JobParams = { durationMs: sampleDuration(entry.durationMs ?? DEFAULT_DURATION, rng) };
   if (entry.kind === 'flaky') params.failAttempts = entry.failAttempts ?? 2;
+  if (entry.delayMs) params.delayMs = entry.delayMs;
   return params;
 }
 
@@ -110,7 +111,7 @@ export function validateMix(mix: unknown, lanes: readonly Lane[], field: string)
     const f = `${field}[${i}]`;
     if (typeof entry !== 'object' || entry === null) throw new ValidationError(f, `expected { kind, share | count }, got ${show(entry)}`);
     const e = entry as Record<string, unknown>;
-    onlyKeys(e, ['kind', 'share', 'count', 'durationMs', 'failAttempts', 'lanes'], f);
+    onlyKeys(e, ['kind', 'share', 'count', 'durationMs', 'failAttempts', 'delayMs', 'lanes'], f);
     if (!JOB_KINDS.includes(e.kind as JobKind)) throw new ValidationError(`${f}.kind`, `expected one of ${JOB_KINDS.join(', ')}, got ${show(e.kind)}`);
     if ((e.share === undefined) === (e.count === undefined)) throw new ValidationError(f, 'give share or count, exactly one of them');
     if (e.share !== undefined) num(e, 'share', f);
@@ -119,6 +120,7 @@ export function validateMix(mix: unknown, lanes: readonly Lane[], field: string)
     if (e.failAttempts !== undefined && !(Number.isInteger(e.failAttempts) && (e.failAttempts as number) >= 0)) {
       throw new ValidationError(`${f}.failAttempts`, `expected a non-negative integer, got ${show(e.failAttempts)}`);
     }
+    if (e.delayMs !== undefined) num(e, 'delayMs', f);
     if (e.lanes !== undefined) {
       if (!Array.isArray(e.lanes) || e.lanes.length === 0) throw new ValidationError(`${f}.lanes`, `expected a non-empty array of lane queue names, got ${show(e.lanes)}`);
       e.lanes.forEach((q, j) => {

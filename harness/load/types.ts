@@ -28,6 +28,8 @@ export interface MixEntry {
   durationMs?: DurationDist;
   /** `flaky` only: the handler throws on attempts 1..failAttempts and succeeds after. Default 2. */
   failAttempts?: number;
+  /** Enqueued this many ms ahead of being due (a delayed job: `run_at = now() + delayMs`). Default 0. */
+  delayMs?: number;
   /** Only these lanes (queue names) get this kind. Default: every lane, by lane share. */
   lanes?: string[];
 }
@@ -52,6 +54,7 @@ export interface PlanInput {
 export interface JobParams {
   durationMs: number;
   failAttempts?: number;
+  delayMs?: number;
 }
 
 /** One intended offer: when (ms since the load started), what, and where. */

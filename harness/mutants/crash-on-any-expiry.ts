@@ -9,8 +9,7 @@ import { queryPatch, type Mutant } from './types.ts';
  */
 export const crashOnAnyExpiry: Mutant = {
   breaks: 'every expired lease counts as a crash of its job, even when its worker is alive (it only lost its connection or stalled)',
-  caughtBy: null,
-  awaits: 'crash-loop-isolation',
+  caughtBy: 'crash-loop-isolation',
   scenario: 'slow-worker-no-heartbeat',
   changes: [
     queryPatch('engine/worker/rescuer.sql', 'RescueExpiredLeases', [

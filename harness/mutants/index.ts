@@ -15,6 +15,13 @@ import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
 import { oldestAgePriorityBlind } from './oldest-age-priority-blind.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
+import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
+import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
+import { failOneOverBudget } from './fail-one-over-budget.ts';
+import { renewalDoublesLease } from './renewal-doubles-lease.ts';
+import { renewalUnfenced } from './renewal-unfenced.ts';
+import { rescueFinishesLiveHolder } from './rescue-finishes-live-holder.ts';
+import { suspectsInBatches } from './suspects-in-batches.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -40,6 +47,14 @@ export const MUTANTS = {
   'effect-lock-wait': effectLockWait,
   'no-queue-limit': noQueueLimit,
   'no-pause-filter': noPauseFilter,
+  // The life-of-a-job checks (docs/job-life-checks.md), one each.
+  'claim-ignores-backoff': claimIgnoresBackoff,
+  'rescue-finishes-live-holder': rescueFinishesLiveHolder,
+  'claim-steals-expiring-leases': claimStealsExpiringLeases,
+  'fail-one-over-budget': failOneOverBudget,
+  'suspects-in-batches': suspectsInBatches,
+  'renewal-unfenced': renewalUnfenced,
+  'renewal-doubles-lease': renewalDoublesLease,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -9,7 +9,12 @@ import { harnessQueries as q } from './queries.ts';
  * nothing left; default now()).
  */
 export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalState> {
-  const [jobs, dead, effects] = await Promise.all([db.query(q.FinalJobs, [drainedAt ?? null]), db.query(q.FinalDeadLetters), db.query(q.FinalEffects)]);
+  const [jobs, dead, effects, effectRows] = await Promise.all([
+    db.query(q.FinalJobs, [drainedAt ?? null]),
+    db.query(q.FinalDeadLetters),
+    db.query(q.FinalEffects),
+    db.query(q.FinalEffectRows),
+  ]);
   return {
     jobs: jobs.rows.map((r) => ({
       id: r.id,
@@ -21,8 +26,12 @@ export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalSta
       runAtMs: r.run_at_ms,
       ...(r.kind ? { kind: r.kind } : {}),
       ...(r.not_due_yet ? { notDueYet: true } : {}),
+      maxAttempts: r.max_attempts,
+      crashCount: r.crash_count,
+      errorCount: r.error_count,
     })),
-    deadLetters: dead.rows.map((r) => ({ jobId: r.job_id, reason: r.reason })),
+    deadLetters: dead.rows.map((r) => ({ jobId: r.job_id, reason: r.reason, attempts: r.attempts, errorCount: r.error_count })),
     effects: Object.fromEntries(effects.rows.map((r) => [r.key, r.n])),
+    effectRows: effectRows.rows.map((r) => ({ key: r.key, jobId: Number(r.job_id), workerId: r.worker_id })),
   };
 }

@@ -10,7 +10,25 @@ import { BASE_SCENARIO, engineSettingsFor, type Scenario, type SchedulerNode } f
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
-const PASSED_THROUGH = new Set(['job:started', 'job:completed', 'job:failed', 'job:dead', 'job:deferred', 'lease:lost', 'lease:rescued', 'effect:applied', 'cron:materialized']);
+const PASSED_THROUGH = new Set([
+  'job:started',
+  'job:completed',
+  'job:failed',
+  'job:dead',
+  'job:deferred',
+  'lease:lost',
+  'lease:renewed',
+  'lease:released',
+  'lease:rescued',
+  'effect:applied',
+  'cron:materialized',
+  'worker:settings',
+]);
+
+/** The engine's database-clock field of each event that has one: it becomes the history's dbTime. */
+const DB_TIME_FIELD = ['dbFailedAt', 'dbRenewedAt', 'dbRescuedAt'] as const;
+/** Other database-clock fields, renamed for the history (the `db` prefix is the engine's convention). */
+const RENAMED: Record<string, string> = { dbLeaseExpiresAt: 'leaseExpiresAt', dbLeaseExpiredAt: 'leaseExpiredAt' };
 
 /**
  * The system under test as real OS processes: a supervised set of worker
@@ -141,6 +159,8 @@ export class Fleet {
         attempt: p.attempt,
         workerId: p.workerId,
         runAt: p.runAt,
+        ...(p.crashCount !== undefined ? { crashCount: p.crashCount } : {}),
+        ...(p.dbLeaseExpiresAt !== undefined ? { leaseExpiresAt: p.dbLeaseExpiresAt } : {}),
       }, nodeTime);
       return;
     }
@@ -150,9 +170,14 @@ export class Fleet {
       return;
     }
     if (!PASSED_THROUGH.has(name)) return;
-    // The database's time of a failure is the history's dbTime, as a claim's is.
-    const { dbFailedAt, ...rest } = p;
-    this.recorder.recordAtNodeTime({ type: name, node, nodeTime, ...(dbFailedAt !== undefined ? { dbTime: dbFailedAt } : {}), ...rest } as Recordable, nodeTime);
+    // The database's time of a failure, a renewal or a rescue is the history's dbTime, as a claim's is.
+    const rest: Record<string, unknown> = {};
+    let dbTime: number | undefined;
+    for (const [k, v] of Object.entries(p)) {
+      if ((DB_TIME_FIELD as readonly string[]).includes(k)) dbTime = v;
+      else rest[RENAMED[k] ?? k] = v;
+    }
+    this.recorder.recordAtNodeTime({ type: name, node, nodeTime, ...(dbTime !== undefined ? { dbTime } : {}), ...rest } as Recordable, nodeTime);
   }
 
   private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {

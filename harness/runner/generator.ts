@@ -70,9 +70,11 @@ export class LoadGenerator {
         priority: a.priority,
         idempotencyKey: opKey(a.op),
         maxAttempts: this.options.maxAttempts,
+        ...(a.params.delayMs ? { delayMs: a.params.delayMs } : {}),
       });
       this.stats.acknowledged++;
-      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.id, queue: a.queue, runAt: job.runAt.getTime(), intendedAt: intendedT, sentAt });
+      const delayed = a.params.delayMs ? { delayMs: a.params.delayMs } : {};
+      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.id, queue: a.queue, runAt: job.runAt.getTime(), intendedAt: intendedT, sentAt, ...delayed });
     } catch (err) {
       const error = (err as Error).message;
       if (err instanceof ValidationError || !isRetryableDbError(err)) {

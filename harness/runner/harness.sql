@@ -51,11 +51,15 @@ INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 -- stops, was not the drain's to run.
 SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
        floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
-       (state = 'pending' AND run_at > coalesce($1::timestamptz, now())) AS not_due_yet
+       (state = 'pending' AND run_at > coalesce($1::timestamptz, now())) AS not_due_yet,
+       max_attempts, crash_count, jsonb_array_length(errors) AS error_count
   FROM stampede.jobs ORDER BY id;
 
 -- name: FinalDeadLetters
-SELECT job_id, reason FROM stampede.dead_letters ORDER BY job_id;
+SELECT job_id, reason, attempts, jsonb_array_length(errors) AS error_count FROM stampede.dead_letters ORDER BY job_id;
+
+-- name: FinalEffectRows
+SELECT key, job_id, worker_id FROM harness.effects ORDER BY applied_at;
 
 -- name: FinalEffects
 SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;

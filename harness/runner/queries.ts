@@ -11,6 +11,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'FinalJobs',
   'FinalDeadLetters',
   'FinalEffects',
+  'FinalEffectRows',
   'Unfinished',
   'DueInQueue',
   'TerminateWorkerBackends',

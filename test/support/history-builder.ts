@@ -13,17 +13,47 @@ export const h = {
   }),
   info: (t: number, op: number, queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:info', op, queue, error: 'connection reset during COMMIT' }),
   fail: (t: number, op: number, queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:fail', op, queue, error: 'refused' }),
-  claim: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { queue?: string; priority?: number; runAt?: number } = {}): HistoryEvent => ({
+  claim: (
+    t: number,
+    jobId: number,
+    workerId: string,
+    attempt = 1,
+    x: Extra & { queue?: string; priority?: number; runAt?: number; crashCount?: number; leaseExpiresAt?: number } = {},
+  ): HistoryEvent => ({
     t, node: x.node ?? workerId, type: 'job:claimed', jobId, queue: x.queue ?? 'default', priority: x.priority ?? 0, attempt, workerId, runAt: x.runAt ?? 0,
     ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.nodeTime !== undefined ? { nodeTime: x.nodeTime } : {}),
+    ...(x.crashCount !== undefined ? { crashCount: x.crashCount } : {}), ...(x.leaseExpiresAt !== undefined ? { leaseExpiresAt: x.leaseExpiresAt } : {}),
   }),
+  renewed: (t: number, jobId: number, workerId: string, attempt: number, dbTime: number, leaseExpiresAt: number): HistoryEvent => ({
+    t, node: workerId, dbTime, type: 'lease:renewed', jobId, queue: 'default', attempt, workerId, leaseExpiresAt,
+  }),
+  released: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'lease:released', jobId, queue: 'default', attempt, workerId }),
+  deferred: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({
+    t, node: workerId, type: 'job:deferred', jobId, queue: 'default', attempt, workerId, reason: 'effect held by another holder', retryAt: 0,
+  }),
+  /** A rescue as the rescuer reports it now: whose lease, when it ran out, when it was taken (database clock). */
+  rescuedFrom: (t: number, jobId: number, owner: string, x: { attempts?: number; crashCount?: number; dead?: boolean; dbTime?: number; leaseExpiredAt?: number } = {}): HistoryEvent => ({
+    t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts: x.attempts ?? 1, crashCount: x.crashCount ?? 1, dead: x.dead ?? false, owner,
+    ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.leaseExpiredAt !== undefined ? { leaseExpiredAt: x.leaseExpiredAt } : {}),
+  }),
+  /** What a worker reports as it starts; its node is its id unless given. */
+  settings: (t: number, workerId: string, x: { leaseMs?: number; heartbeatMs?: number; backoffBaseMs?: number; backoffCapMs?: number; maxCrashes?: number; node?: string } = {}): HistoryEvent => ({
+    t, node: x.node ?? workerId, type: 'worker:settings', workerId, maxCrashes: x.maxCrashes ?? 2,
+    queues: { default: { leaseMs: x.leaseMs ?? 2_000, heartbeatMs: x.heartbeatMs ?? 500, backoffBaseMs: x.backoffBaseMs ?? 1_000, backoffCapMs: x.backoffCapMs ?? 8_000 } },
+  }),
+  exited: (t: number, node: string, signal: string | null = 'SIGKILL'): HistoryEvent => ({ t, node, type: 'process:exited', pid: 1, role: 'worker', code: null, signal, expected: false }),
+  /** A worker-stop of `node` from `fromT` to `toT` (SIGSTOP at once, SIGCONT after). */
+  frozen: (fromT: number, toT: number, node: string): HistoryEvent[] => [
+    { t: fromT, node: 'nemesis', type: 'fault:injected', fault: 'worker-stop', detail: { target: node, forS: (toT - fromT) / 1000 } },
+    { t: toT, node: 'nemesis', type: 'fault:injected', fault: 'worker-stop', detail: { target: node, phase: 'end' } },
+  ],
   completed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:completed', jobId, queue: 'default', attempt, workerId, durationMs: 1 }),
   failed: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { retryAt?: number } = {}): HistoryEvent => ({
     t, node: x.node ?? workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: 'boom', retryAt: x.retryAt ?? 0,
     ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}),
   }),
   dead: (t: number, jobId: number, attempt: number): HistoryEvent => ({ t, node: 'w', type: 'job:dead', jobId, queue: 'default', attempt, reason: 'attempts exhausted' }),
-  leaseLost: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase: 'heartbeat' }),
+  leaseLost: (t: number, jobId: number, workerId: string, attempt = 1, phase = 'heartbeat'): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase }),
   rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
   fault: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:injected', fault, detail }),
   evidence: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:evidence', fault, detail }),
@@ -38,9 +68,13 @@ export const h = {
 type FinalJob = FinalState['jobs'][number];
 
 export function job(id: number, state: string, x: Partial<Omit<FinalJob, 'id' | 'state'>> = {}): FinalJob {
-  return { id, state, queue: x.queue ?? 'default', attempts: x.attempts ?? 1, priority: x.priority ?? 0, idempotencyKey: x.idempotencyKey ?? `op:${id}`, ...(x.kind ? { kind: x.kind } : {}), ...(x.runAtMs !== undefined ? { runAtMs: x.runAtMs } : {}) };
+  return {
+    id, state, queue: x.queue ?? 'default', attempts: x.attempts ?? 1, priority: x.priority ?? 0, idempotencyKey: x.idempotencyKey ?? `op:${id}`, ...(x.kind ? { kind: x.kind } : {}), ...(x.runAtMs !== undefined ? { runAtMs: x.runAtMs } : {}),
+    ...(x.maxAttempts !== undefined ? { maxAttempts: x.maxAttempts } : {}), ...(x.crashCount !== undefined ? { crashCount: x.crashCount } : {}),
+    ...(x.errorCount !== undefined ? { errorCount: x.errorCount } : {}),
+  };
 }
 
 export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>> = {}): FinalState {
-  return { jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {} };
+  return { jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {}, ...(x.effectRows ? { effectRows: x.effectRows } : {}) };
 }

@@ -1,0 +1,190 @@
+import type { EventOf, HistoryEvent, QueueSettings } from '../history.ts';
+
+type At<T extends HistoryEvent['type']> = { e: EventOf<T>; i: number };
+
+/**
+ * One claim of a job and what became of it: the holder's renewals and the
+ * event that ended the hold (its completion, failure, lost lease or hand-back,
+ * or the rescuer taking it back). `i` is the history index.
+ */
+export interface Hold {
+  claim: EventOf<'job:claimed'>;
+  i: number;
+  renewals: At<'lease:renewed'>[];
+  completed?: At<'job:completed'>;
+  failed?: At<'job:failed'>;
+  lost?: At<'lease:lost'>;
+  released?: At<'lease:released'>;
+  /** Handed back uncharged for a retry shortly: its effect was held by another holder's open transaction. */
+  deferred?: At<'job:deferred'>;
+  rescued?: At<'lease:rescued'>;
+}
+
+/** Every hold of one job in claim order, and the rescues the rescuer reported for it. */
+export interface JobLife {
+  jobId: number;
+  holds: Hold[];
+  rescues: At<'lease:rescued'>[];
+}
+
+/**
+ * The life of every job the history mentions, claim by claim. Holds are in
+ * the order of their claims on the database clock (history order when a
+ * claim lacks it): a worker frozen right after a claim reports it only when
+ * it resumes, after the rescue that took it back. A worker's report
+ * (completion, failure, lost lease, renewal, hand-back) belongs to the latest
+ * hold with its worker id and attempt recorded before it; a rescue to the latest hold of its
+ * owner claimed before it (of anyone, when the owner was not recorded).
+ */
+export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife> {
+  const lives = new Map<number, JobLife>();
+  const life = (jobId: number) => lives.get(jobId) ?? lives.set(jobId, { jobId, holds: [], rescues: [] }).get(jobId)!;
+  history.forEach((e, i) => {
+    if (e.type === 'job:claimed') life(e.jobId).holds.push({ claim: e, i, renewals: [] });
+  });
+  for (const l of lives.values()) {
+    if (l.holds.every((h) => h.claim.dbTime !== undefined)) l.holds.sort((a, b) => a.claim.dbTime! - b.claim.dbTime! || a.claim.attempt - b.claim.attempt || a.i - b.i);
+  }
+  // A worker reports a claim before anything about it (one IPC channel, in order), so its report belongs to
+  // its latest matching claim recorded before it: a hand-back and the same worker's re-claim of the same attempt differ.
+  const holdOf = (jobId: number, workerId: string, attempt: number, i: number) =>
+    [...(lives.get(jobId)?.holds ?? [])].reverse().find((h) => h.claim.workerId === workerId && h.claim.attempt === attempt && h.i < i);
+  history.forEach((e, i) => {
+    switch (e.type) {
+      case 'lease:renewed':
+        holdOf(e.jobId, e.workerId, e.attempt, i)?.renewals.push({ e, i });
+        break;
+      case 'job:completed':
+      case 'job:failed':
+      case 'lease:lost':
+      case 'lease:released':
+      case 'job:deferred': {
+        const h = holdOf(e.jobId, e.workerId, e.attempt, i);
+        const slot = ({ 'job:completed': 'completed', 'job:failed': 'failed', 'lease:lost': 'lost', 'lease:released': 'released', 'job:deferred': 'deferred' } as const)[e.type];
+        if (h && !h[slot]) (h as unknown as Record<string, unknown>)[slot] = { e, i };
+        break;
+      }
+      case 'lease:rescued': {
+        const l = life(e.jobId);
+        const rescue = { e, i };
+        l.rescues.push(rescue);
+        const before = l.holds.filter((h) => claimedBefore(h, rescue) && (e.owner == null || h.claim.workerId === e.owner));
+        const h = before[before.length - 1];
+        if (h && !h.rescued) h.rescued = rescue; // the same object: checkers match a hold's rescue by identity
+        break;
+      }
+    }
+  });
+  return lives;
+}
+
+/** The hold was claimed before `x` happened: by the database clock when both carry it, else by history order. */
+export function claimedBefore(h: Hold, x: { e: HistoryEvent; i: number }): boolean {
+  return h.claim.dbTime !== undefined && x.e.dbTime !== undefined ? h.claim.dbTime <= x.e.dbTime : h.i < x.i;
+}
+
+/**
+ * When a hold's lease ends by the history's own account (database clock):
+ * the claim's expiry, moved by each renewal the holder reported before
+ * `cutoff` (a rescue, a later claim). Undefined for runs recorded before
+ * claims carried their expiry.
+ */
+export function leaseEnd(h: Hold, cutoff?: { e: HistoryEvent; i: number }): number | undefined {
+  let end = h.claim.leaseExpiresAt;
+  for (const r of h.renewals) {
+    const before = !cutoff || (cutoff.e.dbTime !== undefined && r.e.dbTime !== undefined ? r.e.dbTime < cutoff.e.dbTime : r.i < cutoff.i);
+    if (before && (end === undefined || r.e.leaseExpiresAt > end)) end = r.e.leaseExpiresAt;
+  }
+  return end;
+}
+
+/**
+ * Why a lease ran out: its holder was killed, frozen, ran on with heartbeats
+ * off (a stall), or could not reach the database to renew (an outage fault).
+ */
+export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage';
+
+/** Faults that take the database away from the workers: a live holder's renewals may fail meanwhile. */
+const OUTAGE_FAULTS: ReadonlySet<string> = new Set(['db-restart', 'db-terminate-backends', 'pool-exhaust']);
+
+interface Window {
+  fromT: number;
+  toT: number;
+}
+
+/**
+ * What happened to the worker processes, from the history: each node's exits
+ * and freezes (worker-stop), and the settings each worker id reported.
+ */
+export class Fleetline {
+  private readonly exits = new Map<string, number[]>();
+  private readonly freezes = new Map<string, Window[]>();
+  private readonly settings = new Map<string, EventOf<'worker:settings'>>();
+  private readonly outages: number[] = [];
+
+  constructor(history: readonly HistoryEvent[]) {
+    const push = <T>(m: Map<string, T[]>, k: string, v: T) => (m.get(k) ?? m.set(k, []).get(k)!).push(v);
+    for (const e of history) {
+      if (e.type === 'process:exited') push(this.exits, e.node, e.t);
+      else if (e.type === 'fault:injected' && OUTAGE_FAULTS.has(e.fault)) this.outages.push(e.t);
+      else if (e.type === 'worker:settings') this.settings.set(e.workerId, e);
+      else if (e.type === 'fault:injected' && e.fault === 'worker-stop') {
+        const target = String(e.detail.target ?? '');
+        if (e.detail.phase === 'end') {
+          const open = (this.freezes.get(target) ?? []).find((w) => w.toT === Number.POSITIVE_INFINITY);
+          if (open) open.toT = e.t;
+        } else if (target && !e.detail.armed && !e.detail.closed) push(this.freezes, target, { fromT: e.t, toT: Number.POSITIVE_INFINITY });
+      } else if (e.type === 'fault:evidence' && e.fault === 'worker-stop' && e.detail.point !== undefined) {
+        // A worker frozen at an armed point reports it from its own node just before it stops.
+        push(this.freezes, e.node, { fromT: e.t, toT: Number.POSITIVE_INFINITY });
+      }
+    }
+  }
+
+  /** The node's process exited (was killed, or crashed) in (fromT, toT]. */
+  exitedBetween(node: string, fromT: number, toT: number): boolean {
+    return (this.exits.get(node) ?? []).some((t) => t > fromT && t <= toT);
+  }
+
+  /** The node was frozen at some moment of [fromT, toT]. */
+  frozenBetween(node: string, fromT: number, toT: number): boolean {
+    return (this.freezes.get(node) ?? []).some((w) => w.fromT <= toT && w.toT >= fromT);
+  }
+
+  /** Freeze windows of a node, for excluding the gaps they cause. */
+  freezesOf(node: string): readonly Window[] {
+    return this.freezes.get(node) ?? [];
+  }
+
+  /** What worker `workerId` reported as its settings, if it did. */
+  settingsOf(workerId: string): EventOf<'worker:settings'> | undefined {
+    return this.settings.get(workerId);
+  }
+
+  queueSettings(workerId: string, queue: string): QueueSettings | undefined {
+    return this.settings.get(workerId)?.queues[queue];
+  }
+
+  /** Every worker's settings, in the order they started. */
+  allSettings(): EventOf<'worker:settings'>[] {
+    return [...this.settings.values()];
+  }
+
+  /**
+   * Why the lease of hold `h` could have run out by `untilT` (harness time):
+   * its process exited or was frozen meanwhile, it ran with heartbeats off
+   * (a job longer than its lease stalls past it by design), or the database
+   * was taken away meanwhile. Undefined: no recorded cause, so the lease
+   * should have held.
+   */
+  expiryCause(h: Hold, untilT: number): ExpiryCause | undefined {
+    const node = h.claim.node;
+    // A claim reported late (its worker froze before it could send it) happened before what took it back.
+    const fromT = Math.min(h.claim.t, untilT);
+    if (this.exitedBetween(node, fromT, untilT)) return 'kill';
+    if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
+    if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
+    if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
+    return undefined;
+  }
+}

@@ -1,0 +1,95 @@
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { Fleetline, jobLives } from './lives.ts';
+import { firstN, fmt, median, type CheckerDef } from './types.ts';
+
+export interface ParametersHonouredBounds {
+  /** Clock slack for exact figures (a lease's length, a delay's ends), ms: instants are truncated to ms. Default 2. */
+  slackMs: number;
+  /** How much later than heartbeatMs the median renewal gap of one claim may be, ms (a loaded machine runs timers late). Default 250. */
+  heartbeatLateMs: number;
+}
+
+/**
+ * Every documented parameter is what the worker did, judged against the
+ * settings each worker reported for itself (`worker:settings`):
+ *
+ * - retry delays: each failure that scheduled a retry waited
+ *   `retryAt − failedAt` (one statement's now(), database clock) within
+ *   [0, min(backoffCapMs, backoffBaseMs · 2^(attempt−1))];
+ * - leases: every claim and every renewal set the lease to end exactly
+ *   leaseMs after its own instant;
+ * - heartbeats: no renewal came sooner than heartbeatMs after the claim or
+ *   the previous renewal, and each claim's median gap is at most
+ *   heartbeatMs + heartbeatLateMs. Gaps across a freeze of the worker are left out.
+ *
+ * Unknown when none of the three had anything to judge, or without settings.
+ */
+export function checkParametersHonoured(history: readonly HistoryEvent[], _final: FinalState, bounds: ParametersHonouredBounds): InvariantResult {
+  const fleet = new Fleetline(history);
+  const bad: { what: string; [k: string]: unknown }[] = [];
+  const dead = new Set(history.flatMap((e) => (e.type === 'job:dead' ? [`${e.jobId}/${e.attempt}`] : [])));
+  let delays = 0;
+  let leases = 0;
+  let gapsJudged = 0;
+  const medians: number[] = [];
+  for (const e of history) {
+    if (e.type !== 'job:failed' || e.dbTime === undefined || dead.has(`${e.jobId}/${e.attempt}`)) continue;
+    const s = fleet.queueSettings(e.workerId, e.queue);
+    if (!s) continue;
+    delays++;
+    const ceiling = Math.min(s.backoffCapMs, s.backoffBaseMs * 2 ** Math.max(0, e.attempt - 1));
+    const delay = e.retryAt - e.dbTime;
+    if (delay < -bounds.slackMs || delay > ceiling + bounds.slackMs) bad.push({ what: 'retry delay outside [0, ceiling]', jobId: e.jobId, attempt: e.attempt, delayMs: delay, ceilingMs: ceiling });
+  }
+  for (const life of jobLives(history).values()) {
+    for (const h of life.holds) {
+      const s = fleet.queueSettings(h.claim.workerId, h.claim.queue);
+      if (!s) continue;
+      const who = { jobId: life.jobId, attempt: h.claim.attempt, workerId: h.claim.workerId };
+      const leaseOf = (at: number | undefined, end: number | undefined, what: string) => {
+        if (at === undefined || end === undefined) return;
+        leases++;
+        if (Math.abs(end - at - s.leaseMs) > bounds.slackMs) bad.push({ what: `${what} lease of ${fmt(end - at)} ms, configured ${fmt(s.leaseMs)}`, ...who });
+      };
+      leaseOf(h.claim.dbTime, h.claim.leaseExpiresAt, 'claim');
+      for (const r of h.renewals) leaseOf(r.e.dbTime, r.e.leaseExpiresAt, 'renewal');
+      if (s.heartbeatMs === 0) {
+        if (h.renewals.length) bad.push({ what: 'renewed with heartbeats off', ...who });
+        continue;
+      }
+      const beats = [h.claim, ...h.renewals.map((r) => r.e)];
+      const gaps: number[] = [];
+      for (let k = 1; k < beats.length; k++) {
+        const [a, b] = [beats[k - 1], beats[k]];
+        if (a.dbTime === undefined || b.dbTime === undefined) continue;
+        if (fleet.freezesOf(h.claim.node).some((w) => w.fromT <= b.t && w.toT >= a.t)) continue;
+        const gap = b.dbTime - a.dbTime;
+        gaps.push(gap);
+        if (gap < s.heartbeatMs - bounds.slackMs) bad.push({ what: `renewed ${fmt(gap)} ms after the last, heartbeatMs ${fmt(s.heartbeatMs)}`, ...who });
+      }
+      if (!gaps.length) continue;
+      gapsJudged += gaps.length;
+      const m = median(gaps);
+      medians.push(m);
+      if (m > s.heartbeatMs + bounds.heartbeatLateMs) bad.push({ what: `median renewal gap ${fmt(m)} ms, heartbeatMs ${fmt(s.heartbeatMs)}`, ...who });
+    }
+  }
+  const base = {
+    name: 'parameters-honoured',
+    bound: `retry delay in [0, min(cap, base·2^(n−1))]; lease = leaseMs ± ${fmt(bounds.slackMs)} ms; renewal gaps >= heartbeatMs, median <= heartbeatMs + ${fmt(bounds.heartbeatLateMs)} ms`,
+    figure:
+      `${fmt(bad.length)} off their settings; ${fmt(delays)} retry delays, ${fmt(leases)} lease lengths, ${fmt(gapsJudged)} heartbeat gaps judged` +
+      (medians.length ? ` (median of medians ${fmt(median(medians))} ms)` : ''),
+  };
+  if (!fleet.allSettings().length) return { ...base, pass: 'unknown', figure: `${base.figure}; no worker:settings in the history (a run recorded before they were)` };
+  if (bad.length) return { ...base, pass: false, examples: firstN(bad) };
+  return { ...base, pass: delays + leases + gapsJudged > 0 ? true : 'unknown' };
+}
+
+export const parametersHonoured: CheckerDef<ParametersHonouredBounds> = {
+  name: 'parameters-honoured',
+  says: "retry delays, lease lengths and heartbeat periods are what each worker's own settings say",
+  check: checkParametersHonoured,
+  bounds: { slackMs: 'number', heartbeatLateMs: 'number' },
+  defaults: { slackMs: 2, heartbeatLateMs: 250 },
+};
