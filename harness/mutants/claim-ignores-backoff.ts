@@ -13,8 +13,8 @@ export const claimIgnoresBackoff: Mutant = {
   changes: [
     queryPatch('engine/worker/worker.sql', 'ClaimJobs', [
       {
-        find: "        AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n      ORDER BY j.run_at, j.id",
-        replace: "        AND j.state IN ('pending', 'failed') AND (j.state = 'failed' OR j.run_at <= now()) AND j.crash_count = 0\n      ORDER BY j.run_at, j.id",
+        find: "                AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n              ORDER BY j.run_at, j.id",
+        replace: "                AND j.state IN ('pending', 'failed') AND (j.state = 'failed' OR j.run_at <= now()) AND j.crash_count = 0\n              ORDER BY j.run_at, j.id",
       },
       {
         find: "   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY c.score DESC",

@@ -11,9 +11,9 @@ export const suspectsInBatches: Mutant = {
   caughtBy: 'crash-loop-isolation',
   scenario: 'poison-herd',
   changes: [
-    queryPatch('engine/worker/worker.sql', 'SuspectsWaiting', [{ find: 'AND run_at <= now() AND crash_count > 0;', replace: 'AND run_at <= now() AND crash_count > 0 AND false;' }]),
+    queryPatch('engine/worker/worker.sql', 'SuspectsWaiting', [{ find: 'AND j.crash_count > 0\n   AND NOT EXISTS', replace: 'AND j.crash_count > 0 AND false\n   AND NOT EXISTS' }]),
     queryPatch('engine/worker/worker.sql', 'ClaimJobs', [
-      { find: "AND j.run_at <= now() AND j.crash_count = 0\n      ORDER BY j.run_at, j.id", replace: "AND j.run_at <= now() AND j.crash_count >= 0\n      ORDER BY j.run_at, j.id" },
+      { find: "AND j.run_at <= now() AND j.crash_count = 0\n              ORDER BY j.run_at, j.id", replace: "AND j.run_at <= now() AND j.crash_count >= 0\n              ORDER BY j.run_at, j.id" },
       { find: "AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY c.score DESC", replace: "AND j.run_at <= now() AND j.crash_count >= 0\n   ORDER BY c.score DESC" },
     ]),
   ],
