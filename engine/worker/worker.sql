@@ -168,8 +168,10 @@ UPDATE stampede.jobs j
 RETURNING j.id;
 
 -- name: RecordEffectKey
--- effectOnce: the dedup record, inside the effect's transaction.
-INSERT INTO stampede.effect_keys (key, job_id) VALUES ($1, $2)
+-- effectOnce: the dedup record, inside the effect's transaction. applied_at
+-- is written here rather than left to the column default, so the pruner's
+-- retention reads the same now() that wrote it (docs/time.md).
+INSERT INTO stampede.effect_keys (key, job_id, applied_at) VALUES ($1, $2, now())
 ON CONFLICT (key) DO NOTHING
 RETURNING key;
 

@@ -1,5 +1,5 @@
 import type { ReportInput } from './input.ts';
-import type { HistoryIndex } from './job-index.ts';
+import { dbAt, dueSince, type HistoryIndex } from './job-index.ts';
 import type { Impact } from './impact.ts';
 import type { RootCause } from './root-cause.ts';
 import type { Breach, Detection } from './timeline.ts';
@@ -28,8 +28,9 @@ export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCa
     }
     for (const f of idx.jobs.values()) {
       const s = f.starts[0];
-      if (!s || f.firstDueAt === null || s.t < window.fromT || s.t > window.toT) continue;
-      const v = (s.dbTime ?? idx.base + s.t) - f.firstDueAt;
+      const due = dueSince(idx, f);
+      if (!s || due === null || s.t < window.fromT || s.t > window.toT) continue;
+      const v = (s.dbTime ?? dbAt(idx, s.t)) - due;
       const list = lat.get(f.queue) ?? [];
       list.push(v);
       lat.set(f.queue, list);
@@ -73,7 +74,9 @@ export function actionItems(input: ReportInput, impact: Impact, rc: RootCause, b
     );
   }
   for (const j of rc.clockJumps) {
-    if (j.occurrences > 0) out.push(`Bound catch-up after a clock jump: ${j.node} materialized ${plural(j.occurrences, 'occurrence')} after its clock moved; refuse or cap materialization when a node's clock disagrees with the database's.`);
+    if (j.occurrences > 0 && j.withDatabase) {
+      out.push(`Bound catch-up after a clock step: ${j.node} materialized ${plural(j.occurrences, 'occurrence')} after the database clock stepped, most of them due at once; cap what one pass may catch up, or give schedules that need not run every missed occurrence the \`latest\` policy.`);
+    } else if (j.occurrences > 0) out.push(`Bound catch-up after a clock jump: ${j.node} materialized ${plural(j.occurrences, 'occurrence')} after its clock moved; refuse or cap materialization when a node's clock disagrees with the database's.`);
   }
   if (breaches.length > 0 && detection.firstCrossings.length === 0) out.push('Add an alert: oldest-unclaimed-age went over the SLO but no alert signal fired.');
   const last = breaches[breaches.length - 1];

@@ -1,6 +1,7 @@
 import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
 import { clockJump, clockSkew, dst } from './clocks.ts';
+import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
 import { dependencyOutage } from './dependency.ts';
 import { poisonPill, thunderingHerd } from './enqueues.ts';
@@ -13,6 +14,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'clock-skew': clockSkew,
   'clock-jump': clockJump,
   dst,
+  'db-clock-jump': dbClockJump,
   'poison-pill': poisonPill,
   'thundering-herd': thunderingHerd,
   'db-terminate-backends': terminateBackends,
