@@ -62,7 +62,7 @@ class RepeatFolder {
     this.settle(scope, key, now);
     const r = this.repeats.get(key);
     if (!r || now - r.lastMs > this.windowMs) {
-      if (r) this.summary(key, r);
+      if (r && r.unshown > 0) this.summary(key, r);
       this.repeats.set(key, { firstMs: now, lastMs: now, count: 1, unshown: 0, printedMs: now, tail });
       this.sink(`${head} ${scope}: ${msg}${tail}`);
       return;
