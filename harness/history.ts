@@ -78,6 +78,18 @@ export function dbClockSteps(history: readonly HistoryEvent[]): DbClockStep[] {
 }
 
 /**
+ * Time that really passed between two readings of the database clock (epoch
+ * ms), a ≤ b: b - a less what any step of the clock skipped between them. A
+ * job due before a step and claimed after it did not wait the hour the clock
+ * skipped; one whose run_at the step skipped over waited from the step.
+ */
+export function elapsedOnDbClock(a: number, b: number, steps: readonly DbClockStep[]): number {
+  let skipped = 0;
+  for (const s of steps) skipped += Math.max(0, Math.min(b, s.toMs) - Math.max(a, s.fromMs));
+  return b - a - skipped;
+}
+
+/**
  * When a job with this run_at (epoch ms, database clock) became due: at its
  * run_at, unless a step of the database clock skipped over it, in which case
  * at the step's end. A job's wait is measured from here: the minutes a step

@@ -1,4 +1,4 @@
-import { becameDueAt, dbClockSteps, type DbClockStep, type EventOf, type HistoryEvent, type JobKind, type PreloadOrigin } from '../../harness/history.ts';
+import { dbClockSteps, type DbClockStep, type EventOf, type HistoryEvent, type JobKind, type PreloadOrigin } from '../../harness/history.ts';
 import { toEpochMs, type ReportInput } from './input.ts';
 
 /**
@@ -59,11 +59,6 @@ export function runTOfDb(idx: Pick<HistoryIndex, 'base' | 'dbSteps'>, dbMs: numb
     shift += s.toMs - s.fromMs;
   }
   return dbMs - idx.base - shift;
-}
-
-/** When a job first became due, epoch ms on the database clock: its first run_at, or the end of a clock step that skipped over it. */
-export function dueSince(idx: Pick<HistoryIndex, 'dbSteps'>, f: Pick<JobFacts, 'firstDueAt'>): number | null {
-  return f.firstDueAt === null ? null : becameDueAt(f.firstDueAt, idx.dbSteps);
 }
 
 /**

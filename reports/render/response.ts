@@ -1,5 +1,6 @@
 import type { ReportInput } from './input.ts';
-import { dbAt, dueSince, type HistoryIndex } from './job-index.ts';
+import { elapsedOnDbClock } from '../../harness/history.ts';
+import { dbAt, type HistoryIndex } from './job-index.ts';
 import type { Impact } from './impact.ts';
 import type { RootCause } from './root-cause.ts';
 import type { Breach, Detection } from './timeline.ts';
@@ -28,9 +29,8 @@ export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCa
     }
     for (const f of idx.jobs.values()) {
       const s = f.starts[0];
-      const due = dueSince(idx, f);
-      if (!s || due === null || s.t < window.fromT || s.t > window.toT) continue;
-      const v = (s.dbTime ?? dbAt(idx, s.t)) - due;
+            if (!s || f.firstDueAt === null || s.t < window.fromT || s.t > window.toT) continue;
+      const v = elapsedOnDbClock(f.firstDueAt!, s.dbTime ?? dbAt(idx, s.t), idx.dbSteps);
       const list = lat.get(f.queue) ?? [];
       list.push(v);
       lat.set(f.queue, list);
