@@ -14,7 +14,12 @@ import { fmtCount, fmtDuration, fmtList, fmtT, plural, percentile } from './form
 export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCause, breaches: Breach[], window: { fromT: number; toT: number } | null): string[] {
   const out: string[] = [];
   for (const c of rc.crashers) {
-    if (c.deadT !== null) {
+    if (c.deadT !== null && outOfAttempts(c)) {
+      out.push(
+        `Crash-loop detection did not convict job ${c.jobId}: it was dead-lettered only when its attempts ran out, at ${fmtT(c.deadT)} after ${plural(c.attempts, 'attempt')} ("${c.dead!.reason}"), ` +
+          `${fmtDuration(c.deadT - c.firstCrashT)} after its first crash; it crashed ${plural(c.crashes, 'process', 'processes')} in all, each a restart and the jobs in flight on it.`,
+      );
+    } else if (c.deadT !== null) {
       out.push(`Crash-loop detection routed job ${c.jobId} to the dead-letter queue at ${fmtT(c.deadT)}, ${fmtDuration(c.deadT - c.firstCrashT)} after its first crash; it crashed ${plural(c.crashes, 'process', 'processes')} in all.`);
     } else {
       out.push(`Job ${c.jobId} was never dead-lettered: it kept crashing workers (${plural(c.crashes, 'crash', 'crashes')}) until the history ended.`);
@@ -67,6 +72,13 @@ export function actionItems(input: ReportInput, impact: Impact, rc: RootCause, b
     }
   }
   for (const c of rc.crashers.slice(0, 3)) {
+    if (c.deadT !== null && outOfAttempts(c)) {
+      out.push(
+        `Crash-loop detection missed job ${c.jobId}: ${plural(c.crashes, 'crash', 'crashes')} of its worker did not convict it, and it ran until its attempt budget was spent (${fmtT(c.deadT)}); ` +
+          'check the crash counting of the lease rescuer and maxCrashes. Its crash loop overlapped the herd all that time (see Root cause).',
+      );
+      continue;
+    }
     out.push(
       c.deadT !== null
         ? `Find why job ${c.jobId}'s payload kills its worker (${plural(c.crashes, 'crash', 'crashes')} on ${fmtList(c.nodes)}) and make the handler fail instead of crash; each crash cost a process restart and the jobs in flight on it.`
@@ -86,4 +98,9 @@ export function actionItems(input: ReportInput, impact: Impact, rc: RootCause, b
   if (input.interrupted) out.push(`Re-run to completion: \`${input.replayCommand}\`.`);
   if (out.length === 0) out.push('None: every invariant held and the run recovered on its own.');
   return out;
+}
+
+/** The job died of its attempt budget (the dead-letter reason says so), not of the crash-loop verdict. */
+function outOfAttempts(c: RootCause['crashers'][number]): boolean {
+  return c.dead !== null && /attempts exhausted/.test(c.dead.reason);
 }
