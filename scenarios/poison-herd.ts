@@ -12,7 +12,7 @@ const JUMP_MS = 3_600_000;
  * After the clock step each catches up under its own policy.
  */
 const SCHEDULES: ScheduleInput[] = [
-  ...Array.from({ length: 30 }, (_, i) => ({ id: `rollup-${i}`, cron: '* * * * *', queue: 'reports', catchUp: 'all' as const, payload: SCHEDULED_JOB })),
+  ...Array.from({ length: 20 }, (_, i) => ({ id: `rollup-${i}`, cron: '* * * * *', queue: 'reports', catchUp: 'all' as const, payload: SCHEDULED_JOB })),
   ...Array.from({ length: 5 }, (_, i) => ({ id: `digest-${i}`, cron: '* * * * *', queue: 'reports', catchUp: 'latest' as const, payload: SCHEDULED_JOB })),
   ...Array.from({ length: 5 }, (_, i) => ({ id: `probe-${i}`, cron: '* * * * *', queue: 'reports', catchUp: 'none' as const, payload: SCHEDULED_JOB })),
 ];
@@ -57,9 +57,9 @@ export default defineScenario({
   scheduler: { nodes: [{ skewMs: 0 }], schedules: SCHEDULES },
   preload: [
     // Reminders due over the next 50 minutes: all inside the step.
-    { origin: 'delayed', count: 4_000, queue: 'orders', dueInS: { fromS: 60, toS: 3_000 } },
+    { origin: 'delayed', count: 2_000, queue: 'orders', dueInS: { fromS: 60, toS: 3_000 } },
     // Webhook deliveries whose first attempt failed just before: retries due within a minute.
-    { origin: 'retry', count: 1_500, queue: 'orders' },
+    { origin: 'retry', count: 800, queue: 'orders' },
   ],
   faults: [
     { fault: 'poison-pill', atS: 8, count: 3, queue: 'orders' },

@@ -3,34 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HistoryEvent } from '../harness/history.ts';
-import { analyze, renderReport, type ReportInput } from '../reports/render/index.ts';
+import { analyze, renderReport } from '../reports/render/index.ts';
 import { percentile } from '../reports/render/format.ts';
+import { REPORT_BASE, reportInput } from './support/history-builder.ts';
 
 /**
  * The report's derivations on small hand-written histories: each case is a
  * negative control for a sentence the report would otherwise write (or fail
  * to write) about the fixture's incident.
  */
-const BASE = Date.parse('2026-11-30T10:00:00.000Z');
-
-function run(history: HistoryEvent[], patch: Partial<ReportInput> = {}): ReportInput {
-  return {
-    scenario: { name: 'tiny', description: 'hand-written' },
-    seed: 7,
-    replayCommand: 'npx tsx bin/run-scenario.ts tiny --seed 7',
-    startedAt: BASE,
-    finishedAt: BASE + 20_000,
-    interrupted: false,
-    verdict: 'pass',
-    offeredRate: 1,
-    achievedRate: 1,
-    history,
-    final: { jobs: [], deadLetters: [], effects: {} },
-    invariants: [{ name: 'no-lost-jobs', pass: true, figure: '0 lost of 3', bound: '0' }],
-    thresholds: { oldestAgeSloMs: 5_000, deadLetterDepth: 1 },
-    ...patch,
-  };
-}
+const BASE = REPORT_BASE;
+const run = reportInput;
 
 const sample = (t: number, age: number): HistoryEvent => ({ t, node: 'sampler', type: 'sample', depthByQueue: { q: age > 0 ? 3 : 0 }, oldestUnclaimedAgeMs: { q: age }, deadLetterDepth: 0, claimed: 0, done: 0, failed: 0, dead: 0 });
 const start = (t: number, jobId: number, node: string, pid: number, attempt = 1): HistoryEvent[] => [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HistoryEvent } from '../harness/history.ts';
 import { analyze, type ReportInput } from '../reports/render/index.ts';
-import { finalState, h, job } from './support/history-builder.ts';
+import { finalState, h, job, REPORT_BASE, reportInput } from './support/history-builder.ts';
 
 /**
  * Where the report says a thundering herd came from: only what the history
@@ -9,26 +9,11 @@ import { finalState, h, job } from './support/history-builder.ts';
  * the work a database clock step skipped over, must each be described as what
  * it was (and not as the other, nor as "materialized by a scheduler").
  */
-const BASE = Date.parse('2026-11-30T10:00:00.000Z');
+const BASE = REPORT_BASE;
 const HOUR = 3_600_000;
 
-function input(history: HistoryEvent[], jobs = finalState([])): ReportInput {
-  return {
-    scenario: { name: 'herd', description: 'hand-written' },
-    seed: 1,
-    replayCommand: 'npm run scenario herd -- --seed 1',
-    startedAt: BASE,
-    finishedAt: BASE + 20_000,
-    interrupted: false,
-    verdict: 'pass',
-    offeredRate: 1,
-    achievedRate: 1,
-    history: [...history].sort((a, b) => a.t - b.t),
-    final: jobs,
-    invariants: [{ name: 'no-job-lost', pass: true, figure: '0 lost', bound: '0' }],
-    thresholds: { oldestAgeSloMs: 2_000, deadLetterDepth: 1 },
-  };
-}
+const input = (history: HistoryEvent[], final = finalState([])): ReportInput =>
+  reportInput([...history].sort((a, b) => a.t - b.t), { final, thresholds: { oldestAgeSloMs: 2_000, deadLetterDepth: 1 } });
 
 /** One offered job a second (not in second 10), on the database clock `shift` ms ahead from 10 s on. */
 function background(shiftFrom10s: number): HistoryEvent[] {
