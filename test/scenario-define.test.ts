@@ -135,6 +135,8 @@ describe('checkerPlan', () => {
     const derived = checkerPlan(defineScenario({ ...minimal, engine: { maxAttempts: 8, maxCrashes: 3 } })).bounds['dead-letter-routing'];
     expect(derived).toMatchObject({ maxAttempts: 3 });
     expect(bounds['oldest-age-slo']).toEqual({ sloMs: 2_000, incident: { fromMs: 10_000, toMs: 20_000 }, maxRecoverMs: 9_000, queues: [] });
+    // The window is in seconds after the load starts: setup before it (workers, preloaded work) moves it on the history's clock.
+    expect(checkerPlan(s, { loadStartT: 7_500 }).bounds['oldest-age-slo']).toMatchObject({ incident: { fromMs: 17_500, toMs: 27_500 } });
     expect(bounds['retry-spread']).toMatchObject({ bucketMs: 400 });
     expect(bounds['faults-exercised']).toEqual({ declared: ['worker-kill', 'dependency-outage'] });
   });

@@ -6,6 +6,12 @@ import { resolveBounds, type CheckerBounds, type CheckerName } from './index.ts'
 export interface RunFacts {
   /** `cron:<schedule>:<instant>` keys expected over the run, from the schedules and the run's real start and end. */
   expectedCronKeys?: string[];
+  /**
+   * History t (ms since the run started) at which the load started. The scenario's incident window
+   * is in seconds after the load starts; setup before it (workers starting, preloaded work) moves it.
+   * Default 0.
+   */
+  loadStartT?: number;
 }
 
 /**
@@ -23,7 +29,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => Math.min(e.maxCrashes, e.maxAttempts))) },
     'oldest-age-slo': {
       sloMs: s.thresholds.oldestAgeSloMs,
-      incident: s.incident ? { fromMs: s.incident.fromS * 1000, toMs: s.incident.toS * 1000 } : null,
+      incident: s.incident ? { fromMs: (facts.loadStartT ?? 0) + s.incident.fromS * 1000, toMs: (facts.loadStartT ?? 0) + s.incident.toS * 1000 } : null,
     },
     // Full jitter spreads a cohort's first retry over the backoff base; a bucket a fifth of it tells jitter from lockstep.
     'retry-spread': { bucketMs: Math.max(1, Math.min(1_000, Math.floor(min((e) => e.backoffBaseMs) / 5))) },

@@ -199,7 +199,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
 
   recorder.record({ type: 'run:phase', node: 'harness', phase: 'check' });
   await recorder.close();
-  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs, faultPlan) };
+  const facts = { expectedCronKeys: expectedCronKeys(s, loadWindow.fromDbMs, loadWindow.toDbMs, faultPlan), loadStartT: loadWindow.fromT };
   const { names, bounds } = checkerPlan(s, facts);
   const invariants = runCheckers(names, recorder.events, final, bounds);
   const interrupted = opts.interrupt.aborted;
