@@ -94,9 +94,28 @@ class RepeatFolder {
   }
 }
 
+/**
+ * Folds the lines of other processes' logs (`LEVEL scope: message`), as a
+ * supervisor relays its children's stderr: identical lines from one scope
+ * become one line with a count. `scopeOf` may merge scopes (the restarts of
+ * one worker slot). Lines that are not log lines pass through as they are.
+ */
+export function foldLogLines(options: { scopeOf?: (scope: string) => string; clock?: Clock; sink?: (line: string) => void } = {}): (line: string) => void {
+  const folder = new RepeatFolder(options.clock ?? systemClock, options.sink ?? ((line) => process.stderr.write(line + '\n')), 60_000, 30_000);
+  folders.add(folder);
+  return (line) => {
+    const m = /^(DEBUG|INFO|WARN|ERROR) ([^\s:]+(?::[^\s:]+)*): (.*)$/.exec(line);
+    if (!m) return (options.sink ?? ((l: string) => process.stderr.write(l + '\n')))(line);
+    folder.write(options.scopeOf ? options.scopeOf(m[2]) : m[2], m[1], m[3], '');
+  };
+}
+
 const stderrFolder = new RepeatFolder(systemClock, (line) => process.stderr.write(line + '\n'), 60_000, 30_000);
+const folders = new Set<RepeatFolder>([stderrFolder]);
 // The last count of a warning that was still repeating when the process ended.
-process.once('exit', () => stderrFolder.flush());
+process.once('exit', () => {
+  for (const f of folders) f.flush();
+});
 
 /**
  * Line-oriented logs on stderr: `LEVEL scope: message key=value`. Every line

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../engine/clock.ts';
-import { createLogger } from '../engine/log.ts';
+import { createLogger, foldLogLines } from '../engine/log.ts';
 
 function capture() {
   const clock = new ManualClock(0);
@@ -45,5 +45,24 @@ describe('repeated warnings fold into one line', () => {
     log.warn('b');
     log.child('sub').warn('a');
     expect(lines).toEqual(['WARN cron:scheduler-0: a', 'WARN cron:scheduler-0: b', 'WARN cron:scheduler-0: b', 'WARN cron:scheduler-0:sub: a']);
+  });
+});
+
+describe('relayed log lines of other processes', () => {
+  it('fold identical lines across the restarts of one slot; other lines pass as they are', () => {
+    const clock = new ManualClock(0);
+    const lines: string[] = [];
+    const relay = foldLogLines({ clock, sink: (l) => lines.push(l), scopeOf: (s) => s.replace(/(worker-\d+)\.\d+/, '$1') });
+    for (let gen = 1; gen <= 5; gen++) {
+      relay(`WARN worker:worker-0.${gen}: running the "no-crash-detection" mutant: a deliberately broken engine`);
+      clock.advance(2_000);
+    }
+    relay('WARN worker:worker-1.1: claim failed; backing off attempt=1');
+    relay('not a log line');
+    expect(lines).toEqual([
+      'WARN worker:worker-0: running the "no-crash-detection" mutant: a deliberately broken engine',
+      'WARN worker:worker-1: claim failed; backing off attempt=1',
+      'not a log line',
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import type { Clock } from '../../engine/clock.ts';
 import { Events } from '../../engine/events.ts';
-import type { Logger } from '../../engine/log.ts';
+import { foldLogLines, type Logger } from '../../engine/log.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
 import { engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
@@ -22,6 +22,12 @@ export class Fleet {
   /** Each scheduler node's clock offset from the harness clock, ms. */
   readonly schedulerSkewMs: number[];
   private readonly generation = new Map<number, number>();
+  /**
+   * The nodes' own log lines, relayed with repeats folded across restarts of a slot (`worker-0.1`,
+   * `worker-0.2`, ... count as one scope): a crash loop restarts a worker every few seconds, and each
+   * start would otherwise print the same warnings again.
+   */
+  private readonly relayLog = foldLogLines({ scopeOf: (scope) => scope.replace(/(worker-\d+)\.\d+/, '$1') });
   private readonly current = new Map<number, NodeProcess>();
 
   constructor(
@@ -113,6 +119,8 @@ export class Fleet {
         STAMPEDE_HARNESS_DEPENDENCY: this.scenario.faults.some((f) => f.fault === 'dependency-outage') ? '1' : '0',
         STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',
       },
+      stderr: 'lines',
+      onStderrLine: this.relayLog,
     });
     this.current.set(slot, proc);
     const flying = new Set<number>();
@@ -167,6 +175,8 @@ export class Fleet {
         ...(settings.catchUpWindowMs !== undefined ? ['--catch-up-window-ms', String(settings.catchUpWindowMs)] : []),
       ],
       env: { DATABASE_URL: this.url, STAMPEDE_CLOCK_SKEW_MS: String(skewMs), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
+      stderr: 'lines',
+      onStderrLine: this.relayLog,
     });
     proc.onEvent = (name, payload, nodeTime) => {
       const p = payload as Record<string, any>;
