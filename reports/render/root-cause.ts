@@ -196,7 +196,8 @@ function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
 }
 
 function crasherSentence(c: Crasher, idx: HistoryIndex): string {
-  const where = `pids ${fmtList(c.pids)} on ${fmtList(c.nodes)}`;
+  // Two suspects in flight on one crashed process: the crash is blamed on one, though the rescuer counted it for both.
+  const where = `pids ${fmtList(c.pids)} on ${fmtList(c.nodes)}${c.pids.length < c.crashes ? `; the rescuer counted ${c.crashes} crashes, the others shared with another suspect` : ''}`;
   const span = c.crashes > 1 ? ` between ${fmtT(c.firstCrashT)} and ${fmtT(c.lastCrashT)}` : ` at ${fmtT(c.firstCrashT)}`;
   const head = `Job ${c.jobId} (queue \`${c.queue}\`) crashed ${plural(c.crashes, 'worker process', 'worker processes')} (${where})${span}`;
   if (c.deadT !== null) {
