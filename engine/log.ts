@@ -46,6 +46,8 @@ interface Repeat {
  * over 20 s): ...`, every summaryEveryMs while it lasts and once when it stops
  * (another message from the same scope, or the process exits).
  */
+const toStderr = (line: string): void => void process.stderr.write(line + '\n');
+
 class RepeatFolder {
   private readonly repeats = new Map<string, Repeat>();
 
@@ -101,16 +103,17 @@ class RepeatFolder {
  * one worker slot). Lines that are not log lines pass through as they are.
  */
 export function foldLogLines(options: { scopeOf?: (scope: string) => string; clock?: Clock; sink?: (line: string) => void } = {}): (line: string) => void {
-  const folder = new RepeatFolder(options.clock ?? systemClock, options.sink ?? ((line) => process.stderr.write(line + '\n')), 60_000, 30_000);
+  const sink = options.sink ?? toStderr;
+  const folder = new RepeatFolder(options.clock ?? systemClock, sink, 60_000, 30_000);
   folders.add(folder);
   return (line) => {
     const m = /^(DEBUG|INFO|WARN|ERROR) ([^\s:]+(?::[^\s:]+)*): (.*)$/.exec(line);
-    if (!m) return (options.sink ?? ((l: string) => process.stderr.write(l + '\n')))(line);
+    if (!m) return sink(line);
     folder.write(options.scopeOf ? options.scopeOf(m[2]) : m[2], m[1], m[3], '');
   };
 }
 
-const stderrFolder = new RepeatFolder(systemClock, (line) => process.stderr.write(line + '\n'), 60_000, 30_000);
+const stderrFolder = new RepeatFolder(systemClock, toStderr, 60_000, 30_000);
 const folders = new Set<RepeatFolder>([stderrFolder]);
 // The last count of a warning that was still repeating when the process ended.
 process.once('exit', () => {
@@ -128,7 +131,7 @@ export function createLogger(scope: string, level: LogLevel = envLevel(), option
   const folder = custom
     ? new RepeatFolder(
         options.clock ?? systemClock,
-        options.sink ?? ((line) => process.stderr.write(line + '\n')),
+        options.sink ?? toStderr,
         options.repeatWindowMs ?? 60_000,
         options.summaryEveryMs ?? 30_000,
       )
