@@ -51,6 +51,23 @@ describe('report analysis on hand-written histories', () => {
     expect(a.impact.deadLettered.jobIds).toEqual([10]);
   });
 
+  it('a poison that outran crash-loop detection: dead by its attempt budget, and a relapse after the window while it looped', () => {
+    const h = [proc(0, 'w1', 1), proc(0, 'w2', 2), ...start(100, 10, 'w1', 1), crash(400, 'w1', 1), ...start(3_500, 10, 'w2', 2, 2), crash(3_800, 'w2', 2)];
+    h.push({ t: 7_000, node: 'rescuer', type: 'lease:rescued', jobId: 10, queue: 'q', attempts: 2, crashCount: 2, dead: false });
+    h.push({ t: 12_000, node: 'rescuer', type: 'job:dead', jobId: 10, queue: 'q', attempt: 8, reason: 'attempts exhausted: lease expired; worker presumed dead' });
+    h.push(sample(8_000, 0), sample(9_000, 6_000), sample(10_000, 0));
+    const a = analyze(run(h.sort((x, y) => x.t - y.t), { incidentWindow: { fromT: 0, toT: 8_500 } }));
+    expect(a.mitigation).toContain(
+      'Crash-loop detection did not convict job 10: it was dead-lettered only when its attempts ran out, at t=+12.0 s after 8 attempts ("attempts exhausted: lease expired; worker presumed dead"), 11.6 s after its first crash; it crashed 2 processes in all, each a restart and the jobs in flight on it.',
+    );
+    expect(a.mitigation).toContain('Oldest-unclaimed-age went over the SLO again at t=+9.0 s, after the incident window, while job 10 still crash-looped (dead-lettered at t=+12.0 s).');
+    expect(a.actions.some((x) => x.startsWith('Crash-loop detection missed job 10: 2 crashes of its worker did not convict it'))).toBe(true);
+    // Negative control: convicted by the crash-loop verdict, it is said to be routed by crash-loop detection.
+    const convicted = analyze(run(h.map((e) => (e.type === 'job:dead' ? { ...e, attempt: 2, reason: 'crashed its worker 2 times' } : e)), { incidentWindow: { fromT: 0, toT: 8_500 } }));
+    expect(convicted.mitigation.some((x) => x.startsWith('Crash-loop detection routed job 10 to the dead-letter queue'))).toBe(true);
+    expect(convicted.mitigation.some((x) => x.includes('did not convict'))).toBe(false);
+  });
+
   it('says so when a fault left no evidence, and asks for it', () => {
     const a = analyze(run([{ t: 1_000, node: 'nemesis', type: 'fault:injected', fault: 'partition', detail: { node: 'w1' } }]));
     expect(a.rootCause.findings).toContain('Fault `partition` was injected at t=+1.0 s (node=w1), but no evidence that it took effect was recorded.');

@@ -46,6 +46,16 @@ export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCa
       out.push(`During the incident window (${fmtT(window.fromT)} to ${fmtT(window.toT)}) the lanes kept completing jobs: ${fmtList(parts, 12)}.`);
     }
   }
+  // A relapse after the incident window while a poison still crash-looped: the loop, not the herd, held the lane.
+  for (const b of breaches) {
+    if (!window || b.fromT <= window.toT) continue;
+    const looping = rc.crashers.filter((c) => c.firstCrashT <= b.fromT && (c.deadT ?? Infinity) >= b.fromT);
+    if (looping.length === 0) continue;
+    out.push(
+      `Oldest-unclaimed-age went over the SLO again at ${fmtT(b.fromT)}, after the incident window, while ${fmtList(looping.map((c) => `job ${c.jobId}`))} still crash-looped ` +
+        `(dead-lettered at ${fmtList(looping.map((c) => (c.deadT === null ? 'never' : fmtT(c.deadT))))}).`,
+    );
+  }
   const last = breaches[breaches.length - 1];
   if (last) {
     out.push(
