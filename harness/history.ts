@@ -81,7 +81,56 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       };
     }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
+  /**
+   * Work the scenario put in place before the load started (delayed reminders, retries left in
+   * backoff): what it is, the jobs, and the span of their run_at (database clock, epoch ms).
+   */
+  | { type: 'preload:enqueued'; origin: PreloadOrigin; queue: string; jobIds: number[]; runAtFrom: number | null; runAtTo: number | null }
 );
+
+/** Where preloaded work comes from: `delayed` jobs enqueued to run later, `retry` jobs that failed an attempt and wait out their backoff. */
+export type PreloadOrigin = 'delayed' | 'retry';
+
+/** One step of the simulated database clock (a `db-clock-jump` fault): at history t, the database's now() went from `fromMs` to `toMs`. */
+export interface DbClockStep {
+  t: number;
+  fromMs: number;
+  toMs: number;
+}
+
+/** The database clock steps the history records, in order. */
+export function dbClockSteps(history: readonly HistoryEvent[]): DbClockStep[] {
+  const out: DbClockStep[] = [];
+  for (const e of history) {
+    if (e.type !== 'fault:injected' || e.fault !== 'db-clock-jump') continue;
+    const { dbBeforeMs, dbAfterMs } = e.detail;
+    if (typeof dbBeforeMs === 'number' && typeof dbAfterMs === 'number') out.push({ t: e.t, fromMs: dbBeforeMs, toMs: dbAfterMs });
+  }
+  return out;
+}
+
+/**
+ * Time that really passed between two readings of the database clock (epoch
+ * ms), a ≤ b: b - a less what any step of the clock skipped between them. A
+ * job due before a step and claimed after it did not wait the hour the clock
+ * skipped; one whose run_at the step skipped over waited from the step.
+ */
+export function elapsedOnDbClock(a: number, b: number, steps: readonly DbClockStep[]): number {
+  let skipped = 0;
+  for (const s of steps) skipped += Math.max(0, Math.min(b, s.toMs) - Math.max(a, s.fromMs));
+  return b - a - skipped;
+}
+
+/**
+ * When a job with this run_at (epoch ms, database clock) became due: at its
+ * run_at, unless a step of the database clock skipped over it, in which case
+ * at the step's end. A job's wait is measured from here: the minutes a step
+ * skipped are not minutes anyone could have run it in.
+ */
+export function becameDueAt(runAtMs: number, steps: readonly DbClockStep[]): number {
+  for (const s of steps) if (runAtMs > s.fromMs && runAtMs <= s.toMs) return s.toMs;
+  return runAtMs;
+}
 
 /** What a generated job is for; the handler module reads it from the payload. `failing` throws on every attempt: it runs out its budget. */
 export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing';

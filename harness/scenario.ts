@@ -47,6 +47,12 @@ export interface Scenario {
    * takes them), and the schedules they materialize.
    */
   scheduler: { nodes: SchedulerNode[]; schedules: ScheduleInput[] };
+  /**
+   * Work in place before the load starts, as a real system carries it: delayed
+   * jobs due later, and retries waiting out their backoff. A database clock step
+   * (`db-clock-jump`) over their run_at makes them due at once.
+   */
+  preload: PreloadEntry[];
   /** The fault timeline; see harness/faults/spec.ts. */
   faults: FaultSpec[];
   /** The declared incident window, in seconds after the load starts; excused by the oldest-age SLO. */
@@ -64,6 +70,17 @@ export interface Scenario {
   /** Global limits per queue (engine/control setQueueLimits), set before the load starts. */
   queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number }>;
 }
+
+/**
+ * Preloaded work. `delayed`: count short jobs enqueued before the load, due at
+ * seeded random instants between fromS and toS seconds after it starts
+ * (reminders, scheduled sends). `retry`: count jobs, due at once, whose first
+ * attempt fails; they wait out the engine's backoff (engine.backoffBaseMs) as
+ * retries do. The run starts the load once every one of them has failed once.
+ */
+export type PreloadEntry =
+  | { origin: 'delayed'; count: number; queue: string; dueInS: { fromS: number; toS: number } }
+  | { origin: 'retry'; count: number; queue: string };
 
 /** One scheduler node: its clock offset from the harness's, and optional materializer settings (default: derived from the skew). */
 export interface SchedulerNode {
@@ -120,6 +137,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   },
   engineByWorker: [],
   scheduler: { nodes: [], schedules: [] },
+  preload: [],
   faults: [],
   incident: null,
   checkers: {
@@ -196,6 +214,7 @@ export function validateScenario(s: Scenario): void {
   if (s.engineByWorker.length > s.workers) throw new ValidationError(f('engineByWorker'), `has ${s.engineByWorker.length} entries but the scenario runs ${s.workers} workers`);
   s.engineByWorker.forEach((o, i) => validateEngine(o, f(`engineByWorker[${i}]`), true));
   validateScheduler(s, f('scheduler'));
+  validatePreload(s, f('preload'));
   validateFaults(s.faults, { workers: s.workers, schedulers: s.scheduler.nodes.length, durationS: s.durationS }, f('faults'));
   if (s.incident !== null) {
     if (!isPlainObject(s.incident)) throw new ValidationError(f('incident'), `expected null or { fromS, toS }, got ${show(s.incident)}`);
@@ -281,6 +300,26 @@ function validateScheduler(s: Scenario, field: string): void {
     }
     if (ids.has(sc.id)) throw new ValidationError(`${at}.id`, `"${sc.id}" appears twice`);
     ids.add(sc.id);
+  });
+}
+
+function validatePreload(s: Scenario, field: string): void {
+  if (!Array.isArray(s.preload)) throw new ValidationError(field, `expected an array of { origin, count, queue, ... }, got ${show(s.preload)}`);
+  const queues = s.lanes.map((l) => l.queue);
+  s.preload.forEach((p, i) => {
+    const at = `${field}[${i}]`;
+    if (!isPlainObject(p)) throw new ValidationError(at, `expected { origin, count, queue, ... }, got ${show(p)}`);
+    const origin: unknown = p.origin;
+    if (origin !== 'delayed' && origin !== 'retry') throw new ValidationError(`${at}.origin`, `expected "delayed" or "retry", got ${show(origin)}`);
+    onlyKeys(p, p.origin === 'delayed' ? ['origin', 'count', 'queue', 'dueInS'] : ['origin', 'count', 'queue'], at);
+    int(p.count, `${at}.count`, 1);
+    if (!queues.includes(p.queue)) throw new ValidationError(`${at}.queue`, `expected one of the scenario's lanes (${queues.join(', ')}), got ${show(p.queue)}`);
+    if (p.origin === 'delayed') {
+      if (!isPlainObject(p.dueInS)) throw new ValidationError(`${at}.dueInS`, `expected { fromS, toS }, got ${show(p.dueInS)}`);
+      positive(p.dueInS.fromS, `${at}.dueInS.fromS`);
+      positive(p.dueInS.toS, `${at}.dueInS.toS`);
+      if (p.dueInS.toS < p.dueInS.fromS) throw new ValidationError(`${at}.dueInS.toS`, `expected >= fromS (${p.dueInS.fromS}), got ${p.dueInS.toS}`);
+    }
   });
 }
 

@@ -38,6 +38,21 @@ describe('fairness', () => {
     expect(r.figure).toMatch(/^low-lane max wait 1,100 ms/);
   });
 
+  it('does not count what a database clock step skipped as waiting; the same claims without the step record fail', () => {
+    const HOUR = 3_600_000;
+    // Due 10 min after the clock read 1,000, claimed 300 ms after it stepped an hour; and one due before the step.
+    const stepped: HistoryEvent[] = [
+      h.fault(5, 'db-clock-jump', { jumpMs: HOUR, dbBeforeMs: 1_000, dbAfterMs: 1_000 + HOUR }),
+      h.claim(6, 3, 'w', 1, { priority: 0, runAt: 1_000 + 600_000, dbTime: 1_000 + HOUR + 300 }),
+      h.claim(7, 4, 'w', 1, { priority: 0, runAt: 900, dbTime: 1_000 + HOUR + 400 }),
+      h.claim(8, 5, 'w', 1, { priority: 9, runAt: 1_000 + HOUR, dbTime: 1_000 + HOUR + 10 }),
+    ];
+    const r = checkFairness(stepped, finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/^low-lane max wait 500 ms over 2 claims/);
+    expect(checkFairness(stepped.slice(1), finalState([]), bounds).pass).toBe(false);
+  });
+
   it('fails when a low-lane job was never claimed for longer than the bound (starved)', () => {
     const history = [h.ok(0, 5, 5, 'low'), h.claim(100, 6, 'w', 1, { queue: 'low', runAt: 0, dbTime: 10 }), h.sample(5_000, {})];
     const r = checkFairness(history, finalState([job(5, 'pending', { queue: 'low' }), job(6, 'done', { queue: 'low' })]), { ...bounds, lowQueues: ['low'] });

@@ -3,34 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HistoryEvent } from '../harness/history.ts';
-import { analyze, renderReport, type ReportInput } from '../reports/render/index.ts';
+import { analyze, renderReport } from '../reports/render/index.ts';
 import { percentile } from '../reports/render/format.ts';
+import { REPORT_BASE, reportInput } from './support/history-builder.ts';
 
 /**
  * The report's derivations on small hand-written histories: each case is a
  * negative control for a sentence the report would otherwise write (or fail
  * to write) about the fixture's incident.
  */
-const BASE = Date.parse('2026-11-30T10:00:00.000Z');
-
-function run(history: HistoryEvent[], patch: Partial<ReportInput> = {}): ReportInput {
-  return {
-    scenario: { name: 'tiny', description: 'hand-written' },
-    seed: 7,
-    replayCommand: 'npx tsx bin/run-scenario.ts tiny --seed 7',
-    startedAt: BASE,
-    finishedAt: BASE + 20_000,
-    interrupted: false,
-    verdict: 'pass',
-    offeredRate: 1,
-    achievedRate: 1,
-    history,
-    final: { jobs: [], deadLetters: [], effects: {} },
-    invariants: [{ name: 'no-lost-jobs', pass: true, figure: '0 lost of 3', bound: '0' }],
-    thresholds: { oldestAgeSloMs: 5_000, deadLetterDepth: 1 },
-    ...patch,
-  };
-}
+const BASE = REPORT_BASE;
+const run = reportInput;
 
 const sample = (t: number, age: number): HistoryEvent => ({ t, node: 'sampler', type: 'sample', depthByQueue: { q: age > 0 ? 3 : 0 }, oldestUnclaimedAgeMs: { q: age }, deadLetterDepth: 0, claimed: 0, done: 0, failed: 0, dead: 0 });
 const start = (t: number, jobId: number, node: string, pid: number, attempt = 1): HistoryEvent[] => [
@@ -66,6 +49,23 @@ describe('report analysis on hand-written histories', () => {
     expect(a.rootCause.findings).toContain('Job 10 (queue `q`) crashed 2 worker processes (pids 1 and 2 on w1 and w2) between t=+0.4 s and t=+5.8 s before it was dead-lettered at t=+10.8 s after 2 attempts: "crash loop".');
     expect(a.rootCause.findings).toContain('2 other jobs were in flight on the crashed processes and went down with them; their leases expired and they ran again.');
     expect(a.impact.deadLettered.jobIds).toEqual([10]);
+  });
+
+  it('a poison that outran crash-loop detection: dead by its attempt budget, and a relapse after the window while it looped', () => {
+    const h = [proc(0, 'w1', 1), proc(0, 'w2', 2), ...start(100, 10, 'w1', 1), crash(400, 'w1', 1), ...start(3_500, 10, 'w2', 2, 2), crash(3_800, 'w2', 2)];
+    h.push({ t: 7_000, node: 'rescuer', type: 'lease:rescued', jobId: 10, queue: 'q', attempts: 2, crashCount: 2, dead: false });
+    h.push({ t: 12_000, node: 'rescuer', type: 'job:dead', jobId: 10, queue: 'q', attempt: 8, reason: 'attempts exhausted: lease expired; worker presumed dead' });
+    h.push(sample(8_000, 0), sample(9_000, 6_000), sample(10_000, 0));
+    const a = analyze(run(h.sort((x, y) => x.t - y.t), { incidentWindow: { fromT: 0, toT: 8_500 } }));
+    expect(a.mitigation).toContain(
+      'Crash-loop detection did not convict job 10: it was dead-lettered only when its attempts ran out, at t=+12.0 s after 8 attempts ("attempts exhausted: lease expired; worker presumed dead"), 11.6 s after its first crash; it crashed 2 processes in all, each a restart and the jobs in flight on it.',
+    );
+    expect(a.mitigation).toContain('Oldest-unclaimed-age went over the SLO again at t=+9.0 s, after the incident window, while job 10 still crash-looped (dead-lettered at t=+12.0 s).');
+    expect(a.actions.some((x) => x.startsWith('Crash-loop detection missed job 10: 2 crashes of its worker did not convict it'))).toBe(true);
+    // Negative control: convicted by the crash-loop verdict, it is said to be routed by crash-loop detection.
+    const convicted = analyze(run(h.map((e) => (e.type === 'job:dead' ? { ...e, attempt: 2, reason: 'crashed its worker 2 times' } : e)), { incidentWindow: { fromT: 0, toT: 8_500 } }));
+    expect(convicted.mitigation.some((x) => x.startsWith('Crash-loop detection routed job 10 to the dead-letter queue'))).toBe(true);
+    expect(convicted.mitigation.some((x) => x.includes('did not convict'))).toBe(false);
   });
 
   it('says so when a fault left no evidence, and asks for it', () => {

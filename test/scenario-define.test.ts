@@ -93,6 +93,18 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ checkers: allOff }, 'scenario.checkers: expected at least one checker turned on; a run that checks nothing proves nothing');
   });
 
+  it('preloaded work and the database clock step', () => {
+    bad({ preload: [{ origin: 'someday', count: 1, queue: 'default' }] }, 'scenario.preload[0].origin: expected "delayed" or "retry", got "someday"');
+    bad({ preload: [{ origin: 'retry', count: 0, queue: 'default' }] }, 'scenario.preload[0].count: expected an integer >= 1, got 0');
+    bad({ preload: [{ origin: 'retry', count: 1, queue: 'nowhere' }] }, 'scenario.preload[0].queue: expected one of the scenario\'s lanes (default), got "nowhere"');
+    bad({ preload: [{ origin: 'delayed', count: 1, queue: 'default', dueInS: { fromS: 60, toS: 10 } }] }, 'scenario.preload[0].dueInS.toS: expected >= fromS (60), got 10');
+    bad({ preload: [{ origin: 'retry', count: 1, queue: 'default', dueInS: { fromS: 1, toS: 2 } }] }, /^scenario.preload\[0\].dueInS: is not a field of preload\[0\]; expected one of origin, count, queue$/);
+    bad({ faults: [{ fault: 'db-clock-jump', atS: 5, jumpMs: -1 }] }, 'scenario.faults[0].jumpMs: expected a number above 0, got -1');
+    // No scheduler to step with it, and none named: the database's clock alone.
+    const s = defineScenario({ ...minimal, faults: [{ fault: 'db-clock-jump', atS: 5, jumpMs: 3_600_000 }] } as ScenarioInput);
+    expect(planScenario(s).faults[0]).toMatchObject({ fault: 'db-clock-jump', targets: [], params: { jumpMs: 3_600_000 } });
+  });
+
   it('accepts schedules and faults that are right', () => {
     const s = defineScenario({
       ...minimal,
@@ -123,6 +135,8 @@ describe('checkerPlan', () => {
     const derived = checkerPlan(defineScenario({ ...minimal, engine: { maxAttempts: 8, maxCrashes: 3 } })).bounds['dead-letter-routing'];
     expect(derived).toMatchObject({ maxAttempts: 3 });
     expect(bounds['oldest-age-slo']).toEqual({ sloMs: 2_000, incident: { fromMs: 10_000, toMs: 20_000 }, maxRecoverMs: 9_000, queues: [] });
+    // The window is in seconds after the load starts: setup before it (workers, preloaded work) moves it on the history's clock.
+    expect(checkerPlan(s, { loadStartT: 7_500 }).bounds['oldest-age-slo']).toMatchObject({ incident: { fromMs: 17_500, toMs: 27_500 } });
     expect(bounds['retry-spread']).toMatchObject({ bucketMs: 400 });
     expect(bounds['faults-exercised']).toEqual({ declared: ['worker-kill', 'dependency-outage'] });
     // The incident is in seconds after the load starts; samples are in run time, so it moves with the load's start.

@@ -163,7 +163,9 @@ export class CronMaterializer {
     this.skew = skewMs;
     if (Math.abs(skewMs) > this.maxSkewMs) {
       const reason = `node clock is ${Math.round(skewMs)} ms off the database clock; the tolerance is ${this.maxSkewMs} ms`;
-      this.log.warn('refusing to materialize', { reason });
+      // In whole seconds, so the warning a refusing node repeats every tick folds into one line (engine/log.ts).
+      const offS = Math.round(Math.abs(skewMs) / 1000);
+      this.log.warn('refusing to materialize', { clock: `node clock ${offS} s ${skewMs > 0 ? 'ahead of' : 'behind'} the database`, toleranceS: this.maxSkewMs / 1000 });
       this.events.emit('cron:refused', { nodeId: this.nodeId, reason, skewMs });
       return { skewMs, refused: true, schedules: [] };
     }

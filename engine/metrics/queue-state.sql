@@ -126,8 +126,12 @@ SELECT count(*)::int8 AS done FROM stampede.jobs WHERE state = 'done';
 --                    Slots carry no timestamp, so only their age in xids.
 -- Sessions in other databases do not hold back this database's tables.
 -- Seeing other roles' sessions needs pg_monitor (or pg_read_all_stats).
+-- xact_start and prepared are stamped by the server's own clock, so they are
+-- read against pg_catalog.now() by name: the same function as now() in
+-- production, and the server's clock under a simulated database clock too
+-- (docs/time.md), which moves job time, not the server's own stamps.
 SELECT 'backend' AS holder,
-       max(extract(epoch FROM now() - a.xact_start))::float8 AS age_s,
+       max(extract(epoch FROM pg_catalog.now() - a.xact_start))::float8 AS age_s,
        max(greatest(age(a.backend_xmin), age(a.backend_xid)))::int8 AS age_xids
   FROM pg_stat_activity a
  WHERE (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL)
@@ -136,7 +140,7 @@ SELECT 'backend' AS holder,
    AND (a.datname = current_database() OR a.backend_type = 'walsender')
 UNION ALL
 SELECT 'prepared',
-       max(extract(epoch FROM now() - p.prepared))::float8,
+       max(extract(epoch FROM pg_catalog.now() - p.prepared))::float8,
        max(age(p.transaction))::int8
   FROM pg_prepared_xacts p
  WHERE p.database = current_database()

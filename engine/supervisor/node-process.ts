@@ -8,9 +8,14 @@ export interface ProcessOptions {
   script: string;
   args: string[];
   env: Record<string, string>;
-  /** Where the child's stderr goes: inherited (default) or collected. */
-  stderr?: 'inherit' | 'collect';
+  /** Where the child's stderr goes: inherited (default), collected, or handed over line by line (`onStderrLine`). */
+  stderr?: 'inherit' | 'collect' | 'lines';
+  /** With `stderr: 'lines'`: called with each line the child writes. */
+  onStderrLine?: (line: string) => void;
 }
+
+/** With stderr handed over line by line, this much of its end is kept for the "exited before it was ready" error. */
+const STDERR_TAIL_CHARS = 4_000;
 
 /** How a process ended. */
 export interface Exit {
@@ -36,9 +41,20 @@ export class NodeProcess {
   constructor(options: ProcessOptions) {
     this.child = spawn(process.execPath, [compiledEntry(options.script), ...options.args], {
       env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'inherit', options.stderr === 'collect' ? 'pipe' : 'inherit', 'ipc'],
+      stdio: ['ignore', 'inherit', options.stderr === 'collect' || options.stderr === 'lines' ? 'pipe' : 'inherit', 'ipc'],
     });
-    this.child.stderr?.on('data', (c) => (this.stderr += c));
+    if (options.stderr === 'lines') {
+      let partial = '';
+      this.child.stderr?.on('data', (c) => {
+        this.stderr = (this.stderr + c).slice(-STDERR_TAIL_CHARS);
+        const lines = (partial + c).split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) options.onStderrLine?.(line);
+      });
+      this.child.stderr?.on('end', () => partial && options.onStderrLine?.(partial));
+    } else {
+      this.child.stderr?.on('data', (c) => (this.stderr += c));
+    }
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
     this.ready = new Promise((resolve, reject) => {
       this.child.on('message', (m: any) => {

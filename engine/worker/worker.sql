@@ -176,11 +176,13 @@ RETURNING j.run_at;
 -- once, instead of this insert queueing on that holder's uncommitted key for
 -- as long as it stays frozen, holding this job's claim meanwhile so that
 -- any unrelated death of this worker would be charged to the job as a crash.
+-- applied_at is written here rather than left to the column default, so the
+-- pruner's retention reads the same now() that wrote it (docs/time.md).
 WITH lock AS (
   SELECT pg_try_advisory_xact_lock(hashtext('stampede:effect'), hashtext($1)) AS got
 ), recorded AS (
-  INSERT INTO stampede.effect_keys (key, job_id)
-  SELECT $1, $2 FROM lock WHERE lock.got
+  INSERT INTO stampede.effect_keys (key, job_id, applied_at)
+  SELECT $1, $2, now() FROM lock WHERE lock.got
   ON CONFLICT (key) DO NOTHING
   RETURNING key
 )

@@ -1,4 +1,4 @@
-import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { dbClockSteps, elapsedOnDbClock, type EventOf, type FinalState, type HistoryEvent, type InvariantResult } from '../history.ts';
 import { firstN, fmt, maxOf, median, minOf, type CheckerDef } from './types.ts';
 
 export interface FairnessBounds {
@@ -20,7 +20,8 @@ export interface FairnessBounds {
  * A saturated high lane must not starve the low lane (promotion by age).
  *
  * Wait is due-to-start: the claim's database time (`dbTime`, else the node's
- * `nodeTime`) minus the row's `runAt`, both epoch ms. For a first attempt the
+ * `nodeTime`) minus the row's `runAt`, both epoch ms, less what a database
+ * clock step skipped in between. For a first attempt the
  * generator's own lateness (`sentAt - intendedAt` of its `enqueue:ok`) is
  * added, because the job was due when it was meant to be offered: a stalled
  * generator cannot hide a stall of the queue (coordinated omission). A
@@ -30,6 +31,8 @@ export interface FairnessBounds {
 const OFF = Number.MAX_SAFE_INTEGER;
 
 export function checkFairness(history: readonly HistoryEvent[], final: FinalState, bounds: FairnessBounds): InvariantResult {
+  // What a database clock step skipped over is not time anyone waited (elapsedOnDbClock).
+  const steps = dbClockSteps(history);
   const claims = history.filter((e): e is EventOf<'job:claimed'> => e.type === 'job:claimed');
   const lowP = minOf(claims.map((c) => c.priority));
   const highP = maxOf(claims.map((c) => c.priority));
@@ -52,7 +55,7 @@ export function checkFairness(history: readonly HistoryEvent[], final: FinalStat
       continue;
     }
     const ok = c.attempt === 1 ? oks.get(c.jobId) : undefined;
-    const wait = Math.max(0, at - c.runAt) + (ok ? Math.max(0, ok.sentAt - ok.intendedAt) : 0);
+    const wait = Math.max(0, elapsedOnDbClock(c.runAt, at, steps)) + (ok ? Math.max(0, ok.sentAt - ok.intendedAt) : 0);
     if (isLow(c.queue, c.priority)) {
       low.push(wait);
       if (wait > bounds.maxLowWaitMs) over.push({ jobId: c.jobId, queue: c.queue, attempt: c.attempt, waitMs: wait });

@@ -8,9 +8,9 @@ export interface RunFacts {
   expectedCronKeys?: string[];
   allowedCronKeys?: string[];
   /**
-   * Harness `t` (ms since the run started) at which the load started. The
-   * scenario's incident is in seconds after the load starts, the samples in
-   * run time: worker start-up (seconds on a loaded machine) lies between.
+   * History t (ms since the run started) at which the load started. The scenario's incident window
+   * is in seconds after the load starts; setup before it (workers starting, preloaded work) moves it.
+   * Default 0.
    */
   loadStartT?: number;
 }

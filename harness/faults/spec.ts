@@ -39,6 +39,13 @@ export type FaultSpec = FaultTiming &
     | { fault: 'clock-jump'; target?: NodeRef; jumpMs: number }
     /** Set the node's clock to leadS seconds before a real transition of a real zone, so it crosses it. */
     | { fault: 'dst'; target?: NodeRef; zone: string; transition: 'spring-forward' | 'fall-back'; year?: number; leadS?: number }
+    /**
+     * Step the database's clock forward by jumpMs (NTP correcting a drifted clock, a VM resumed after
+     * suspend), through the simulated database clock (docs/time.md): every reader of now() moves at once,
+     * and every job whose run_at fell inside the step is due. `target`: nodes whose own clocks step with
+     * it (scheduler nodes on the same host or NTP source); none unless named.
+     */
+    | { fault: 'db-clock-jump'; jumpMs: number; target?: NodeRef }
     /** Enqueue count jobs whose payload crashes the handler's process on every attempt. */
     | { fault: 'poison-pill'; count: number; queue?: string }
     /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal). */
@@ -83,6 +90,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
     year: { kind: 'year' },
     leadS: { kind: 'posNum' },
   },
+  'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum', required: true } },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' } },
@@ -182,8 +190,11 @@ function validateFault(f: unknown, ctx: FaultContext, field: string): void {
         break;
     }
   }
-  if (spec.target && o.target === undefined) validateTarget(defaultTarget(o.fault as FaultName), ctx, `${field}.target`);
+  if (spec.target && o.target === undefined && !UNTARGETED_BY_DEFAULT.has(o.fault as FaultName)) validateTarget(defaultTarget(o.fault as FaultName), ctx, `${field}.target`);
 }
+
+/** Faults whose target is optional and means nothing when absent (a database clock step moves no node clock unless told). */
+const UNTARGETED_BY_DEFAULT = new Set<FaultName>(['db-clock-jump']);
 
 /** Where a fault lands when the scenario names no target: a random worker for process faults, the first scheduler for clock faults. */
 export function defaultTarget(fault: FaultName): NodeRef {

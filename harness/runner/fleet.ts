@@ -1,6 +1,6 @@
 import type { Clock } from '../../engine/clock.ts';
 import { Events } from '../../engine/events.ts';
-import type { Logger } from '../../engine/log.ts';
+import { foldLogLines, type Logger } from '../../engine/log.ts';
 import { resolve } from 'node:path';
 import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
@@ -43,6 +43,12 @@ export class Fleet {
   /** Each scheduler node's clock offset from the harness clock, ms. */
   readonly schedulerSkewMs: number[];
   private readonly generation = new Map<number, number>();
+  /**
+   * The nodes' own log lines, relayed with repeats folded across restarts of a slot (`worker-0.1`,
+   * `worker-0.2`, ... count as one scope): a crash loop restarts a worker every few seconds, and each
+   * start would otherwise print the same warnings again.
+   */
+  private readonly relayLog = foldLogLines({ scopeOf: (scope) => scope.replace(/(worker-\d+)\.\d+/, '$1') });
   private readonly current = new Map<number, NodeProcess>();
 
   constructor(
@@ -137,6 +143,8 @@ export class Fleet {
         STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',
         ...this.workerEnv,
       },
+      stderr: 'lines',
+      onStderrLine: this.relayLog,
     });
     this.current.set(slot, proc);
     const flying = new Set<number>();
@@ -201,6 +209,8 @@ export class Fleet {
         ...(settings.catchUpWindowMs !== undefined ? ['--catch-up-window-ms', String(settings.catchUpWindowMs)] : []),
       ],
       env: { DATABASE_URL: this.url, STAMPEDE_CLOCK_SKEW_MS: String(skewMs), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
+      stderr: 'lines',
+      onStderrLine: this.relayLog,
     });
     proc.onEvent = (name, payload, nodeTime) => {
       const p = payload as Record<string, any>;

@@ -4,7 +4,8 @@ import type { RunSampler } from './sampler.ts';
 
 /**
  * The live line: elapsed time, offered vs achieved rate, depth,
- * oldest-unclaimed-age, dead-letter depth, faults so far. Redrawn in place on
+ * oldest-unclaimed-age against its SLO, dead-letter depth, faults so far, and
+ * which alert signals are over their thresholds now. Redrawn in place on
  * a terminal; on a CI log, a plain line every few seconds.
  */
 export class ProgressLine {
@@ -35,11 +36,17 @@ export class ProgressLine {
     const faults = this.recorder.events.filter((e) => e.type === 'fault:injected' && e.detail.phase === undefined).length;
     const line =
       `${phase.padEnd(5)} ${(t / 1000).toFixed(1).padStart(6)}s  offered ${offered.toFixed(0).padStart(4)}/s  achieved ${achieved.toFixed(0).padStart(4)}/s` +
-      `  depth ${String(depth).padStart(6)}  oldest ${(age / 1000).toFixed(1).padStart(5)}s  dlq ${latest?.deadLetterDepth ?? 0}  faults ${faults}`;
+      `  depth ${String(depth).padStart(6)}  oldest ${fmtAge(age).padStart(6)}/${fmtAge(this.sampler.oldestAgeSloMs)} SLO  dlq ${latest?.deadLetterDepth ?? 0}` +
+      `  faults ${faults}  alerts ${this.sampler.firing.join(',') || 'none'}`;
     process.stderr.write(this.tty ? `\r${line}\x1b[K` : `${line}\n`);
   }
 
   done(): void {
     if (this.tty) process.stderr.write('\n');
   }
+}
+
+/** An age for the status line: seconds below 100 s, else minutes (a clock step makes ages of an hour). */
+function fmtAge(ms: number): string {
+  return ms < 100_000 ? `${(ms / 1000).toFixed(1)}s` : `${(ms / 60_000).toFixed(0)}m`;
 }

@@ -27,6 +27,8 @@ import { HistoryRecorder } from './recorder.ts';
 import { RunSampler } from './sampler.ts';
 import { writeStoredRun } from './stored-run.ts';
 import { Ticker } from './ticker.ts';
+import { installDbClock } from '../db-clock/db-clock.ts';
+import { preloadWork } from './preload.ts';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -56,6 +58,11 @@ export interface RunResult {
  */
 function survivePoolClientErrors(db: Db): void {
   db.pool.on('connect', (client) => client.on('error', () => {}));
+}
+
+/** A scenario that steps the database clock needs the simulated one installed; no other scenario gets it. */
+function usesDbClock(s: Scenario): boolean {
+  return s.faults.some((f) => f.fault === 'db-clock-jump');
 }
 
 /** `2026-11-30T01-02-03Z-seed42`: sorts by time, names the seed. */
@@ -94,8 +101,12 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   const undoMutant = mutantRunsIn(s.engine.mutant) === 'runner' ? applyMutant(s.engine.mutant!) : undefined;
   try {
     const url = await createDatabase(server.adminUrl, dbName);
-    db = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
-    survivePoolClientErrors(db);
+    const openDb = () => {
+      const d = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
+      survivePoolClientErrors(d);
+      return d;
+    };
+    db = openDb();
     await migrate(db);
     await db.query(q.CreateHarnessTables);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
@@ -105,6 +116,13 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
     schedulesAddedDbMs = ((await db.query(q.DbNow)).rows[0].now as Date).getTime();
+    if (usesDbClock(s)) {
+      // Only sessions opened after the install read the simulated clock: reopen the harness's pool
+      // (the sampler, the drain) before anything else connects (docs/time.md).
+      await installDbClock(db);
+      await db.close();
+      db = openDb();
+    }
 
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
@@ -121,6 +139,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       Promise.all(Array.from({ length: s.workers }, (_, i) => fleet!.worker(i)?.ready)),
       clock.sleep(60_000).then(() => Promise.reject(new Error('worker processes did not start within 60 s'))),
     ]);
+    // Preloaded work is the state the run starts from: in place (and its retries failed once) before the first sample.
+    await preloadWork(db, s, rng, recorder, clock, opts.interrupt);
     sampler.start();
 
     const faultsOver = new AbortController();

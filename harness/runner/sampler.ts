@@ -96,6 +96,16 @@ export class RunSampler {
     }
   }
 
+  /** The alert signals over their thresholds at the last sample, for the live status line. */
+  get firing(): string[] {
+    const names = { age: 'oldest-age', dlq: 'dlq', xmin: 'xmin' } as const;
+    return (Object.keys(names) as (keyof typeof names)[]).filter((k) => this.above[k]).map((k) => names[k]);
+  }
+
+  get oldestAgeSloMs(): number {
+    return this.thresholds.oldestAgeSloMs;
+  }
+
   private cross(signal: string, key: 'age' | 'dlq' | 'xmin', value: number, threshold: number, nowAbove: boolean): void {
     if (nowAbove === this.above[key]) return;
     this.above[key] = nowAbove;

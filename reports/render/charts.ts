@@ -119,6 +119,13 @@ export function chartSpecs(input: ReportInput, idx: HistoryIndex, rates: RateRow
   const depth = idx.samples.flatMap((s) => qs.map((q) => ({ s: s.t / 1000, queue: q, depth: s.depthByQueue[q] ?? 0 })));
   const age = idx.samples.flatMap((s) => qs.map((q) => ({ s: s.t / 1000, queue: q, age: (s.oldestUnclaimedAgeMs[q] ?? 0) / 1000 })));
   const dlq = idx.samples.map((s) => ({ s: s.t / 1000, depth: s.deadLetterDepth }));
+  // A clock step makes ages of an hour beside an SLO of seconds: a symmetric log scale keeps both the
+  // peak and the SLO line (and the recovery under it) readable.
+  const peakAgeS = Math.max(0, ...age.map((a) => a.age));
+  const logAge = peakAgeS > 100 * sloS;
+  // Vega draws linear ticks on a symlog scale; name the ones worth reading.
+  const ageTicks = [0, 1, 2, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200].filter((v) => v <= peakAgeS * 1.5);
+  const ageY = { type: 'quantitative', ...(logAge ? { scale: { type: 'symlog' }, axis: { values: ageTicks } } : {}) };
   const lane = { field: 'queue', type: 'nominal', title: 'lane' };
   const line = (extra: Record<string, unknown> = {}) => ({ type: 'line', strokeWidth: 1.6, ...extra });
   const ifSamples = (l: Layer) => (idx.samples.length ? l : noData('no samples recorded'));
@@ -133,11 +140,11 @@ export function chartSpecs(input: ReportInput, idx: HistoryIndex, rates: RateRow
       ...marks(),
       ifSamples({ data: { values: depth }, mark: line(), encoding: { x: { ...x, field: 's' }, y: { field: 'depth', ...count('pending jobs') }, color: lane } }),
     ]),
-    chart('oldest-age', 'Oldest unclaimed age by lane', `Age of the oldest due, unclaimed job per lane; the dashed line is the ${fmtDuration(input.thresholds.oldestAgeSloMs)} SLO.`, [
+    chart('oldest-age', 'Oldest unclaimed age by lane', `Age of the oldest due, unclaimed job per lane; the dashed line is the ${fmtDuration(input.thresholds.oldestAgeSloMs)} SLO${logAge ? ' (log scale: the peak is over 100 times the SLO)' : ''}.`, [
       ...marks(),
-      ifSamples({ data: { values: age }, mark: line(), encoding: { x: { ...x, field: 's' }, y: { field: 'age', type: 'quantitative', title: 'oldest age (s)' }, color: lane } }),
-      { data: { values: [{ y: sloS, label: `SLO ${fmtDuration(input.thresholds.oldestAgeSloMs)}` }] }, mark: { type: 'rule', color: '#555', strokeDash: [6, 4] }, encoding: { y: { field: 'y', type: 'quantitative' } } },
-      { data: { values: [{ y: sloS, label: `SLO ${fmtDuration(input.thresholds.oldestAgeSloMs)}` }] }, mark: { type: 'text', align: 'right', baseline: 'bottom', dy: -2, fontSize: 10, color: '#555' }, encoding: { y: { field: 'y', type: 'quantitative' }, x: { value: WIDTH_PX - 4 }, text: { field: 'label' } } },
+      ifSamples({ data: { values: age }, mark: line(), encoding: { x: { ...x, field: 's' }, y: { field: 'age', ...ageY, title: 'oldest age (s)' }, color: lane } }),
+      { data: { values: [{ y: sloS, label: `SLO ${fmtDuration(input.thresholds.oldestAgeSloMs)}` }] }, mark: { type: 'rule', color: '#555', strokeDash: [6, 4] }, encoding: { y: { field: 'y', ...ageY } } },
+      { data: { values: [{ y: sloS, label: `SLO ${fmtDuration(input.thresholds.oldestAgeSloMs)}` }] }, mark: { type: 'text', align: 'right', baseline: 'bottom', dy: -2, fontSize: 10, color: '#555' }, encoding: { y: { field: 'y', ...ageY }, x: { value: WIDTH_PX - 4 }, text: { field: 'label' } } },
     ]),
     chart('dead-letter-depth', 'Dead-letter depth', `Rows in the dead-letter queue; the dashed line is the alert threshold (${input.thresholds.deadLetterDepth}).`, [
       ...marks(),

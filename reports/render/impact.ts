@@ -1,10 +1,11 @@
 import type { ReportInput } from './input.ts';
-import type { HistoryIndex } from './job-index.ts';
+import { elapsedOnDbClock } from '../../harness/history.ts';
+import { dbAt, type HistoryIndex } from './job-index.ts';
 import { percentile } from './format.ts';
 
 /** What the incident cost, in figures taken from the history. */
 export interface Impact {
-  /** Due-to-start latency: per job, its first `job:started` minus the `runAt` it first became due at. */
+  /** Due-to-start latency: per job, its first `job:started` minus the `runAt` it first became due at, less what a database clock step skipped in between. */
   latency: { jobs: number; p50Ms: number | null; p90Ms: number | null; p99Ms: number | null; maxMs: number | null; maxJobId: number | null };
   /** Jobs whose first start came later than the oldest-age SLO after they were due. */
   delayedJobs: number;
@@ -30,11 +31,11 @@ export function computeImpact(input: ReportInput, idx: HistoryIndex): Impact {
   const duplicated: number[] = [];
   const dead = new Set<number>();
   for (const f of idx.jobs.values()) {
-    if (f.starts.length > 0 && f.firstDueAt !== null) {
+        if (f.starts.length > 0 && f.firstDueAt !== null) {
       const first = f.starts[0];
       // The start's own dbTime when recorded, else its harness t on the database's time base.
-      const startedAt = first.dbTime ?? idx.base + first.t;
-      latencies.push({ jobId: f.jobId, ms: startedAt - f.firstDueAt });
+      const startedAt = first.dbTime ?? dbAt(idx, first.t);
+      latencies.push({ jobId: f.jobId, ms: elapsedOnDbClock(f.firstDueAt!, startedAt, idx.dbSteps) });
     }
     if (f.dead || f.rescues.some((r) => r.dead)) dead.add(f.jobId);
     const effectCounts = [...f.effectKeys].map((k) => input.final.effects[k] ?? 0);

@@ -1,4 +1,4 @@
-import type { EventOf, HistoryEvent, JobKind } from '../../harness/history.ts';
+import { dbClockSteps, type DbClockStep, type EventOf, type HistoryEvent, type JobKind, type PreloadOrigin } from '../../harness/history.ts';
 import { toEpochMs, type ReportInput } from './input.ts';
 
 /**
@@ -39,6 +39,26 @@ export interface HistoryIndex {
   samples: EventOf<'sample'>[];
   faults: EventOf<'fault:injected'>[];
   alerts: EventOf<'alert:crossed'>[];
+  /** Steps of the simulated database clock (db-clock-jump faults), in order. */
+  dbSteps: DbClockStep[];
+  /** Preloaded jobs by id: delayed work or retries in backoff put in place before the load. */
+  preloaded: Map<number, PreloadOrigin>;
+}
+
+/** The database's time (epoch ms) at history t: the run's base plus every database clock step made by then. */
+export function dbAt(idx: Pick<HistoryIndex, 'base' | 'dbSteps'>, t: number): number {
+  return idx.base + t + idx.dbSteps.filter((s) => s.t <= t).reduce((sum, s) => sum + (s.toMs - s.fromMs), 0);
+}
+
+/** The history t at which the database's clock read `dbMs` (epoch ms); an instant a step skipped over maps to the step. */
+export function runTOfDb(idx: Pick<HistoryIndex, 'base' | 'dbSteps'>, dbMs: number): number {
+  let shift = 0;
+  for (const s of idx.dbSteps) {
+    if (dbMs <= s.fromMs) break;
+    if (dbMs <= s.toMs) return s.t;
+    shift += s.toMs - s.fromMs;
+  }
+  return dbMs - idx.base - shift;
 }
 
 /**
@@ -48,7 +68,10 @@ export interface HistoryIndex {
  * events recorded late). Without any, the run's `startedAt` is used.
  */
 export function runStartEpochMs(input: Pick<ReportInput, 'history' | 'startedAt'>): number {
-  const offsets = input.history.filter((e) => typeof e.dbTime === 'number').map((e) => (e.dbTime as number) - e.t);
+  // After a step of the database clock every dbTime reads the step further on; take it back out.
+  const steps = dbClockSteps(input.history);
+  const stepped = (t: number) => steps.filter((s) => s.t <= t).reduce((sum, s) => sum + (s.toMs - s.fromMs), 0);
+  const offsets = input.history.filter((e) => typeof e.dbTime === 'number').map((e) => (e.dbTime as number) - e.t - stepped(e.t));
   if (offsets.length === 0) return toEpochMs(input.startedAt, 'startedAt');
   offsets.sort((a, b) => a - b);
   return offsets[Math.floor((offsets.length - 1) / 2)];
@@ -81,7 +104,7 @@ export function indexHistory(input: ReportInput): HistoryIndex {
   const jobs = new Map<number, JobFacts>();
   const processes: ProcessLife[] = [];
   const open = new Map<number, ProcessLife>();
-  const idx: HistoryIndex = { base, endT: durationT, jobs, processes, samples: [], faults: [], alerts: [] };
+  const idx: HistoryIndex = { base, endT: durationT, jobs, processes, samples: [], faults: [], alerts: [], dbSteps: dbClockSteps(input.history), preloaded: new Map() };
   for (const e of input.history as HistoryEvent[]) {
     idx.endT = Math.max(idx.endT, e.t);
     switch (e.type) {
@@ -135,6 +158,12 @@ export function indexHistory(input: ReportInput): HistoryIndex {
         }
         break;
       }
+      case 'preload:enqueued':
+        for (const id of e.jobIds) {
+          idx.preloaded.set(id, e.origin);
+          facts(jobs, id, e.queue);
+        }
+        break;
       case 'sample':
         idx.samples.push(e);
         break;

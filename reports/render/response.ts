@@ -1,5 +1,6 @@
 import type { ReportInput } from './input.ts';
-import type { HistoryIndex } from './job-index.ts';
+import { elapsedOnDbClock } from '../../harness/history.ts';
+import { dbAt, type HistoryIndex } from './job-index.ts';
 import type { Impact } from './impact.ts';
 import type { RootCause } from './root-cause.ts';
 import type { Breach, Detection } from './timeline.ts';
@@ -13,7 +14,12 @@ import { fmtCount, fmtDuration, fmtList, fmtT, plural, percentile } from './form
 export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCause, breaches: Breach[], window: { fromT: number; toT: number } | null): string[] {
   const out: string[] = [];
   for (const c of rc.crashers) {
-    if (c.deadT !== null) {
+    if (c.deadT !== null && outOfAttempts(c)) {
+      out.push(
+        `Crash-loop detection did not convict job ${c.jobId}: it was dead-lettered only when its attempts ran out, at ${fmtT(c.deadT)} after ${plural(c.attempts, 'attempt')} ("${c.dead!.reason}"), ` +
+          `${fmtDuration(c.deadT - c.firstCrashT)} after its first crash; it crashed ${plural(c.crashes, 'process', 'processes')} in all, each a restart and the jobs in flight on it.`,
+      );
+    } else if (c.deadT !== null) {
       out.push(`Crash-loop detection routed job ${c.jobId} to the dead-letter queue at ${fmtT(c.deadT)}, ${fmtDuration(c.deadT - c.firstCrashT)} after its first crash; it crashed ${plural(c.crashes, 'process', 'processes')} in all.`);
     } else {
       out.push(`Job ${c.jobId} was never dead-lettered: it kept crashing workers (${plural(c.crashes, 'crash', 'crashes')}) until the history ended.`);
@@ -28,8 +34,8 @@ export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCa
     }
     for (const f of idx.jobs.values()) {
       const s = f.starts[0];
-      if (!s || f.firstDueAt === null || s.t < window.fromT || s.t > window.toT) continue;
-      const v = (s.dbTime ?? idx.base + s.t) - f.firstDueAt;
+            if (!s || f.firstDueAt === null || s.t < window.fromT || s.t > window.toT) continue;
+      const v = elapsedOnDbClock(f.firstDueAt!, s.dbTime ?? dbAt(idx, s.t), idx.dbSteps);
       const list = lat.get(f.queue) ?? [];
       list.push(v);
       lat.set(f.queue, list);
@@ -39,6 +45,16 @@ export function mitigationText(input: ReportInput, idx: HistoryIndex, rc: RootCa
       const parts = lanes.map((q) => `\`${q}\` ${fmtCount(done.get(q) ?? 0)} (p99 due-to-start ${fmtDuration(percentile(lat.get(q) ?? [], 99))})`);
       out.push(`During the incident window (${fmtT(window.fromT)} to ${fmtT(window.toT)}) the lanes kept completing jobs: ${fmtList(parts, 12)}.`);
     }
+  }
+  // A relapse after the incident window while a poison still crash-looped: the loop, not the herd, held the lane.
+  for (const b of breaches) {
+    if (!window || b.fromT <= window.toT) continue;
+    const looping = rc.crashers.filter((c) => c.firstCrashT <= b.fromT && (c.deadT ?? Infinity) >= b.fromT);
+    if (looping.length === 0) continue;
+    out.push(
+      `Oldest-unclaimed-age went over the SLO again at ${fmtT(b.fromT)}, after the incident window, while ${fmtList(looping.map((c) => `job ${c.jobId}`))} still crash-looped ` +
+        `(dead-lettered at ${fmtList(looping.map((c) => (c.deadT === null ? 'never' : fmtT(c.deadT))))}).`,
+    );
   }
   const last = breaches[breaches.length - 1];
   if (last) {
@@ -66,6 +82,13 @@ export function actionItems(input: ReportInput, impact: Impact, rc: RootCause, b
     }
   }
   for (const c of rc.crashers.slice(0, 3)) {
+    if (c.deadT !== null && outOfAttempts(c)) {
+      out.push(
+        `Crash-loop detection missed job ${c.jobId}: ${plural(c.crashes, 'crash', 'crashes')} of its worker did not convict it, and it ran until its attempt budget was spent (${fmtT(c.deadT)}); ` +
+          'check the crash counting of the lease rescuer and maxCrashes. Its crash loop overlapped the herd all that time (see Root cause).',
+      );
+      continue;
+    }
     out.push(
       c.deadT !== null
         ? `Find why job ${c.jobId}'s payload kills its worker (${plural(c.crashes, 'crash', 'crashes')} on ${fmtList(c.nodes)}) and make the handler fail instead of crash; each crash cost a process restart and the jobs in flight on it.`
@@ -73,7 +96,9 @@ export function actionItems(input: ReportInput, impact: Impact, rc: RootCause, b
     );
   }
   for (const j of rc.clockJumps) {
-    if (j.occurrences > 0) out.push(`Bound catch-up after a clock jump: ${j.node} materialized ${plural(j.occurrences, 'occurrence')} after its clock moved; refuse or cap materialization when a node's clock disagrees with the database's.`);
+    if (j.occurrences > 0 && j.withDatabase) {
+      out.push(`Bound catch-up after a clock step: ${j.node} materialized ${plural(j.occurrences, 'occurrence')} after the database clock stepped, most of them due at once; cap what one pass may catch up, or give schedules that need not run every missed occurrence the \`latest\` policy.`);
+    } else if (j.occurrences > 0) out.push(`Bound catch-up after a clock jump: ${j.node} materialized ${plural(j.occurrences, 'occurrence')} after its clock moved; refuse or cap materialization when a node's clock disagrees with the database's.`);
   }
   if (breaches.length > 0 && detection.firstCrossings.length === 0) out.push('Add an alert: oldest-unclaimed-age went over the SLO but no alert signal fired.');
   const last = breaches[breaches.length - 1];
@@ -83,4 +108,9 @@ export function actionItems(input: ReportInput, impact: Impact, rc: RootCause, b
   if (input.interrupted) out.push(`Re-run to completion: \`${input.replayCommand}\`.`);
   if (out.length === 0) out.push('None: every invariant held and the run recovered on its own.');
   return out;
+}
+
+/** The job died of its attempt budget (the dead-letter reason says so), not of the crash-loop verdict. */
+function outOfAttempts(c: RootCause['crashers'][number]): boolean {
+  return c.dead !== null && /attempts exhausted/.test(c.dead.reason);
 }

@@ -2,6 +2,9 @@ import type { EventOf, HistoryEvent } from '../../harness/history.ts';
 import type { ReportInput } from './input.ts';
 import { ranOn, type HistoryIndex, type ProcessLife } from './job-index.ts';
 import { fmtCount, fmtDetail, fmtList, fmtOffset, fmtT, plural } from './format.ts';
+import { compoundingSentence, findHerd, herdSentence, recoveryAfter, type Herd } from './herd.ts';
+
+export type { Herd } from './herd.ts';
 
 /**
  * Root cause, derived from the history: which job crashed which processes,
@@ -36,14 +39,8 @@ export interface ClockJump {
   bySchedule: Record<string, number>;
   /** Mean occurrences per materialization pass by this node before the jump. */
   perPassBefore: number | null;
-}
-
-export interface Herd {
-  /** Start of the busiest second, history t ms. */
-  t: number;
-  jobs: number;
-  medianPerSecond: number;
-  notEnqueued: number;
+  /** The node's clock stepped with the database's (a `db-clock-jump`), so the two still agreed. */
+  withDatabase: boolean;
 }
 
 export interface RootCause {
@@ -127,8 +124,8 @@ function findCrashers(input: ReportInput, idx: HistoryIndex): CrashAnalysis {
       crashes: crashCount,
       pids: lives.map((l) => l.pid),
       nodes: [...new Set(lives.map((l) => l.node))],
-      firstCrashT: lives[0].exit!.t,
-      lastCrashT: lives[lives.length - 1].exit!.t,
+      firstCrashT: Math.min(...lives.map((l) => l.exit!.t)),
+      lastCrashT: Math.max(...lives.map((l) => l.exit!.t)),
       dead: f.dead,
       deadT: f.dead?.t ?? deadRescue?.t ?? null,
       attempts: Math.max(f.dead?.attempt ?? 0, deadRescue?.attempts ?? 0, f.claims.length),
@@ -162,7 +159,12 @@ function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
   const clockFaults = idx.faults.filter((f) => CLOCK_FAULT.test(f.fault));
   clockFaults.forEach((fault, i) => {
     const d = fault.detail;
-    const node = faultNode(d);
+    // A database clock step names the nodes whose clocks stepped with it.
+    const nodes = fault.fault === 'db-clock-jump' ? (Array.isArray(d.nodesStepped) ? d.nodesStepped.map(String) : []) : [faultNode(d)];
+    for (const node of nodes) jumpOf(fault, node, i);
+  });
+  function jumpOf(fault: EventOf<'fault:injected'>, node: string, i: number): void {
+    const d = fault.detail;
     if (!node || isFaultEnd(fault)) return;
     const key = JUMP_KEYS.find((k) => typeof d[k] === 'number');
     // The jump lasts until the next clock fault on the same node (its end, or another jump).
@@ -187,32 +189,15 @@ function findClockJumps(input: ReportInput, idx: HistoryIndex): ClockJump[] {
       passes: new Set(after.map((m) => m.t)).size,
       bySchedule,
       perPassBefore: before.length ? before.reduce((n, m) => n + m.occurrences, 0) / before.length : null,
+      withDatabase: fault.fault === 'db-clock-jump',
     });
-  });
+  }
   return jumps;
 }
 
-/** The busiest second of due times, when it stands far above the typical second (5× the median and at least 50 jobs). */
-function findHerd(idx: HistoryIndex): Herd | null {
-  const bins = new Map<number, { jobs: number; notEnqueued: number }>();
-  for (const f of idx.jobs.values()) {
-    if (f.firstDueAt === null) continue;
-    const sec = Math.floor((f.firstDueAt - idx.base) / 1000);
-    const b = bins.get(sec) ?? { jobs: 0, notEnqueued: 0 };
-    b.jobs++;
-    if (!f.enqueued) b.notEnqueued++;
-    bins.set(sec, b);
-  }
-  if (bins.size === 0) return null;
-  const counts = [...bins.values()].map((b) => b.jobs).sort((a, b) => a - b);
-  const median = counts[Math.floor((counts.length - 1) / 2)];
-  const [sec, peak] = [...bins.entries()].reduce((best, cur) => (cur[1].jobs > best[1].jobs ? cur : best));
-  if (peak.jobs < 50 || peak.jobs < 5 * median) return null;
-  return { t: sec * 1000, jobs: peak.jobs, medianPerSecond: median, notEnqueued: peak.notEnqueued };
-}
-
 function crasherSentence(c: Crasher, idx: HistoryIndex): string {
-  const where = `pids ${fmtList(c.pids)} on ${fmtList(c.nodes)}`;
+  // Two suspects in flight on one crashed process: the crash is blamed on one, though the rescuer counted it for both.
+  const where = `pids ${fmtList(c.pids)} on ${fmtList(c.nodes)}${c.pids.length < c.crashes ? `; the rescuer counted ${c.crashes} crashes, the others shared with another suspect` : ''}`;
   const span = c.crashes > 1 ? ` between ${fmtT(c.firstCrashT)} and ${fmtT(c.lastCrashT)}` : ` at ${fmtT(c.firstCrashT)}`;
   const head = `Job ${c.jobId} (queue \`${c.queue}\`) crashed ${plural(c.crashes, 'worker process', 'worker processes')} (${where})${span}`;
   if (c.deadT !== null) {
@@ -226,7 +211,7 @@ function crasherSentence(c: Crasher, idx: HistoryIndex): string {
 function clockSentence(j: ClockJump): string {
   const req = j.requestedMs !== null ? fmtOffset(j.requestedMs) : 'by an unrecorded amount';
   const seen = j.observedMs !== null ? ` (its own events afterwards ran ${fmtOffset(Math.round(j.observedMs / 1000) * 1000)} from the harness clock)` : '';
-  let s = `Node ${j.node}'s clock jumped ${req} at ${fmtT(j.t)}${seen}`;
+  let s = `Node ${j.node}'s clock jumped ${req} at ${fmtT(j.t)}${j.withDatabase ? ' together with the database clock' : ''}${seen}`;
   if (j.occurrences === 0) return `${s}; it materialized no cron occurrences afterwards.`;
   const schedules = Object.entries(j.bySchedule).map(([id, n]) => `${id} ×${fmtCount(n)}`);
   s += `; it then materialized ${plural(j.occurrences, 'occurrence')} (${fmtCount(j.inserted)} inserted) in ${plural(j.passes, 'pass', 'passes')}, of ${plural(schedules.length, 'schedule')} (${fmtList(schedules)})`;
@@ -254,7 +239,7 @@ function failureFindings(input: ReportInput): string[] {
 export function deriveRootCause(input: ReportInput, idx: HistoryIndex): RootCause {
   const { crashers, unattributed, unexplained: lonely, bystanders } = findCrashers(input, idx);
   const clockJumps = findClockJumps(input, idx);
-  const herd = findHerd(idx);
+  const herd = findHerd(input, idx);
   const findings: string[] = crashers.slice(0, 5).map((c) => crasherSentence(c, idx));
   if (crashers.length > 5) findings.push(`${plural(crashers.length - 5, 'more job')} crashed worker processes: ${fmtList(crashers.slice(5).map((c) => c.jobId))}.`);
   for (const c of lonely.slice(0, 5)) {
@@ -265,8 +250,9 @@ export function deriveRootCause(input: ReportInput, idx: HistoryIndex): RootCaus
   }
   for (const j of clockJumps) findings.push(clockSentence(j));
   if (herd) {
-    const src = herd.notEnqueued > 0 ? `; ${fmtCount(herd.notEnqueued)} of them were not enqueued by the load generator (materialized by a scheduler)` : '';
-    findings.push(`A thundering herd: ${plural(herd.jobs, 'job')} became due in the one second from ${fmtT(herd.t)}, against a median of ${fmtCount(herd.medianPerSecond)} per second${src}.`);
+    findings.push(herdSentence(herd));
+    const both = compoundingSentence(herd, crashers, recoveryAfter(idx, herd.t, input.thresholds.oldestAgeSloMs), bystanders);
+    if (both) findings.push(both);
   }
   const killed = new Map<number, EventOf<'fault:injected'>>();
   for (const f of idx.faults) if (typeof f.detail.pid === 'number') killed.set(f.detail.pid, f);

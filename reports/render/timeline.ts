@@ -101,7 +101,7 @@ export function buildTimeline(input: ReportInput, rc: RootCause, breaches: Breac
         alerts.push({
           t: e.t,
           kind: 'alert',
-          text: `Alert \`${e.signal}\` crossed ${e.direction === 'up' ? 'above' : 'back below'} its threshold (value ${e.value}, threshold ${e.threshold}).`,
+          text: `Alert \`${e.signal}\` crossed ${e.direction === 'up' ? 'above' : 'back below'} its threshold (${crossingValue(e)}).`,
         });
         break;
       case 'process:exited':
@@ -150,12 +150,19 @@ export function detectionText(d: Detection, breaches: Breach[]): string[] {
   const out: string[] = [];
   if (d.trigger) {
     const rel = first.afterTriggerMs! >= 0 ? `${fmtDuration(first.afterTriggerMs)} after` : `${fmtDuration(-first.afterTriggerMs!)} before`;
-    out.push(`\`${first.signal}\` fired first, at ${fmtT(first.t)} (${first.value} against a threshold of ${first.threshold}), ${rel} the first fault (\`${d.trigger.fault}\` at ${fmtT(d.trigger.t)}).`);
+    out.push(`\`${first.signal}\` fired first, at ${fmtT(first.t)} (${crossingValue(first)}), ${rel} the first fault (\`${d.trigger.fault}\` at ${fmtT(d.trigger.t)}): the time to detection.`);
   } else {
-    out.push(`\`${first.signal}\` fired first, at ${fmtT(first.t)} (${first.value} against a threshold of ${first.threshold}); no fault was injected in this run.`);
+    out.push(`\`${first.signal}\` fired first, at ${fmtT(first.t)} (${crossingValue(first)}); no fault was injected in this run.`);
   }
   if (d.firstCrossings.length > 1) {
-    out.push(`Then: ${fmtList(d.firstCrossings.slice(1).map((c) => `\`${c.signal}\` at ${fmtT(c.t)}${c.afterTriggerMs !== null ? ` (+${fmtDuration(c.afterTriggerMs)})` : ''}`))}.`);
+    const after = (c: Detection['firstCrossings'][number]) => (c.afterTriggerMs !== null ? `, ${fmtDuration(c.afterTriggerMs)} after the first fault` : '');
+    out.push(`Then: ${fmtList(d.firstCrossings.slice(1).map((c) => `\`${c.signal}\` at ${fmtT(c.t)} (${crossingValue(c)}${after(c)})`))}.`);
   }
   return out;
+}
+
+/** A crossing's value against its threshold, in the signal's unit: durations for ages, counts for depths. */
+function crossingValue(c: { signal: string; value: number; threshold: number }): string {
+  const f = /age/.test(c.signal) ? (v: number) => fmtDuration(v) : (v: number) => String(Math.round(v * 1000) / 1000);
+  return `${f(c.value)} against a threshold of ${f(c.threshold)}`;
 }

@@ -1,4 +1,5 @@
 import type { FinalState, HistoryEvent, JobKind } from '../../harness/history.ts';
+import type { ReportInput } from '../../reports/render/index.ts';
 
 /**
  * Small hand-written histories for checker unit tests. Every helper takes the
@@ -77,4 +78,27 @@ export function job(id: number, state: string, x: Partial<Omit<FinalJob, 'id' | 
 
 export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>> = {}): FinalState {
   return { jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {}, ...(x.effectRows ? { effectRows: x.effectRows } : {}) };
+}
+
+/** Epoch ms of t = 0 in hand-written report inputs. */
+export const REPORT_BASE = Date.parse('2026-11-30T10:00:00.000Z');
+
+/** A report input around a hand-written history: a 20 s passing run of a tiny scenario, patched as a test needs. */
+export function reportInput(history: HistoryEvent[], patch: Partial<ReportInput> = {}): ReportInput {
+  return {
+    scenario: { name: 'tiny', description: 'hand-written' },
+    seed: 7,
+    replayCommand: 'npx tsx bin/run-scenario.ts tiny --seed 7',
+    startedAt: REPORT_BASE,
+    finishedAt: REPORT_BASE + 20_000,
+    interrupted: false,
+    verdict: 'pass',
+    offeredRate: 1,
+    achievedRate: 1,
+    history,
+    final: { jobs: [], deadLetters: [], effects: {} },
+    invariants: [{ name: 'no-lost-jobs', pass: true, figure: '0 lost of 3', bound: '0' }],
+    thresholds: { oldestAgeSloMs: 5_000, deadLetterDepth: 1 },
+    ...patch,
+  };
 }

@@ -1,6 +1,7 @@
 import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
 import { clockJump, clockSkew, cronRewind, dst } from './clocks.ts';
+import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
 import { queuePause } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
@@ -15,6 +16,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'clock-jump': clockJump,
   dst,
   'cron-rewind': cronRewind,
+  'db-clock-jump': dbClockJump,
   'poison-pill': poisonPill,
   'thundering-herd': thunderingHerd,
   'db-terminate-backends': terminateBackends,

@@ -1,0 +1,35 @@
+import type { HistoryEvent } from '../../history.ts';
+import { stepDbClock } from '../../db-clock/db-clock.ts';
+import { evidence, injected, watchFor, type Injector } from './context.ts';
+
+/**
+ * Steps the database's clock forward by jumpMs through the simulated database
+ * clock (docs/time.md), and the clocks of the target nodes with it (scheduler
+ * nodes that take their time from the same host or NTP source). Records the
+ * database time before and after and the claimable jobs whose run_at the step
+ * skipped over, by origin, as the database counted them in the same
+ * transaction. Evidence: a claim of one of those jobs.
+ */
+export const dbClockJump: Injector = async (action, ctx) => {
+  const jumpMs = action.params.jumpMs as number;
+  const step = await stepDbClock(ctx.db, jumpMs);
+  const nodes: string[] = [];
+  for (const t of action.targets) {
+    const proc = t.role === 'scheduler' ? ctx.fleet.schedulers[t.index] : ctx.fleet.worker(t.index);
+    if (!proc?.send({ kind: 'clock:jump', deltaMs: jumpMs })) continue;
+    if (t.role === 'scheduler') ctx.fleet.schedulerSkewMs[t.index] += jumpMs;
+    nodes.push(`${t.role}-${t.index}`);
+  }
+  const fromMs = step.dbBefore.getTime();
+  const toMs = step.dbAfter.getTime();
+  injected(ctx, action, {
+    jumpMs,
+    dbBeforeMs: fromMs,
+    dbAfterMs: toMs,
+    dueAtOnce: { delayed: step.delayed, retry: step.retry, cron: step.cron },
+    nodesStepped: nodes,
+  });
+  const skipped = (e: HistoryEvent) => e.type === 'job:claimed' && e.runAt > fromMs && e.runAt <= toMs;
+  const first = await watchFor(ctx, skipped, 60_000);
+  if (first?.type === 'job:claimed') evidence(ctx, action, { firstClaimOfASkippedJob: first.jobId, runAt: new Date(first.runAt).toISOString() });
+};
