@@ -33,7 +33,7 @@ const USAGE = `usage: stampede control <command> ... --by WHO --reason WHY
   pause <queue> [--new]                 no worker claims from the queue until resume
   resume <queue>
   limit <queue> [--max-in-flight N|none] [--max-starts-per-second R|none] [--new]
-                                        global limits, across all workers (both flags replace both limits)
+                                        global limits, across all workers (a flag left out keeps that limit)
   show [<queue>] [--json]               paused and limited queues (no --by/--reason needed)
   audit [--job ID] [--queue Q] [--limit N] [--json]
 --new: act on a queue that nothing names yet (refused otherwise, to catch typos)
@@ -64,10 +64,11 @@ function queueArg(value: string | undefined, command: string): string {
   return value;
 }
 
-/** --max-in-flight / --max-starts-per-second: a number, or "none" to remove the limit. */
-function limitFlag(values: Record<string, unknown>, name: string, integer: boolean): number | null {
+/** --max-in-flight / --max-starts-per-second: a number, "none" to remove the limit, or `current` when the flag is absent. */
+function limitFlag(values: Record<string, unknown>, name: string, integer: boolean, current: number | null): number | null {
   const raw = values[name];
-  if (raw === undefined || raw === 'none') return null;
+  if (raw === undefined) return current;
+  if (raw === 'none') return null;
   const n = Number(raw);
   if (String(raw).trim() === '' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
     throw new UsageError(`--${name}: expected ${integer ? 'an integer >= 1' : 'a number > 0'} or "none", got "${String(raw)}"`);
@@ -107,8 +108,17 @@ async function run(db: Db, command: string, args: string[], values: Record<strin
     case 'resume':
       return `resumed ${args[0]} at ${(await resumeQueue(db, queueArg(args[0], command), actor())).resumedAt.toISOString()}\n`;
     case 'limit': {
-      const limits = { maxInFlight: limitFlag(values, 'max-in-flight', true), maxStartsPerSecond: limitFlag(values, 'max-starts-per-second', false) };
-      return describeQueue(await setQueueLimits(db, queueArg(args[0], command), limits, { ...actor(), allowNew: values.new }));
+      const queue = queueArg(args[0], command);
+      if (values['max-in-flight'] === undefined && values['max-starts-per-second'] === undefined) {
+        throw new UsageError('limit: expected --max-in-flight and/or --max-starts-per-second (a number, or "none" to remove it)');
+      }
+      // A flag left out keeps that limit as it is: setting one never silently removes the other.
+      const now = await getQueueControl(db, queue);
+      const limits = {
+        maxInFlight: limitFlag(values, 'max-in-flight', true, now?.maxInFlight ?? null),
+        maxStartsPerSecond: limitFlag(values, 'max-starts-per-second', false, now?.maxStartsPerSecond ?? null),
+      };
+      return describeQueue(await setQueueLimits(db, queue, limits, { ...actor(), allowNew: values.new }));
     }
     case 'show': {
       const all = args[0] ? [await getQueueControl(db, args[0])].filter((c): c is QueueControl => c !== null) : await listQueueControls(db);

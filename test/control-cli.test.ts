@@ -29,9 +29,12 @@ describe('npm run control', () => {
     expect((await jobRow(db, job.id)).state).toBe('cancelled');
     expect((await control(['pause', 'cli-q', ...who])).stdout).toMatch(/^paused cli-q at .*: no worker claims from it until resume\n$/);
     expect((await control(['limit', 'cli-q', '--max-in-flight', '5', ...who])).stdout).toMatch(/^cli-q\tpaused since .* by alice: incident 42\tmax-in-flight=5\tmax-starts-per-second=none\n$/);
+    // Setting the rate keeps the in-flight limit; "none" removes one.
+    expect((await control(['limit', 'cli-q', '--max-starts-per-second', '2.5', ...who])).stdout).toMatch(/max-in-flight=5\tmax-starts-per-second=2.5\n$/);
+    expect((await control(['limit', 'cli-q', '--max-starts-per-second', 'none', ...who])).stdout).toMatch(/max-in-flight=5\tmax-starts-per-second=none\n$/);
     expect((await control(['show', '--json'])).stdout).toContain('"maxInFlight": 5');
     const audit = await control(['audit', '--queue', 'cli-q']);
-    expect(audit.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[2])).toEqual(['set-limits', 'pause', 'cancel']);
+    expect(audit.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[2])).toEqual(['set-limits', 'set-limits', 'set-limits', 'pause', 'cancel']);
   });
 
   it('exit 2 for a refused action, naming the job and why', async () => {
@@ -51,6 +54,7 @@ describe('npm run control', () => {
     expect(noWho.stderr).toContain('cancel: --by WHO and --reason WHY are required');
     expect((await control(['retry', 'abc', ...who])).stderr).toContain('retry: expected a job id (an integer >= 1), got "abc"');
     expect((await control(['limit', 'cli-q', '--max-in-flight', '2.5', ...who])).stderr).toContain('--max-in-flight: expected an integer >= 1 or "none", got "2.5"');
+    expect((await control(['limit', 'cli-q', ...who])).stderr).toContain('limit: expected --max-in-flight and/or --max-starts-per-second');
     expect((await control(['frobnicate'])).code).toBe(2);
     expect((await control(['--bogus'])).code).toBe(2);
     const noUrl = await control(['show'], {});

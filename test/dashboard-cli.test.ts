@@ -85,7 +85,7 @@ describe('npm run dashboard', () => {
     const cli = dashboardCli(args);
     expect(await cli.code).toBe(2);
     expect(cli.stderr()).toMatch(message);
-    expect(cli.stderr()).toContain('usage: tsx bin/dashboard.ts');
+    expect(cli.stderr()).toContain('usage: stampede dashboard');
   });
 
   it('refuses to start without DATABASE_URL (exit 2)', async () => {

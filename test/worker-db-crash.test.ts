@@ -151,8 +151,9 @@ describe('a Postgres crash under load', () => {
   it('right after a restart, a lease holder silent through the outage is not yet convicted; the mutant convicts it', async () => {
     const pg = db!;
     await enqueueMany(pg, [{ queue: 'held', payload: {} }]);
+    // As a worker does: it announces itself, then claims.
+    await pg.query(livenessQueries.StartWorker, ['held-w', 300]);
     const [job] = await claimJobs(pg, { queues: ['held'], leaseMs: [LEASE_MS], limit: 1, workerId: 'held-w', agingMs: 5_000 });
-    await pg.query(livenessQueries.TouchWorker, ['held-w', 300]);
     await server.crash();
     await systemClock.sleep(OUTAGE_MS); // the outage: longer than the lease and the holder's liveness ttl
     await server.restart();

@@ -86,10 +86,11 @@ describe('leases, heartbeats and fencing', () => {
       handlers: { 'slow-nohb': () => until('gate', () => gate.open, 20_000, 20) },
       leaseMs: 300,
       heartbeatMs: 0,
-      // One slot, held by the stalled job: the job taken back (no crash: "slow" is alive) goes to "second".
-      concurrency: 1,
       events,
       workerId: 'slow',
+      // One slot: once its lease is rescued (its holder alive, so not a suspect) the job is claimable by
+      // anyone, and a 'slow' with free slots could take it back itself; the thief must be the other worker.
+      concurrency: 1,
     });
     await until('first claim', () => claims.length === 1);
     startWorker({ handlers: { 'slow-nohb': () => until('gate', () => gate.open, 20_000, 20) }, leaseMs: 60_000, heartbeatMs: 0, events, workerId: 'second' });

@@ -39,7 +39,7 @@ async function expiredClaim(queue: string, owner: string): Promise<number> {
 
 async function setLiveness(owner: string, lastSeen: string, expires: string): Promise<void> {
   await db.query(
-    `INSERT INTO stampede.workers (worker_id, last_seen_at, expires_at, ttl_ms) VALUES ($1, now() + $2::interval, now() + $3::interval, 300)
+    `INSERT INTO stampede.workers (worker_id, started_at, last_seen_at, expires_at, ttl_ms) VALUES ($1, now() - interval '1 hour', now() + $2::interval, now() + $3::interval, 300)
      ON CONFLICT (worker_id) DO UPDATE SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at`,
     [owner, lastSeen, expires],
   );
@@ -70,6 +70,19 @@ describe('the rescuer tells a dead lease holder from a live one', () => {
     const row = await jobRow(db, id);
     expect(row).toMatchObject({ state: 'failed', crash_count: 0, last_error: 'lease expired while its worker was alive' });
     expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-lost' });
+  });
+
+  it('a holder restarted under the same id is dead: the expired lease of its earlier incarnation is a crash, though the id is alive', async () => {
+    const id = await expiredClaim('live-restarted', 'restarted');
+    // The process that took the lease is gone; a new one announced itself under the same id after the lease was written.
+    await db.query(
+      `INSERT INTO stampede.workers (worker_id, started_at, last_seen_at, expires_at, ttl_ms) VALUES ($1, now(), now(), now() + interval '3 seconds', 300)`,
+      ['restarted'],
+    );
+    expect(await rescueOnce()).toBe(1);
+    const row = await jobRow(db, id);
+    expect(row).toMatchObject({ state: 'failed', crash_count: 1 });
+    expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-expired' });
   });
 
   it('a holder neither dead nor seen since its lease expired is undecided: left for a later pass, then judged', async () => {

@@ -37,6 +37,14 @@ export class WorkerLiveness {
     await this.db.query(q.ForgetWorker, [this.workerId]).catch(() => {}); // left behind, it expires by itself
   }
 
+  /**
+   * Announces a new incarnation of this worker id (see StartWorker). The worker
+   * calls it before its first claim, so every lease it takes is written after it.
+   */
+  async begin(): Promise<void> {
+    await this.db.query(q.StartWorker, [this.workerId, this.intervalMs * LIVENESS_PERIODS_TO_DEATH]);
+  }
+
   /** One renewal. */
   async runOnce(): Promise<void> {
     await this.db.query(q.TouchWorker, [this.workerId, this.intervalMs * LIVENESS_PERIODS_TO_DEATH]);

@@ -14,6 +14,6 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'CompleteJobInTx',
 ] as const);
 
-export const livenessQueries = loadQueries(new URL('./liveness.sql', import.meta.url), ['TouchWorker', 'ForgetWorker'] as const);
+export const livenessQueries = loadQueries(new URL('./liveness.sql', import.meta.url), ['StartWorker', 'TouchWorker', 'ForgetWorker'] as const);
 
 export const rescuerQueries = loadQueries(new URL('./rescuer.sql', import.meta.url), ['RescueExpiredLeases'] as const);

@@ -4,7 +4,9 @@
 -- node share the work. Whether an expiry is a crash of the job depends on the
 -- lease holder's own liveness (stampede.workers, renewed by every live
 -- worker), not on the lease alone:
---  * holder dead (no row: it stopped, or never said it was alive; or silent
+--  * holder dead (no row: it stopped, or never said it was alive; a row of a
+--    later incarnation under the same id, started after the lease was last
+--    written, so the process that held it was restarted; or silent
 --    past its expiry while the database has been up for $3 ms, long enough
 --    for a live worker to reconnect after a Postgres restart): a crash. A job
 --    that crashed its worker $2 times, or is out of attempts, goes to the
@@ -21,6 +23,7 @@ WITH expired AS (
     LEFT JOIN stampede.workers w ON w.worker_id = j.lease_owner
    CROSS JOIN LATERAL (
      SELECT w.worker_id IS NULL
+            OR w.started_at > j.updated_at
             OR (w.expires_at < now() AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now()) AS dead
    ) holder
    WHERE j.state = 'claimed' AND j.lease_expires_at < now()

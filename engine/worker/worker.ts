@@ -36,6 +36,8 @@ export class Worker {
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
   private readonly liveness: WorkerLiveness;
+  /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
+  private incarnationAnnounced = false;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
   /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
@@ -128,6 +130,11 @@ export class Worker {
   async runOnce(): Promise<number> {
     if (this.isolating) return 0;
     const db = this.options.db;
+    if (!this.incarnationAnnounced) {
+      // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's.
+      await this.liveness.begin();
+      this.incarnationAnnounced = true;
+    }
     const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
     const base = { queues: this.queues, leaseMs, workerId: this.id };
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
