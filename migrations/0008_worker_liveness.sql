@@ -10,5 +10,10 @@ CREATE TABLE stampede.workers (
   last_seen_at timestamptz NOT NULL,
   -- last_seen_at + ttl_ms: silent past this, the worker is presumed dead.
   expires_at   timestamptz NOT NULL,
-  ttl_ms       integer NOT NULL CHECK (ttl_ms > 0)
+  ttl_ms       integer NOT NULL CHECK (ttl_ms > 0),
+  -- When a rescuer first found the row past its expiry (null: not suspected).
+  -- Silence is judged from here, not from expires_at alone: a step of the
+  -- database clock expires every row at once, and a live worker clears the
+  -- suspicion with its next renewal (docs/crash-accounting.md).
+  suspected_at timestamptz
 );

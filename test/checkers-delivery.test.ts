@@ -24,6 +24,15 @@ describe('no-job-lost', () => {
     expect(r.examples).toContainEqual({ lost: 'missing', op: 2 });
   });
 
+  it('fails (negative control) when two acknowledged ops came back as one job: the later was collapsed onto the other and never runs', () => {
+    // op 2 was acknowledged with op 1's job (its key collapsed onto op 1's); job 1 is done, op 2's work never happened.
+    const history = [h.invoke(0, 1), h.ok(1, 1, 1), h.invoke(2, 2), h.ok(3, 2, 1)];
+    const r = checkNoJobLost(history, finalState([job(1, 'done')]), { maxLost: 0 });
+    expect(r.pass).toBe(false);
+    expect(r.figure).toMatch(/^1 missing and 0 unfinished of 2 acknowledged/);
+    expect(r.examples).toContainEqual({ lost: 'missing', op: 2 });
+  });
+
   it('fails when a row exists for an enqueue the database refused, or for an op never invoked', () => {
     const history = [h.invoke(0, 1), h.ok(1, 1, 1), h.invoke(2, 2), h.fail(3, 2)];
     const r = checkNoJobLost(history, finalState([job(1, 'done'), job(2, 'done'), job(9, 'done')]), { maxLost: 0 });

@@ -96,7 +96,7 @@ describe('no-early-takeover', () => {
   const bounds = { slackMs: 1 };
   const claimed = h.claim(10, 1, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 });
 
-  it('passes when each redelivery follows a failure, a hand-back or deferral, or an expiry after a kill, a freeze, a stall or an outage', () => {
+  it('passes when each redelivery follows a failure, a hand-back or deferral, or an expiry after a kill, a freeze, a stall, an outage or a step of the database clock', () => {
     const history: HistoryEvent[] = [
       ...fleet,
       h.settings(0, 'w3', { heartbeatMs: 0 }),
@@ -116,10 +116,13 @@ describe('no-early-takeover', () => {
       // a live heartbeating holder whose renewals could not reach a restarting database
       h.settings(0, 'w4'), h.claim(10, 7, 'w4', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.fault(500, 'db-restart', { downS: 3 }),
       h.rescuedFrom(4_100, 7, 'w4', { dbTime: 5_050, leaseExpiredAt: 3_000 }), h.claim(4_200, 7, 'w1', 2),
+      // a live heartbeating holder whose lease end the database clock stepped over
+      h.settings(0, 'w5'), h.claim(5_000, 8, 'w5', 1, { dbTime: 6_000, leaseExpiresAt: 8_000 }), h.fault(5_600, 'db-clock-jump', { dbBeforeMs: 6_600, dbAfterMs: 3_606_600 }),
+      h.rescuedFrom(5_700, 8, 'w5', { dbTime: 3_606_700, leaseExpiredAt: 8_000 }), h.claim(5_800, 8, 'w1', 2),
     ];
     const r = checkNoEarlyTakeover(history, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 7 redeliveries and 4 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage');
+    expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 8 redeliveries and 5 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage, 1 clock-step');
   });
 
   it('places a claim reported only after its frozen worker resumed where the database says it happened', () => {

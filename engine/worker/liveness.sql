@@ -8,7 +8,7 @@ INSERT INTO stampede.workers AS w (worker_id, started_at, last_seen_at, expires_
 VALUES ($1, now(), now(), now() + make_interval(secs => $2::float8 / 1000), $2)
 ON CONFLICT (worker_id) DO UPDATE
    SET started_at = excluded.started_at, last_seen_at = excluded.last_seen_at,
-       expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms;
+       expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms, suspected_at = NULL;
 
 -- name: TouchWorker
 -- A live worker says so: its row, renewed until now() + $2 ms. Rows of
@@ -19,7 +19,8 @@ WITH forgotten AS (
 INSERT INTO stampede.workers AS w (worker_id, started_at, last_seen_at, expires_at, ttl_ms)
 VALUES ($1, now(), now(), now() + make_interval(secs => $2::float8 / 1000), $2)
 ON CONFLICT (worker_id) DO UPDATE
-   SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms;
+   SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms,
+       suspected_at = NULL;
 
 -- name: ForgetWorker
 -- A worker that stopped cleanly: from now on its leftover leases (if any) are a dead worker's.

@@ -7,8 +7,12 @@
 --  * holder dead (no row: it stopped, or never said it was alive; a row of a
 --    later incarnation under the same id, started after the lease was last
 --    written, so the process that held it was restarted; or silent
---    past its expiry while the database has been up for $3 ms, long enough
---    for a live worker to reconnect after a Postgres restart): a crash. A job
+--    for a whole ttl since a rescuer first found it past its expiry, while
+--    the database has been up for $3 ms, long enough for a live worker to
+--    reconnect after a Postgres restart): a crash. Silence is counted from
+--    the suspicion, not from expires_at, because a step of the database
+--    clock (NTP correcting a drifted host, a VM resumed) expires every row
+--    at once; a live worker clears its suspicion at its next renewal. A job
 --    that crashed its worker $2 times, or is out of attempts, goes to the
 --    dead-letter table in the same statement.
 --  * holder seen alive after the lease expired: a live worker that lost the
@@ -17,14 +21,20 @@
 --  * neither yet: undecided, left for a later pass, at most the holder's
 --    liveness ttl (or $3 ms after a restart) from now.
 -- The others become claimable again at once: the lease expiry was the delay.
-WITH expired AS (
+WITH suspected AS (
+  -- Reads the rows as this statement found them; `expired` below sees the same
+  -- snapshot, so a holder suspected now is judged dead at a later pass at the earliest.
+  UPDATE stampede.workers w SET suspected_at = now()
+   WHERE w.suspected_at IS NULL AND w.expires_at < now()
+), expired AS (
   SELECT j.id, holder.dead, j.lease_owner, j.lease_expires_at
     FROM stampede.jobs j
     LEFT JOIN stampede.workers w ON w.worker_id = j.lease_owner
    CROSS JOIN LATERAL (
      SELECT w.worker_id IS NULL
             OR w.started_at > j.updated_at
-            OR (w.expires_at < now() AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now()) AS dead
+            OR (w.suspected_at + make_interval(secs => w.ttl_ms / 1000.0) < now() AND w.last_seen_at < w.suspected_at
+                AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now()) AS dead
    ) holder
    WHERE j.state = 'claimed' AND j.lease_expires_at < now()
      AND (holder.dead OR w.last_seen_at >= j.lease_expires_at)

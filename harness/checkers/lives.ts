@@ -100,9 +100,10 @@ export function leaseEnd(h: Hold, cutoff?: { e: HistoryEvent; i: number }): numb
 
 /**
  * Why a lease ran out: its holder was killed, frozen, ran on with heartbeats
- * off (a stall), or could not reach the database to renew (an outage fault).
+ * off (a stall), could not reach the database to renew (an outage fault),
+ * or the database's clock stepped past the lease's end (a db-clock-jump).
  */
-export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage';
+export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage' | 'clock-step';
 
 /** Faults that take the database away from the workers: a live holder's renewals may fail meanwhile. */
 const OUTAGE_FAULTS: ReadonlySet<string> = new Set(['db-restart', 'db-terminate-backends', 'pool-exhaust']);
@@ -121,12 +122,14 @@ export class Fleetline {
   private readonly freezes = new Map<string, Window[]>();
   private readonly settings = new Map<string, EventOf<'worker:settings'>>();
   private readonly outages: number[] = [];
+  private readonly clockSteps: number[] = [];
 
   constructor(history: readonly HistoryEvent[]) {
     const push = <T>(m: Map<string, T[]>, k: string, v: T) => (m.get(k) ?? m.set(k, []).get(k)!).push(v);
     for (const e of history) {
       if (e.type === 'process:exited') push(this.exits, e.node, e.t);
       else if (e.type === 'fault:injected' && OUTAGE_FAULTS.has(e.fault)) this.outages.push(e.t);
+      else if (e.type === 'fault:injected' && e.fault === 'db-clock-jump') this.clockSteps.push(e.t);
       else if (e.type === 'worker:settings') this.settings.set(e.workerId, e);
       else if (e.type === 'fault:injected' && e.fault === 'worker-stop') {
         const target = String(e.detail.target ?? '');
@@ -185,6 +188,7 @@ export class Fleetline {
     if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
     if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
     if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
+    if (this.clockSteps.some((t) => t >= fromT && t <= untilT)) return 'clock-step';
     return undefined;
   }
 }

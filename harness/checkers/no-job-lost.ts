@@ -17,7 +17,10 @@ export interface NoJobLostBounds {
  *   recorded, whose row exists, found by the generator's `op:<n>` idempotency
  *   key; it must then be finished like any other;
  * - unexpected: a row under the key of an op that was never invoked, or that
- *   the database refused outright (`enqueue:fail`).
+ *   the database refused outright (`enqueue:fail`);
+ * - collapsed: an acknowledged op answered with the job of another op. Two
+ *   distinct enqueues (distinct keys) are two jobs; one that came back as
+ *   somebody else's job was acknowledged and will never run, so it is missing.
  */
 export function checkNoJobLost(history: readonly HistoryEvent[], final: FinalState, bounds: NoJobLostBounds): InvariantResult {
   const idx = new JobIndex(history, final);
@@ -27,11 +30,15 @@ export function checkNoJobLost(history: readonly HistoryEvent[], final: FinalSta
   let acknowledged = 0;
   let recovered = 0;
   let unknownAbsent = 0;
+  const opByAckedJob = new Map<number, number>();
 
   for (const r of idx.ops.values()) {
     if (r.ok) {
       acknowledged++;
-      if (!r.job) missing.push(r.op);
+      const first = opByAckedJob.get(r.ok.jobId);
+      if (first === undefined) opByAckedJob.set(r.ok.jobId, r.op);
+      if (first !== undefined && first !== r.op) missing.push(r.op); // collapsed onto op `first`'s job
+      else if (!r.job) missing.push(r.op);
       else if (!TERMINAL_STATES.has(r.job.state)) unfinished.push({ op: r.op, jobId: r.job.id, state: r.job.state });
     } else if (r.info || (r.invoke && !r.fail)) {
       // No outcome recorded at all (the run was interrupted mid-call) is an unknown outcome too, as in Jepsen.

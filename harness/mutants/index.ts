@@ -15,6 +15,8 @@ import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
 import { oldestAgePriorityBlind } from './oldest-age-priority-blind.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
+import { claimOnePerLane } from './claim-one-per-lane.ts';
+import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
 import { failOneOverBudget } from './fail-one-over-budget.ts';
@@ -55,6 +57,9 @@ export const MUTANTS = {
   'suspects-in-batches': suspectsInBatches,
   'renewal-unfenced': renewalUnfenced,
   'renewal-doubles-lease': renewalDoublesLease,
+  // The base invariants that had none.
+  'enqueue-key-truncated': enqueueKeyTruncated,
+  'claim-one-per-lane': claimOnePerLane,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
