@@ -16,6 +16,7 @@ import { noQueueLimit } from './no-queue-limit.ts';
 import { oldestAgePriorityBlind } from './oldest-age-priority-blind.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
 import { claimOnePerLane } from './claim-one-per-lane.ts';
+import { claimRecentOnly } from './claim-recent-only.ts';
 import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
@@ -60,6 +61,7 @@ export const MUTANTS = {
   // The base invariants that had none.
   'enqueue-key-truncated': enqueueKeyTruncated,
   'claim-one-per-lane': claimOnePerLane,
+  'claim-recent-only': claimRecentOnly,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

