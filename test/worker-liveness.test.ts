@@ -81,7 +81,12 @@ describe('the rescuer tells a dead lease holder from a live one', () => {
   it('a holder seen alive after its lease expired lost the lease: the job is taken back without a crash', async () => {
     const id = await expiredClaim('live-seen', 'alive');
     await setLiveness('alive', '0 seconds', '+3 seconds');
-    expect(await rescueOnce()).toBe(1);
+    const events = new Events();
+    const rescued: EngineEvents['lease:rescued'][] = [];
+    events.on('lease:rescued', (e) => rescued.push(e));
+    expect(await new LeaseRescuer({ db, restartGraceMs: 0, events }).runOnce()).toBe(1);
+    // Never suspected: the verdict is a plain "not a crash", never unknown.
+    expect(rescued.map((e) => e.crashed)).toEqual([false]);
     const row = await jobRow(db, id);
     expect(row).toMatchObject({ state: 'failed', crash_count: 0, last_error: 'lease expired while its worker was alive' });
     expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-lost' });

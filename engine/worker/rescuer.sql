@@ -33,8 +33,9 @@ WITH suspected AS (
    CROSS JOIN LATERAL (
      SELECT w.worker_id IS NULL
             OR w.started_at > j.updated_at
-            OR (w.suspected_at + make_interval(secs => w.ttl_ms / 1000.0) < now() AND w.last_seen_at < w.suspected_at
-                AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now()) AS dead
+            -- coalesce: a holder never suspected (suspected_at null) is not dead by silence.
+            OR coalesce(w.suspected_at + make_interval(secs => w.ttl_ms / 1000.0) < now() AND w.last_seen_at < w.suspected_at
+                        AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now(), false) AS dead
    ) holder
    WHERE j.state = 'claimed' AND j.lease_expires_at < now()
      AND (holder.dead OR w.last_seen_at >= j.lease_expires_at)
