@@ -125,6 +125,21 @@ describe('no-early-takeover', () => {
     expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 8 redeliveries and 5 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage, 1 clock-step');
   });
 
+  it('takes a rescue for the attempt it reports, also when the same worker claimed the job again within the same database millisecond', () => {
+    const history: HistoryEvent[] = [
+      ...fleet,
+      h.settings(0, 'w3', { heartbeatMs: 0 }),
+      h.claim(10, 1, 'w3', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }),
+      h.rescuedFrom(2_100, 1, 'w3', { dbTime: 3_050, leaseExpiredAt: 3_000, attempts: 1 }),
+      h.claim(2_105, 1, 'w3', 2, { dbTime: 3_050, leaseExpiresAt: 5_050 }),
+      h.completed(2_200, 1, 'w3', 2),
+    ];
+    const r = checkNoEarlyTakeover(history, finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/^0 taken back before their lease ended and 0 unexplained, of 1 redeliveries and 1 rescues/);
+    expect(checkNoPhantomFinish(history, finalState([job(1, 'done', { attempts: 2 })]), {}).pass).toBe(true);
+  });
+
   it('places a claim reported only after its frozen worker resumed where the database says it happened', () => {
     // w1 claimed at db 1,000 and froze before it could report; the rescue and w2's claim are recorded first.
     const history: HistoryEvent[] = [

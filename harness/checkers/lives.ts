@@ -34,7 +34,7 @@ export interface JobLife {
  * it resumes, after the rescue that took it back. A worker's report
  * (completion, failure, lost lease, renewal, hand-back) belongs to the latest
  * hold with its worker id and attempt recorded before it; a rescue to the latest hold of its
- * owner claimed before it (of anyone, when the owner was not recorded).
+ * owner claimed before it (of anyone, when the owner was not recorded) with the attempt it reports.
  */
 export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife> {
   const lives = new Map<number, JobLife>();
@@ -69,7 +69,11 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
         const rescue = { e, i };
         l.rescues.push(rescue);
         const before = l.holds.filter((h) => claimedBefore(h, rescue) && (e.owner == null || h.claim.workerId === e.owner));
-        const h = before[before.length - 1];
+        // The rescue reports the job's attempt count: the attempt it took back. A re-claim within the same
+        // database millisecond is "claimed before" it too, and must not be taken for the rescued hold.
+        const sameAttempt = before.filter((h) => h.claim.attempt === e.attempts);
+        const pool = sameAttempt.length > 0 ? sameAttempt : before;
+        const h = pool[pool.length - 1];
         if (h && !h.rescued) h.rescued = rescue; // the same object: checkers match a hold's rescue by identity
         break;
       }
