@@ -37,7 +37,7 @@ export default defineScenario({
     { fault: 'worker-kill', atS: 5, target: 'worker:0', point: 'mid-handler' },
     { fault: 'worker-kill', atS: 9, target: 'worker:1', point: 'after-effect' },
     // After the kills, so the frozen worker lives to resume: lease-fencing judges what it does then.
-    { fault: 'worker-stop', atS: 10.5, target: 'worker:all', point: 'mid-slow-job', forS: 8, resume: 'on-takeover' },
+    { fault: 'worker-stop', atS: 10.5, target: 'worker:all', point: 'mid-slow-job', forS: 12, resume: 'on-takeover' },
   ],
   checkers: {
     'no-phantom-finish': true,

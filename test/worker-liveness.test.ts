@@ -57,7 +57,7 @@ describe('the rescuer tells a dead lease holder from a live one', () => {
     expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-expired' });
   });
 
-  it('a holder silent past its liveness expiry is suspected first, and dead once it stays silent a whole ttl: a crash', async () => {
+  it('a holder silent past its liveness expiry is suspected first, and dead once it stays silent two more liveness periods: a crash', async () => {
     const id = await expiredClaim('live-silent', 'silent');
     await setLiveness('silent', '-10 seconds', '-5 seconds');
     // The first pass only suspects it: an expired row may be a step of the database clock, not a death.

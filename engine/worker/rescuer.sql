@@ -7,7 +7,8 @@
 --  * holder dead (no row: it stopped, or never said it was alive; a row of a
 --    later incarnation under the same id, started after the lease was last
 --    written, so the process that held it was restarted; or silent
---    for a whole ttl since a rescuer first found it past its expiry, while
+--    for two liveness periods (2/3 of its ttl) since a rescuer first found
+--    it past its expiry (a live worker renews once a period), while
 --    the database has been up for $3 ms, long enough for a live worker to
 --    reconnect after a Postgres restart): a crash. Silence is counted from
 --    the suspicion, not from expires_at, because a step of the database
@@ -34,7 +35,7 @@ WITH suspected AS (
      SELECT w.worker_id IS NULL
             OR w.started_at > j.updated_at
             -- coalesce: a holder never suspected (suspected_at null) is not dead by silence.
-            OR coalesce(w.suspected_at + make_interval(secs => w.ttl_ms / 1000.0) < now() AND w.last_seen_at < w.suspected_at
+            OR coalesce(w.suspected_at + make_interval(secs => w.ttl_ms / 1000.0 * 2 / 3) < now() AND w.last_seen_at < w.suspected_at
                         AND pg_postmaster_start_time() + make_interval(secs => $3::float8 / 1000) < now(), false) AS dead
    ) holder
    WHERE j.state = 'claimed' AND j.lease_expires_at < now()

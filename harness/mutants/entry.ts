@@ -1,3 +1,4 @@
+import { createLogger } from '../../engine/log.ts';
 import { applyMutant, isMutantName, MUTANTS } from './index.ts';
 
 /**
@@ -15,5 +16,6 @@ export function applyMutantFromArgv(role: 'worker' | 'scheduler'): void {
   }
   process.argv.splice(at, 2);
   applyMutant(name);
-  process.stderr.write(`stampede mutant ${role}: running the "${name}" mutant: a deliberately broken engine\n`);
+  // A log line (not raw stderr), so the harness folds it with the same line of every restart of a crash loop.
+  createLogger(`mutant-${role}`).warn(`running the "${name}" mutant: a deliberately broken engine`);
 }
