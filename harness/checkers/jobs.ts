@@ -67,16 +67,4 @@ export class JobIndex {
 // cancelled: an operator ended the job on purpose (engine/control), not lost.
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['done', 'dead', 'cancelled']);
 
-/** Claims grouped by job id, in history order. */
-export function claimsByJob(history: readonly HistoryEvent[]): Map<number, { e: EventOf<'job:claimed'>; i: number }[]> {
-  const out = new Map<number, { e: EventOf<'job:claimed'>; i: number }[]>();
-  history.forEach((e, i) => {
-    if (e.type !== 'job:claimed') return;
-    const list = out.get(e.jobId) ?? [];
-    list.push({ e, i });
-    out.set(e.jobId, list);
-  });
-  return out;
-}
-
 export { eventsOf };
