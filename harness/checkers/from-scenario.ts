@@ -24,14 +24,14 @@ export interface RunFacts {
 export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: CheckerName[]; bounds: CheckerBounds } {
   const workers = Array.from({ length: s.workers }, (_, i) => engineSettingsFor(s, i));
   const min = (pick: (e: (typeof workers)[number]) => number) => Math.min(...workers.map(pick));
+  const loadStartT = facts.loadStartT ?? 0;
+  const incident = s.incident ? { fromMs: loadStartT + s.incident.fromS * 1000, toMs: loadStartT + s.incident.toS * 1000 } : null;
   const derived: CheckerBounds = {
     'no-concurrent-claim': { leaseMs: min((e) => e.leaseMs) },
     // Poison kills its worker each attempt: the crash-loop verdict must retire it, well before the attempt budget.
     'dead-letter-routing': { maxAttempts: Math.max(...workers.map((e) => Math.min(e.maxCrashes, e.maxAttempts))) },
-    'oldest-age-slo': {
-      sloMs: s.thresholds.oldestAgeSloMs,
-      incident: s.incident ? { fromMs: (facts.loadStartT ?? 0) + s.incident.fromS * 1000, toMs: (facts.loadStartT ?? 0) + s.incident.toS * 1000 } : null,
-    },
+    'oldest-age-slo': { sloMs: s.thresholds.oldestAgeSloMs, incident },
+    'fleet-recovers': { sloMs: s.thresholds.oldestAgeSloMs, incident },
     // Full jitter spreads a cohort's first retry over the backoff base; a bucket a fifth of it tells jitter from lockstep.
     'retry-spread': { bucketMs: Math.max(1, Math.min(1_000, Math.floor(min((e) => e.backoffBaseMs) / 5))) },
     'faults-exercised': { declared: [...new Set(s.faults.map((f) => f.fault))] },

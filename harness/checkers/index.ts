@@ -11,6 +11,7 @@ import { deadLetterRouting } from './dead-letter-routing.ts';
 import { downstreamInFlight } from './downstream-in-flight.ts';
 import { exactlyOneEffect } from './exactly-one-effect.ts';
 import { fairness } from './fairness.ts';
+import { fleetRecovers } from './fleet-recovers.ts';
 import { faultsExercised, queueDrained } from './inconclusive.ts';
 import { leaseFencing } from './lease-fencing.ts';
 import { noConcurrentClaim } from './no-concurrent-claim.ts';
@@ -34,6 +35,7 @@ export const CHECKERS = {
   'dead-letter-routing': deadLetterRouting,
   fairness,
   'oldest-age-slo': oldestAgeSlo,
+  'fleet-recovers': fleetRecovers,
   'one-job-per-cron-occurrence': cronOccurrence,
   'no-stale-completion': noStaleCompletion,
   'retry-spread': retrySpread,

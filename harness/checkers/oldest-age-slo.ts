@@ -24,13 +24,18 @@ export interface OldestAgeSloBounds {
  * at or after the window's end that is back within the SLO; that recovery
  * time is bounded by `maxRecoverMs`. A relapse after recovery counts.
  */
-export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: FinalState, bounds: OldestAgeSloBounds): InvariantResult {
-  const samples = history
+/** Oldest-unclaimed-age over `queues` (all when empty) at each sample, by the harness's own reading. */
+export function harnessAgeSamples(history: readonly HistoryEvent[], queues: readonly string[]): { t: number; age: number }[] {
+  return history
     .filter((e): e is EventOf<'sample'> & { harness: NonNullable<EventOf<'sample'>['harness']> } => e.type === 'sample' && e.harness !== undefined)
     .map((s) => {
-      const entries = Object.entries(s.harness.oldestUnclaimedAgeMs).filter(([q]) => bounds.queues.length === 0 || bounds.queues.includes(q));
+      const entries = Object.entries(s.harness.oldestUnclaimedAgeMs).filter(([q]) => queues.length === 0 || queues.includes(q));
       return { t: s.t, age: Math.max(0, maxOf(entries.map(([, v]) => v)) || 0) };
     });
+}
+
+export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: FinalState, bounds: OldestAgeSloBounds): InvariantResult {
+  const samples = harnessAgeSamples(history, bounds.queues);
   const base = { name: 'oldest-age-slo', bound: `p99 and max <= ${fmt(bounds.sloMs)} ms outside the incident` };
   if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no harness samples recorded' };
 

@@ -46,8 +46,12 @@ export type FaultSpec = FaultTiming &
      * it (scheduler nodes on the same host or NTP source); none unless named.
      */
     | { fault: 'db-clock-jump'; jumpMs: number; target?: NodeRef }
-    /** Enqueue count jobs whose payload crashes the handler's process on every attempt. */
-    | { fault: 'poison-pill'; count: number; queue?: string }
+    /**
+     * Enqueue count jobs whose payload crashes the handler's process on every attempt. `maxAttempts`:
+     * the budget their producer asked for (default the scenario's); crash detection must retire them
+     * after maxCrashes whatever it is.
+     */
+    | { fault: 'poison-pill'; count: number; queue?: string; maxAttempts?: number }
     /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal). */
     | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream' }
     /** An operator pauses the queue (engine/control pauseQueue) for forS seconds, then resumes it. */
@@ -91,7 +95,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
     leadS: { kind: 'posNum' },
   },
   'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum', required: true } },
-  'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
+  'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },

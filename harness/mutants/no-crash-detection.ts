@@ -3,7 +3,9 @@ import { queryPatch, type Mutant } from './types.ts';
 /** The rescuer still counts crashes but never convicts on them ($2, maxCrashes, stays referenced). */
 export const noCrashDetection: Mutant = {
   breaks: 'a job that keeps killing its worker is retried like any other failure instead of dead-lettered early',
-  caughtBy: 'dead-letter-routing',
+  // The poison crash-loops through its whole attempt budget: workers keep dying long after the incident.
+  // dead-letter-routing and crash-loop-isolation fail too; the recovery is what the incident costs.
+  caughtBy: 'fleet-recovers',
   scenario: 'poison-herd',
   changes: [
     queryPatch('engine/worker/rescuer.sql', 'RescueExpiredLeases', [

@@ -36,7 +36,10 @@ function summary(a: Analysis): string {
   if (rootCause.crashers[0]) parts.push(`Job ${rootCause.crashers[0].jobId} crashed ${plural(rootCause.crashers[0].crashes, 'worker process', 'worker processes')}.`);
   if (impact.deadLettered.count) parts.push(`${plural(impact.deadLettered.count, 'job')} dead-lettered.`);
   const last = breaches[breaches.length - 1];
-  if (last) parts.push(last.toT !== null ? `Recovered under the SLO at ${fmtT(last.toT)}.` : 'Not recovered when the history ended.');
+  // Back under the SLO is not recovered while a poison still kills workers: say so.
+  const lastCrashT = Math.max(...rootCause.crashers.map((c) => c.lastCrashT));
+  if (last && last.toT !== null && lastCrashT > last.toT) parts.push(`Oldest-unclaimed-age was back under the SLO at ${fmtT(last.toT)}, but the crash loop went on: the last worker crash was at ${fmtT(lastCrashT)}.`);
+  else if (last) parts.push(last.toT !== null ? `Recovered under the SLO at ${fmtT(last.toT)}.` : 'Not recovered when the history ended.');
   const failed = input.invariants.filter((r) => r.pass === false).map((r) => `\`${r.name}\``);
   const unknown = input.invariants.filter((r) => r.pass === 'unknown').map((r) => `\`${r.name}\``);
   parts.push(

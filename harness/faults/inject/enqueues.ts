@@ -13,7 +13,7 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
     Array.from({ length: count }, (_, i) => ({
       queue,
       payload: { kind, params: { durationMs: 5 } },
-      options: { idempotencyKey: `fault:${action.seq}:${i}`, runAt, maxAttempts: ctx.maxAttempts },
+      options: { idempotencyKey: `fault:${action.seq}:${i}`, runAt, maxAttempts: (action.params.maxAttempts as number | undefined) ?? ctx.maxAttempts },
     })),
   );
   const ids = new Set(jobs.map((j) => j.id));
