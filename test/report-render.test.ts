@@ -149,6 +149,21 @@ describe('report from the incident fixture', () => {
     expect(md).toContain(`\`${firstUp.signal}\` fired first, at t=+${(firstUp.t / 1000).toFixed(1)} s`);
   });
 
+  it('does not call the run recovered while the poison still crashes workers after the age came back', async () => {
+    // An engine whose crash detection never convicts: the poison crashes a worker until the run ends.
+    const looping = buildIncidentFixture(42, Infinity);
+    const out = await mkdtemp(join(tmpdir(), 'stampede-report-'));
+    try {
+      const text = await readFile((await renderReport(looping, out)).markdown, 'utf8');
+      const lastCrashT = Math.max(...looping.history.filter((e) => e.type === 'process:exited' && !e.expected).map((e) => e.t));
+      expect(text).toContain(`but the crash loop went on: the last worker crash was at t=+${(lastCrashT / 1000).toFixed(1)} s.`);
+      expect(text).not.toMatch(/Recovered under the SLO/);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+    expect(md).toMatch(/Recovered under the SLO at t=\+[\d.]+ s\./); // the fixture with detection: recovered
+  });
+
   it('action items follow from the failing and undecided invariants and the faults', () => {
     const actions = md.slice(md.indexOf('## Action items'));
     for (const r of input.invariants.filter((r) => r.pass === false)) expect(actions).toContain(`Fix the \`${r.name}\` violation: measured ${r.figure}`);
