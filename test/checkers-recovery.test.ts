@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkFleetRecovers } from '../harness/checkers/fleet-recovers.ts';
 import type { HistoryEvent } from '../harness/history.ts';
-import { finalState, h } from './support/history-builder.ts';
+import { finalState, h, job } from './support/history-builder.ts';
 
 describe('fleet-recovers', () => {
   // One sample a second; the incident is 3-5 s, recovery allowed 2 s after it.
@@ -31,6 +31,14 @@ describe('fleet-recovers', () => {
     const never = check(samples([100, 100, 100, 9_000, 4_000, 3_000, 3_000]));
     expect(never.pass).toBe(false);
     expect(never.figure).toMatch(/^not recovered: age last over the SLO at 6,000 ms/);
+  });
+
+  it('is not recovered when the run ended with a due job unfinished (a poison still crash-looping when the drain gave up)', () => {
+    const history = [...samples([100, 100, 100, 9_000, 500, 200, 100]), h.exited(5_500, 'worker-0')];
+    const r = checkFleetRecovers(history, finalState([job(1, 'claimed', { attempts: 3 }), job(2, 'done')]), bounds);
+    expect(r.pass).toBe(false);
+    expect(r.figure).toMatch(/^not recovered: 1 due job unfinished when the run ended; /);
+    expect(checkFleetRecovers(history, finalState([job(2, 'done')]), bounds).pass).toBe(true);
   });
 
   it('does not count a worker the harness killed on purpose (worker-kill names its pid)', () => {

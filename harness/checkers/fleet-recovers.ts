@@ -1,4 +1,5 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { TERMINAL_STATES } from './jobs.ts';
 import { harnessAgeSamples } from './oldest-age-slo.ts';
 import { fmt, maxOf, type CheckerDef, type WindowMs } from './types.ts';
 
@@ -30,9 +31,11 @@ export function unexplainedWorkerDeaths(history: readonly HistoryEvent[]): { t: 
  * not recovered: its capacity and the jobs in flight on each crashed process
  * are still being lost, and the age is low only while the load is light. The
  * recovery instant is the earliest sample at or after the window's end from
- * which both hold to the end of the run; none is "not recovered".
+ * which both hold to the end of the run; none is "not recovered". So is a run
+ * that ended with due jobs unfinished (a poison still in its crash loop when
+ * the drain gave up): its last quiet samples show no recovery, only the end.
  */
-export function checkFleetRecovers(history: readonly HistoryEvent[], _final: FinalState, bounds: FleetRecoversBounds): InvariantResult {
+export function checkFleetRecovers(history: readonly HistoryEvent[], final: FinalState, bounds: FleetRecoversBounds): InvariantResult {
   const base = { name: 'fleet-recovers', bound: `age under the SLO (${fmt(bounds.sloMs)} ms) and no worker crash, for good, <= ${fmt(bounds.maxRecoverMs)} ms after the incident` };
   const inc = bounds.incident;
   if (!inc) return { ...base, pass: 'unknown', figure: 'no incident declared: nothing to recover from' };
@@ -43,17 +46,19 @@ export function checkFleetRecovers(history: readonly HistoryEvent[], _final: Fin
   const lastDeathT = deaths.length ? maxOf(deaths.map((d) => d.t)) : Number.NEGATIVE_INFINITY;
   const deathsAfter = deaths.filter((d) => d.t >= inc.toMs).length;
   // Walk back from the end: the recovery is the start of the final run of samples under the SLO, after the last death.
+  const unfinished = final.jobs.filter((j) => !TERMINAL_STATES.has(j.state) && !j.notDueYet);
   let recoveredT: number | undefined;
-  for (let i = samples.length - 1; i >= 0 && samples[i].age <= bounds.sloMs && samples[i].t > lastDeathT; i--) recoveredT = samples[i].t;
+  if (unfinished.length === 0) for (let i = samples.length - 1; i >= 0 && samples[i].age <= bounds.sloMs && samples[i].t > lastDeathT; i--) recoveredT = samples[i].t;
   const lastOver = [...samples].reverse().find((s) => s.age > bounds.sloMs);
   const endT = samples[samples.length - 1].t;
   const causes = [
+    ...(unfinished.length ? [`${fmt(unfinished.length)} due ${unfinished.length === 1 ? "job" : "jobs"} unfinished when the run ended`] : []),
     lastOver ? `age last over the SLO at ${fmt(lastOver.t)} ms (${fmt(lastOver.age)} ms)` : 'age under the SLO at every sample after the window',
     deaths.length ? `last worker crash at ${fmt(lastDeathT)} ms (${fmt(deathsAfter)} of ${fmt(deaths.length)} after the window)` : 'no worker crash',
     `the run ended at ${fmt(endT)} ms`,
   ].join('; ');
   if (recoveredT === undefined) {
-    return { ...base, pass: false, figure: `not recovered: ${causes}`, examples: [{ incident: inc, lastOver, lastDeathT: deaths.length ? lastDeathT : null }] };
+    return { ...base, pass: false, figure: `not recovered: ${causes}`, examples: [{ incident: inc, lastOver, lastDeathT: deaths.length ? lastDeathT : null, unfinished: unfinished.slice(0, 5).map((j) => ({ jobId: j.id, state: j.state })) }] };
   }
   const recoverMs = Math.max(0, recoveredT - inc.toMs);
   return {
