@@ -188,6 +188,18 @@ export function renderTargets(targets: TargetVerdict[]): string {
     .join('\n');
 }
 
+/** What `--preset issue15` runs and judges: the paragraph under "Run it yourself" of docs/benchmark.md. */
+export const ISSUE15_PRESET =
+  "**Issue 15's rows only:** `npm run bench -- --preset issue15` runs exactly what issue 15's \"Done when\" judges, " +
+  'and prints a verdict per target ("Against the targets of issue 15"): ' +
+  "drains of 20,000 and 100,000 jobs with 1 and 2 processes for `stampede` (defaults), `stampede-c500` (its largest config) and `graphile-batched`, " +
+  "each drain row with stampede's ratio to graphile-worker batched and its share of the raw two-commit limit; " +
+  "due-to-start at 500 jobs/s offered (15 s windows) for `stampede`, `graphile-c10` (graphile-worker at stampede's default concurrency, 10) and pg-boss's two batch configs; " +
+  'worker peak RSS in every one of those runs; the raw-SQL limit. Three rounds, medians, systems interleaved. ' +
+  'Targets: every drain row >= 1.2x graphile-batched; latency p99 <= the best peer at concurrency 10; latency max <= 50 ms; ' +
+  'worker peak RSS <= the leanest peer in the same row (the verdict is the worst row). ' +
+  'Add `--rounds 1` for a look in a third of the time, `--docs` to write this page from it.';
+
 /** How the bench measures, in plain words: the paragraph under the table of docs/benchmark.md. */
 export const HOW_IT_MEASURES =
   "How it measures: every system's worker runs in its own OS process, started the same way for all: plain `node` on the compiled bench " +
@@ -212,6 +224,8 @@ export function renderMarkdown(r: BenchResults): string {
     '## Benchmark',
     '',
     `Run it yourself: \`${r.command}\` (about ${Math.round(r.durationSeconds / 60)} minutes here; \`npm run bench -- --quick\` is a one-minute smoke run, \`npm run bench -- --preset issue15\` runs only the rows issue 15 judges, \`-- --json\` prints one JSON object). Every run writes \`bench/results/<date>.json\`.`,
+    '',
+    ISSUE15_PRESET,
     '',
     `Latest run: ${r.date}, on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB RAM, Node ${r.machine.node}, ${r.machine.postgres} (${r.machine.server}, fsync and synchronous_commit on). ` +
       `Peers: graphile-worker ${r.machine.versions['graphile-worker']}, pg-boss ${r.machine.versions['pg-boss']}. Medians of ${r.plan.rounds} rounds, systems interleaved, a fresh database per system per round. ` +
