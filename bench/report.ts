@@ -117,7 +117,8 @@ export function tableRows(r: BenchResults): Row[] {
     }
   };
   section(`enqueue, one INSERT each (${r.plan.enqueueConcurrency} at once)`, m.enqueueOne, 'jobs/s', 0, 'max');
-  section('enqueue, one batch', m.enqueueBatch, 'jobs/s', 0, 'max');
+  // Timed while loading each drain: one bulk call of each drain size.
+  section(`enqueue, one batch of ${r.plan.drainSizes.map((d) => fmt(d.jobs)).join(' or ')}`, m.enqueueBatch, 'jobs/s', 0, 'max');
   const limit = r.raw?.claimThenDonePerSec;
   for (const { jobs } of r.plan.drainSizes) {
     for (const p of r.plan.drainProcs) {
@@ -229,6 +230,8 @@ export function renderMarkdown(r: BenchResults): string {
     '',
     `Latest run: ${r.date}, on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB RAM, Node ${r.machine.node}, ${r.machine.postgres} (${r.machine.server}, fsync and synchronous_commit on). ` +
       `Peers: graphile-worker ${r.machine.versions['graphile-worker']}, pg-boss ${r.machine.versions['pg-boss']}. Medians of ${r.plan.rounds} rounds, systems interleaved, a fresh database per system per round. ` +
+      `Load average ${r.machine.loadAverage1m.toFixed(1)} at the start, ${r.loadAverage1mAtEnd.toFixed(1)} at the end. ` +
+      (r.machine.workerChild ? `Worker children: ${r.machine.workerChild}. ` : '') +
       'The last column is stampede\'s best figure for that row divided by the peer\'s (above 1 is better for throughput, below 1 is better for latency and memory).',
     '',
     '| workload | system (config) | median | stampede/peer |',
