@@ -38,8 +38,9 @@ describe('bench worker children', () => {
   describe('as they run', () => {
     const ctx = new BenchContext(inject('pgAdminUrl'), createLogger('bench-child-test', 'warn'));
     beforeAll(() => {
-      // The global setup built dist/ (the engine); this adds dist/bench/ on top (incremental, seconds).
-      execFileSync('npm', ['run', 'bench:build', '--silent'], { stdio: 'inherit' });
+      // The global setup built dist/ (the engine); this adds dist/bench/ on top (seconds) and
+      // leaves dist/engine/ alone, which other test files' processes are running from.
+      execFileSync('npm', ['run', 'bench:compile', '--silent'], { stdio: 'inherit' });
       expect(existsSync(CHILD_SCRIPT)).toBe(true);
     }, 180_000);
     afterAll(() => ctx.cleanup());
