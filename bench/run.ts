@@ -135,7 +135,9 @@ async function main(): Promise<void> {
   } else {
     process.stdout.write(renderTable(results) + '\n');
     if (results.scale) process.stdout.write(`\nclaim plan at ${results.scale.points.at(-1)?.finishedRows} finished rows:\n${results.scale.explain}\n`);
-    process.stdout.write(`\nresults: ${file}\n`);
+    // The preset's promise is a time (issue 15: under 15 minutes): say what this run took.
+    const took = Math.round(results.durationSeconds);
+    process.stdout.write(`\nresults: ${file} (the run took ${Math.floor(took / 60)} min ${took % 60} s)\n`);
   }
 }
 
