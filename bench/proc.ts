@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../engine/clock.ts';
 import type { BenchJob } from './systems/types.ts';
@@ -25,15 +25,56 @@ export function peakRssBytes(pid: number): number | null {
   }
 }
 
+/** How a worker child runs, as it reports itself: the bench refuses a child that runs under a loader. */
+export interface ChildRuntime {
+  node: string;
+  execArgv: string[];
+  /** NODE_OPTIONS as the child saw it ('' when unset): a loader can hide there too. */
+  nodeOptions: string;
+  /** The child's own module (file: URL): compiled JavaScript, never a .ts file. */
+  script: string;
+}
+
 /** Messages from a worker child (bench/worker-child.ts). */
 export type ChildMessage =
-  | { type: 'ready' }
+  | { type: 'ready'; runtime: ChildRuntime }
   | { type: 'started' }
   | { type: 'count'; n: number }
   | { type: 'stopped'; n: number; latenciesMs: number[] }
   | { type: 'error'; error: string };
 
-const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+/**
+ * The compiled child, dist/bench/worker-child.js (`npm run bench:build`),
+ * whether this module runs from source (bench/proc.ts, under tsx) or compiled
+ * (dist/bench/proc.js). Its stampede adapter imports the package build in
+ * dist/engine/, as users run it.
+ */
+export const CHILD_SCRIPT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../dist/bench/worker-child.js' : './worker-child.js', import.meta.url));
+
+/** What `fork` is given for one worker child: the same for every system. */
+export interface ChildCommand {
+  script: string;
+  args: string[];
+  /** Always empty: plain `node`, no loader, no preload, so RSS and CPU compare like with like. */
+  execArgv: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** The command of one worker child of `configId`. Pure but for reading the parent's environment. */
+export function childCommand(configId: string, url: string): ChildCommand {
+  // fork() would inherit the parent's execArgv (tsx's loader, when the parent runs under tsx), and
+  // NODE_OPTIONS can carry a loader too: neither reaches a child.
+  const { NODE_OPTIONS: _dropped, ...env } = process.env;
+  return { script: CHILD_SCRIPT, args: [configId, url], execArgv: [], env: { ...env, STAMPEDE_LOG: 'warn' } };
+}
+
+/** Why a child's runtime is not plain node on compiled JavaScript, or null when it is. Pure. */
+export function loaderProblem(r: ChildRuntime): string | null {
+  if (r.execArgv.length > 0) return `runs with execArgv ${JSON.stringify(r.execArgv)}`;
+  if (/tsx|ts-node|--import|--loader|--require/.test(r.nodeOptions)) return `runs with NODE_OPTIONS "${r.nodeOptions}"`;
+  if (!r.script.endsWith('.js')) return `runs ${r.script}, not compiled JavaScript`;
+  return null;
+}
 
 /** One worker OS process of one system config, driven over IPC. */
 export class WorkerChild {
@@ -43,12 +84,9 @@ export class WorkerChild {
   private exited = false;
 
   constructor(configId: string, url: string) {
-    // The same loader (tsx) for every system, so its share of the RSS is the same for all.
-    this.proc = fork(CHILD, [configId, url], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, STAMPEDE_LOG: 'warn' },
-    });
+    const cmd = childCommand(configId, url);
+    if (!existsSync(cmd.script)) throw new Error(`${cmd.script} is missing: run \`npm run bench:build\` (npm run bench does it first)`);
+    this.proc = fork(cmd.script, cmd.args, { execArgv: cmd.execArgv, env: cmd.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.proc.on('message', (m: ChildMessage) => {
       if (m.type === 'count') this.count = m.n;
       if (m.type === 'error') for (const w of this.waiters.splice(0)) w.reject(new Error(`worker child ${configId}: ${m.error}`));
@@ -72,8 +110,15 @@ export class WorkerChild {
     return new Promise((resolve, reject) => this.waiters.push({ type, resolve, reject }));
   }
 
-  ready(): Promise<ChildMessage> {
-    return this.next('ready');
+  /** Resolves once the child is connected, with how it runs; rejects if it runs under a loader. */
+  async ready(): Promise<ChildRuntime> {
+    const { runtime } = (await this.next('ready')) as Extract<ChildMessage, { type: 'ready' }>;
+    const problem = loaderProblem(runtime);
+    if (problem) {
+      this.kill();
+      throw new Error(`worker child ${this.pid} ${problem}: every system's child must be plain node on JavaScript`);
+    }
+    return runtime;
   }
 
   /** Tells the worker to start claiming; resolves once it has started (listening, where it listens). */

@@ -3,14 +3,16 @@
 // The bench reports; it does not pass or fail (exit 0 unless it could not run).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../engine/clock.ts';
 import { createLogger } from '../engine/log.ts';
 import { provisionPostgres } from '../harness/postgres/provision.ts';
 import { BenchContext } from './context.ts';
 import { parseBenchArgs, UsageError, type BenchPlan } from './options.ts';
-import { wallMs } from './proc.ts';
-import { checkTargets, renderMarkdown, renderTable, summarize, type BenchResults, type Machine, type RoundResults } from './report.ts';
+import { CHILD_SCRIPT, wallMs } from './proc.ts';
+import { renderMarkdown, renderTable, summarize, type BenchResults, type Machine, type RoundResults } from './report.ts';
+import { checkTargets, drainKey } from './targets.ts';
 import { once } from './systems/util.ts';
 import { configById, FAMILIES } from './systems/configs.ts';
 import { runDrain } from './workloads/drain.ts';
@@ -38,11 +40,13 @@ async function runRound(ctx: BenchContext, plan: BenchPlan, round: number): Prom
     }
   }
   if (!plan.skip.has('drain')) {
-    for (const procs of plan.drainProcs) {
-      for (const id of rotate(plan.drainConfigs, round)) {
-        const d = await runDrain(ctx, configById(id), plan.drainJobs, procs, plan.drainBudgetMs);
-        r.drain[`${id}@${procs}`] = d;
-        log.info('drain', { round, config: id, procs, jobsPerSec: Math.round(d.drainJobsPerSec), drained: d.drained, peakRssMiB: d.peakRssMiB?.toFixed(0) });
+    for (const size of plan.drainSizes) {
+      for (const procs of plan.drainProcs) {
+        for (const id of rotate(plan.drainConfigs, round)) {
+          const d = await runDrain(ctx, configById(id), size.jobs, procs, size.budgetMs);
+          r.drain[drainKey(id, procs, size.jobs)] = d;
+          log.info('drain', { round, config: id, procs, jobs: size.jobs, jobsPerSec: Math.round(d.drainJobsPerSec), drained: d.drained, peakRssMiB: d.peakRssMiB?.toFixed(0) });
+        }
       }
     }
   }
@@ -50,7 +54,7 @@ async function runRound(ctx: BenchContext, plan: BenchPlan, round: number): Prom
     for (const id of rotate(plan.latencyConfigs, round)) {
       const l = await runLatency(ctx, configById(id), plan.latencyRatePerSec, plan.latencySeconds);
       r.latency[id] = l;
-      log.info('latency', { round, config: id, p50: l.p50.toFixed(1), p99: l.p99.toFixed(1), max: l.max.toFixed(1), achievedPerSec: Math.round(l.achievedPerSec), shed: l.shed });
+      log.info('latency', { round, config: id, p50: l.p50.toFixed(1), p99: l.p99.toFixed(1), max: l.max.toFixed(1), achievedPerSec: Math.round(l.achievedPerSec), shed: l.shed, peakRssMiB: l.peakRssMiB?.toFixed(0) });
     }
   }
   return r;
@@ -70,6 +74,7 @@ async function machine(adminUrl: string, server: string): Promise<Machine> {
     versions: Object.fromEntries(Object.values(FAMILIES).map((f) => [f.name, f.version()])),
     // The machine may be shared (CI neighbours, other test suites): a high load average explains noisy figures.
     loadAverage1m: loadavg()[0],
+    workerChild: `node ${process.version} ${relative(process.cwd(), CHILD_SCRIPT)} (no execArgv, no NODE_OPTIONS; checked on every child)`,
   };
 }
 
@@ -82,7 +87,7 @@ async function main(): Promise<void> {
   let results: BenchResults;
   try {
     const m = await machine(server.adminUrl, server.kind);
-    log.info('bench starting', { quick: plan.quick, rounds: plan.rounds, cores: m.cores, postgres: m.postgres });
+    log.info('bench starting', { preset: plan.preset, rounds: plan.rounds, cores: m.cores, postgres: m.postgres });
     let raw: RawLimitResult | null = null;
     if (!plan.skip.has('raw')) {
       raw = await runRawLimit(ctx, plan.rawInserts, plan.rawClaimJobs, plan.rawClients, plan.rawBudgetMs);
@@ -100,7 +105,7 @@ async function main(): Promise<void> {
     const medians = summarize(rounds);
     results = {
       date: new Date(systemClock.now()).toISOString(),
-      command: `npm run bench${plan.quick ? ' -- --quick' : ''}`,
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
       machine: m,
       plan: { ...plan, skip: [...plan.skip] },
       rounds,
@@ -108,7 +113,7 @@ async function main(): Promise<void> {
       scale,
       archive,
       medians,
-      targets: checkTargets(medians, scale),
+      targets: checkTargets(plan.targetIssues, medians, scale),
       loadAverage1mAtEnd: loadavg()[0],
       durationSeconds: (wallMs() - started) / 1000,
     };
@@ -119,7 +124,8 @@ async function main(): Promise<void> {
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds', '--latency-rate'].includes(a));
-  const file = `${dir}${results.date.replace(/[:.]/g, '-')}${plan.quick ? '-quick' : partial ? '-partial' : ''}.json`;
+  const suffix = `${plan.preset === 'full' ? '' : `-${plan.preset}`}${partial ? '-partial' : ''}`;
+  const file = `${dir}${results.date.replace(/[:.]/g, '-')}${suffix}.json`;
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   if (plan.writeDocs) {
     writeFileSync(fileURLToPath(new URL('../docs/benchmark.md', import.meta.url)), renderMarkdown(results));
@@ -129,7 +135,9 @@ async function main(): Promise<void> {
   } else {
     process.stdout.write(renderTable(results) + '\n');
     if (results.scale) process.stdout.write(`\nclaim plan at ${results.scale.points.at(-1)?.finishedRows} finished rows:\n${results.scale.explain}\n`);
-    process.stdout.write(`\nresults: ${file}\n`);
+    // The preset's promise is a time (issue 15: under 15 minutes): say what this run took.
+    const took = Math.round(results.durationSeconds);
+    process.stdout.write(`\nresults: ${file} (the run took ${Math.floor(took / 60)} min ${took % 60} s)\n`);
   }
 }
 

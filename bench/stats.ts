@@ -58,3 +58,10 @@ export function verdict(name: string, measured: number | null, target: number | 
   const shortfall = met ? 0 : better === 'higher' ? (target - measured) / target : (measured - target) / target;
   return { name, measured, target, better, met, shortfall, note };
 }
+
+/** The entry with the highest (`max`) or lowest (`min`) finite value, or null when none has one. */
+export function best(entries: [string, number | null][], pick: 'max' | 'min'): [string, number] | null {
+  const ok = entries.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]));
+  if (!ok.length) return null;
+  return ok.reduce((a, b) => ((pick === 'max' ? b[1] > a[1] : b[1] < a[1]) ? b : a));
+}

@@ -1,5 +1,7 @@
-// One worker OS process of the bench: `node --import tsx bench/worker-child.ts <configId> <url>`.
-// Protocol over IPC: sends `ready` once connected; on `go` starts claiming
+// One worker OS process of the bench, compiled: `node dist/bench/worker-child.js <configId> <url>`
+// (no loader: every system's child runs the same way; see childCommand in proc.ts).
+// Protocol over IPC: sends `ready` once connected, with how it runs (node, execArgv,
+// NODE_OPTIONS, its own file: the parent refuses a loader); on `go` starts claiming
 // and sends `started`; reports its handled count every 10 ms; on `stop`
 // stops the worker and sends `stopped` with the due-to-start latencies.
 import { systemClock } from '../engine/clock.ts';
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
       send({ type: 'error', error: (err as Error).stack ?? String(err) });
     }
   });
-  send({ type: 'ready' });
+  send({ type: 'ready', runtime: { node: process.version, execArgv: process.execArgv, nodeOptions: process.env.NODE_OPTIONS ?? '', script: import.meta.url } });
 }
 
 main().catch((err) => {

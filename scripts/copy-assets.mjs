@@ -19,6 +19,8 @@ function copyAssets(dir) {
   }
 }
 
-// reports/ itself holds run output: only its renderer is code.
-for (const dir of ['bin', 'engine', 'harness', 'reports/render', 'scenarios', 'migrations']) copyAssets(dir);
+// reports/ itself holds run output: only its renderer is code. Named folders instead
+// (`node scripts/copy-assets.mjs bench`: the compiled bench, tsconfig.bench.json) copy only those.
+const named = process.argv.slice(2);
+for (const dir of named.length ? named : ['bin', 'engine', 'harness', 'reports/render', 'scenarios', 'migrations']) copyAssets(dir);
 chmodSync(join(root, 'dist/bin/stampede.js'), 0o755);

@@ -20,6 +20,7 @@ export const CONFIGS: SystemConfig[] = [
     label: 'defaults (concurrency 10, LISTEN)',
     settings: {},
     notify: true,
+    concurrency: 10,
   },
   {
     id: 'stampede-c50',
@@ -27,6 +28,7 @@ export const CONFIGS: SystemConfig[] = [
     label: 'concurrency 50 (claims up to 50 per statement)',
     settings: { concurrency: 50 },
     notify: true,
+    concurrency: 50,
   },
   {
     // graphile-batched holds up to 524 jobs per process (24 running, 500 in its local queue): the same depth.
@@ -35,6 +37,7 @@ export const CONFIGS: SystemConfig[] = [
     label: 'concurrency 500 (claims and completes up to 500 per statement)',
     settings: { concurrency: 500 },
     notify: true,
+    concurrency: 500,
   },
   {
     id: 'graphile-default',
@@ -42,6 +45,17 @@ export const CONFIGS: SystemConfig[] = [
     label: 'defaults (concurrency 1, LISTEN)',
     settings: {},
     notify: true,
+    concurrency: 1,
+  },
+  {
+    // Its default runs one job at a time; at stampede's default concurrency the latency rows compare like with like.
+    // One connection more than the concurrency: its LISTEN holds one.
+    id: 'graphile-c10',
+    family: 'graphile-worker',
+    label: "concurrency 10 (stampede's default), LISTEN",
+    settings: { concurrency: 10, maxPoolSize: 11 },
+    notify: true,
+    concurrency: 10,
   },
   {
     // https://worker.graphile.org/docs/performance: the configuration behind its published figures.
@@ -50,6 +64,7 @@ export const CONFIGS: SystemConfig[] = [
     label: 'concurrency 24, localQueue 500, batch completion 0 ms',
     settings: { concurrency: 24, maxPoolSize: 25, localQueueSize: 500, completeJobBatchDelay: 0, failJobBatchDelay: 0 },
     notify: true,
+    concurrency: 24,
   },
   {
     id: 'pgboss-batch',
@@ -57,6 +72,7 @@ export const CONFIGS: SystemConfig[] = [
     label: 'batchSize 50, burst, polling 0.5 s (no NOTIFY)',
     settings: { batchSize: 50, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, notify: false },
     notify: false,
+    concurrency: 50,
   },
   {
     id: 'pgboss-batch-notify',
@@ -64,6 +80,7 @@ export const CONFIGS: SystemConfig[] = [
     label: 'batchSize 50, burst, LISTEN/NOTIFY',
     settings: { batchSize: 50, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, notify: true },
     notify: true,
+    concurrency: 50,
   },
 ];
 

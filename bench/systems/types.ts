@@ -54,6 +54,11 @@ export interface SystemConfig {
   settings: Record<string, unknown>;
   /** Whether this config wakes on LISTEN/NOTIFY (the latency workload needs to know what it compares). */
   notify: boolean;
+  /**
+   * Jobs one worker process runs at once: what "equal concurrency" compares
+   * (a pg-boss batch handler holds its whole batch at once).
+   */
+  concurrency: number;
 }
 
 /** The queue (task name) every bench job goes to. */

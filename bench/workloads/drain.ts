@@ -11,7 +11,9 @@ export interface DrainResult {
   drainJobsPerSec: number;
   /** Largest VmHWM among the worker processes, MiB. */
   peakRssMiB: number | null;
-  /** Jobs whose completion committed within the budget (`n` unless the budget cut the drain short). */
+  /** Jobs enqueued for this drain. */
+  jobs: number;
+  /** Jobs whose completion committed within the budget (`jobs` unless the budget cut the drain short). */
   drained: number;
 }
 
@@ -54,7 +56,7 @@ export async function runDrain(ctx: BenchContext, config: SystemConfig, n: numbe
     const drained = n - remaining;
     const rss = children.map((c) => peakRssBytes(c.pid)).filter((x): x is number => x !== null);
     await Promise.all(children.map((c) => c.stop()));
-    return { batchJobsPerSec, drainJobsPerSec: drained / seconds, peakRssMiB: rss.length ? Math.max(...rss) / MiB : null, drained };
+    return { batchJobsPerSec, drainJobsPerSec: drained / seconds, peakRssMiB: rss.length ? Math.max(...rss) / MiB : null, jobs: n, drained };
   } finally {
     for (const c of children) c.kill();
     await db.drop();

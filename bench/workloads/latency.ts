@@ -1,5 +1,5 @@
 import { systemClock } from '../../engine/clock.ts';
-import { wallMs, WorkerChild } from '../proc.ts';
+import { peakRssBytes, wallMs, WorkerChild } from '../proc.ts';
 import type { BenchContext } from '../context.ts';
 import { latencySummary, type LatencySummary } from '../stats.ts';
 import { FAMILIES } from '../systems/configs.ts';
@@ -11,7 +11,11 @@ export interface LatencyResult extends LatencySummary {
   achievedPerSec: number;
   /** Arrivals not sent because `maxInFlight` enqueues were already waiting: the server could not commit the offered rate. */
   shed: number;
+  /** VmHWM of the worker process over the run, MiB: the same offered load for every system. */
+  peakRssMiB: number | null;
 }
+
+const MiB = 1024 * 1024;
 
 /** Enqueues allowed to wait at once; past this an arrival is shed and counted, so an overloaded run stays bounded. */
 const MAX_IN_FLIGHT = 200;
@@ -62,9 +66,10 @@ export async function runLatency(ctx: BenchContext, config: SystemConfig, ratePe
     const achievedPerSec = sent / ((wallMs() - t0) / 1000);
     const deadline = wallMs() + 30_000;
     while (child.count < sent && wallMs() < deadline) await systemClock.sleep(5);
+    const rss = peakRssBytes(child.pid);
     const { latenciesMs } = await child.stop();
     await producer.close();
-    return { ...latencySummary(latenciesMs), offeredPerSec: ratePerSec, achievedPerSec, shed };
+    return { ...latencySummary(latenciesMs), offeredPerSec: ratePerSec, achievedPerSec, shed, peakRssMiB: rss === null ? null : rss / MiB };
   } finally {
     child.kill();
     await db.drop();

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { parseBenchArgs, UsageError } from '../bench/options.ts';
+import { configById } from '../bench/systems/configs.ts';
+
+describe('parseBenchArgs', () => {
+  it('runs the full plan with no flags: 20,000-job drains, issue 10 and 15 targets, graphile-worker at concurrency 10 in the latency rows', () => {
+    const plan = parseBenchArgs([]);
+    expect(plan.preset).toBe('full');
+    expect(plan.rounds).toBe(3);
+    expect(plan.drainSizes).toEqual([{ jobs: 20_000, budgetMs: 8_000 }]);
+    expect(plan.targetIssues).toEqual([10, 15]);
+    expect(plan.latencyConfigs).toContain('graphile-c10');
+    expect(plan.writeDocs).toBe(true);
+  });
+
+  it('--preset issue15 runs exactly the rows issue 15 judges', () => {
+    const plan = parseBenchArgs(['--preset', 'issue15']);
+    expect(plan.preset).toBe('issue15');
+    expect(plan.rounds).toBe(3);
+    expect(plan.drainSizes.map((s) => s.jobs)).toEqual([20_000, 100_000]);
+    expect(plan.drainProcs).toEqual([1, 2]);
+    expect(plan.drainConfigs).toEqual(['stampede', 'stampede-c500', 'graphile-batched']);
+    expect(plan.latencyRatePerSec).toBe(500);
+    expect(plan.latencyConfigs).toEqual(['stampede', 'graphile-c10', 'pgboss-batch', 'pgboss-batch-notify']);
+    expect([...plan.skip].sort()).toEqual(['archive', 'enqueue', 'scale']);
+    expect(plan.targetIssues).toEqual([15]);
+    expect(plan.writeDocs).toBe(false);
+  });
+
+  it("--preset issue15's latency rows hold a peer at stampede's default concurrency", () => {
+    const plan = parseBenchArgs(['--preset', 'issue15']);
+    const ours = configById('stampede').concurrency;
+    expect(plan.latencyConfigs.filter((id) => configById(id).family !== 'stampede' && configById(id).concurrency === ours)).toEqual(['graphile-c10']);
+  });
+
+  it('applies the other flags on top of the preset wherever the preset stands', () => {
+    const plan = parseBenchArgs(['--rounds', '1', '--no-docs', '--preset', 'issue15', '--only', 'stampede,graphile-batched']);
+    expect(plan.rounds).toBe(1);
+    expect(plan.drainSizes).toHaveLength(2);
+    expect(plan.drainConfigs).toEqual(['stampede', 'graphile-batched']);
+    expect(plan.latencyConfigs).toEqual(['stampede']);
+  });
+
+  it('--quick is the small smoke plan; --jobs sets one drain size and keeps its budget', () => {
+    expect(parseBenchArgs(['--quick']).preset).toBe('quick');
+    expect(parseBenchArgs(['--quick']).drainSizes).toEqual([{ jobs: 1_000, budgetMs: 3_000 }]);
+    expect(parseBenchArgs(['--jobs', '500']).drainSizes).toEqual([{ jobs: 500, budgetMs: 8_000 }]);
+    expect(parseBenchArgs(['--preset', 'full']).preset).toBe('full');
+  });
+
+  it('names only configs that exist, in every preset', () => {
+    for (const argv of [[], ['--quick'], ['--preset', 'issue15']]) {
+      const plan = parseBenchArgs(argv);
+      for (const id of [...plan.enqueueConfigs, ...plan.drainConfigs, ...plan.latencyConfigs]) expect(() => configById(id)).not.toThrow();
+    }
+  });
+
+  it('rejects an unknown or missing preset, two presets, and bad numbers, naming the flag and what it expects', () => {
+    expect(() => parseBenchArgs(['--preset', 'fast'])).toThrow(UsageError);
+    expect(() => parseBenchArgs(['--preset', 'fast'])).toThrow(/--preset: unknown preset "fast"; expected one of full, quick, issue15/);
+    expect(() => parseBenchArgs(['--preset'])).toThrow(/--preset: unknown preset ""/);
+    expect(() => parseBenchArgs(['--quick', '--preset', 'issue15'])).toThrow(/one preset at a time; got quick and issue15/);
+    expect(() => parseBenchArgs(['--rounds', '0'])).toThrow(/--rounds: expected an integer >= 1, got "0"/);
+    expect(() => parseBenchArgs(['--only', 'graphile'])).toThrow(/--only: unknown config "graphile"/);
+    expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown flag "--fast"; usage: npm run bench -- \[--quick \| --preset full\|quick\|issue15\]/);
+  });
+});
