@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCrashLoopIsolation } from '../harness/checkers/crash-loop-isolation.ts';
-import { checkNoEffectLockWait } from '../harness/checkers/no-effect-lock-wait.ts';
+import { checkNoEffectLockWait, noEffectLockWait } from '../harness/checkers/no-effect-lock-wait.ts';
 import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h, job } from './support/history-builder.ts';
 
@@ -13,7 +13,7 @@ const frozen: HistoryEvent[] = [
   ...h.frozenInEffect(1_000, 16_000, 1, 'w1'),
 ].sort((a, b) => a.t - b.t);
 const retry = [h.rescuedFrom(6_000, 1, 'w1'), h.claim(6_100, 1, 'w2', 2, { crashCount: 1 }), h.effectStarted(7_000, 1, 'w2', 2)];
-const bounds = { answerMs: 1_000 };
+const bounds = noEffectLockWait.defaults;
 const final = finalState([job(1, 'done', { kind: 'effect', attempts: 2, crashCount: 1 })]);
 const history = (...tail: HistoryEvent[]) => [...frozen, ...retry, ...tail].sort((a, b) => a.t - b.t);
 
