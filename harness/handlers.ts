@@ -101,6 +101,9 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       await systemClock.sleep(ms / 2, ctx.signal);
       killHere('mid-handler', ctx);
       const key = effectKey(ctx.job);
+      // When the effect was asked for: no-effect-lock-wait times the engine's answer (the lock, or a
+      // hand-back when another holder has the key open) from here.
+      void report('effect:started', { jobId: ctx.job.id, attempt: ctx.attempt, workerId: ctx.workerId });
       // The effect's own call takes the other half, inside its transaction (a slow payment API): a
       // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
       const { applied } = await ctx.effectOnce(async (tx) => {

@@ -24,6 +24,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | { type: 'job:claimed'; jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number; crashCount?: number; leaseExpiresAt?: number }
   | { type: 'job:started'; jobId: number; queue: string; attempt: number; workerId: string }
+  /** The handler asked for its effect (called effectOnce): the engine's answer, the key's lock or a hand-back, is timed from here. */
+  | { type: 'effect:started'; jobId: number; attempt: number; workerId: string }
   | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
   | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
   | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number }

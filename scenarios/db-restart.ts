@@ -26,8 +26,14 @@ export default defineScenario({
     { kind: 'effect', share: 2, durationMs: { dist: 'uniform', minMs: 5, maxMs: 20 } },
   ],
   engine: { leaseMs: 5_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4 },
+  // The crash comes after a lull: a herd of 2,000 jobs lands at 3.5 s, and from 4 s the producer is quiet
+  // and the server's WAL writer stopped for 0.5 s while the workers drain it (harness/faults/inject/database.ts):
+  // the last commits before the kill are the workers' own hundreds of claims and completions, each durable
+  // only if its COMMIT waited for its own WAL flush (the async-commit mutant loses them; the fault's
+  // evidence counts them).
   faults: [
-    { fault: 'db-restart', atS: 4, mode: 'crash', downS: 2 },
+    { fault: 'thundering-herd', atS: 3.5, count: 2_000 },
+    { fault: 'db-restart', atS: 4, mode: 'crash', downS: 2, lullS: 0.5 },
     { fault: 'db-terminate-backends', atS: 13, scope: 'workers' },
   ],
   // Every done job has a completion by its holder (a reply lost with the connection is indeterminate, not a

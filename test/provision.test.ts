@@ -82,6 +82,25 @@ describe('durability across a Postgres crash', () => {
     expect(row.payload).toEqual({ important: true });
   });
 
+  it('with its WAL writer stalled, a crash loses the commits that did not wait for their WAL flush, and keeps those that did', async () => {
+    // The harness's power cut (db-restart's lull): a SIGKILL alone keeps what the WAL writer handed the kernel.
+    await db.query('CREATE TABLE acknowledged (id int PRIMARY KEY, waited boolean NOT NULL)');
+    expect(server.stallWalWriter()).toBeGreaterThan(0);
+    const commit = (id: number, waited: boolean) =>
+      db.transaction(async (tx) => {
+        if (!waited) await tx.query('SET LOCAL synchronous_commit = off');
+        await tx.query('INSERT INTO acknowledged VALUES ($1, $2)', [id, waited]);
+      });
+    await commit(1, true);
+    await commit(2, false);
+    await commit(3, false);
+    expect((await db.query('SELECT count(*)::int AS n FROM acknowledged')).rows[0].n).toBe(3);
+    await server.crash();
+    await server.restart();
+    const rows = await until('server back', () => db.query('SELECT id FROM acknowledged ORDER BY id').then((r) => r.rows, () => null));
+    expect(rows).toEqual([{ id: 1 }]);
+  });
+
   it('a running worker rides through a Postgres restart: reconnects, loses no job', async () => {
     await enqueueMany(db, Array.from({ length: 300 }, (_, i) => ({ queue: 'restart', payload: { i } })));
     let completed = 0;

@@ -8,9 +8,9 @@ export interface CrashLoopIsolationBounds {
   poisonKinds: string[];
 }
 
-/** The history index at which a hold ended by its own report or a rescue (Infinity: never, as far as the history says). */
+/** The history index at which a hold ended by its own report (a hand-back too) or a rescue (Infinity: never, as far as the history says). */
 function endIndex(h: Hold): number {
-  return Math.min(...[h.completed, h.failed, h.lost, h.released, h.rescued].map((x) => x?.i ?? Number.POSITIVE_INFINITY));
+  return Math.min(...[h.completed, h.failed, h.lost, h.released, h.deferred, h.rescued].map((x) => x?.i ?? Number.POSITIVE_INFINITY));
 }
 
 /**

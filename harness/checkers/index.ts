@@ -17,6 +17,7 @@ import { leaseFencing } from './lease-fencing.ts';
 import { noConcurrentClaim } from './no-concurrent-claim.ts';
 import { noEarlyStart } from './no-early-start.ts';
 import { noEarlyTakeover } from './no-early-takeover.ts';
+import { noEffectLockWait } from './no-effect-lock-wait.ts';
 import { noJobLost } from './no-job-lost.ts';
 import { noPhantomFinish } from './no-phantom-finish.ts';
 import { noStaleCompletion } from './no-stale-completion.ts';
@@ -53,6 +54,7 @@ export const CHECKERS = {
   'attempt-accounting': attemptAccounting,
   'crash-loop-isolation': crashLoopIsolation,
   'lease-fencing': leaseFencing,
+  'no-effect-lock-wait': noEffectLockWait,
   'parameters-honoured': parametersHonoured,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,

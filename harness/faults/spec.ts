@@ -64,8 +64,12 @@ export type FaultSpec = FaultTiming &
      * the unique occurrence key must collapse them onto the rows already written.
      */
     | { fault: 'cron-rewind'; backS: number }
-    /** Restart the Postgres server; it is down for downS seconds. Mode `crash`: SIGKILL the postmaster. */
-    | { fault: 'db-restart'; mode?: 'fast' | 'immediate' | 'crash'; downS?: number }
+    /**
+     * Restart the Postgres server; it is down for downS seconds. Mode `crash`: SIGKILL the postmaster. `lullS`
+     * (crash only): first, for that long, the load generator offers nothing and the server's WAL writer is
+     * stopped, so the workers' latest commits are at risk unless each waited for its own WAL flush.
+     */
+    | { fault: 'db-restart'; mode?: 'fast' | 'immediate' | 'crash'; downS?: number; lullS?: number }
     /** Hold `connections` connections busy for forS seconds. */
     | { fault: 'pool-exhaust'; connections: number; forS: number }
     /** Keep a transaction open for forS seconds, pinning the xmin horizon (dead tuples pile up). */
@@ -100,7 +104,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
   'cron-rewind': { backS: { kind: 'posNum', required: true } },
-  'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' } },
+  'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' }, lullS: { kind: 'posNum' } },
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
   'xmin-hold': { forS: { kind: 'posNum', required: true } },
   'dependency-outage': { forS: { kind: 'posNum', required: true }, errorRate: { kind: 'rate' } },
@@ -193,6 +197,9 @@ function validateFault(f: unknown, ctx: FaultContext, field: string): void {
         validateTarget(v, ctx, f2);
         break;
     }
+  }
+  if (o.fault === 'db-restart' && o.lullS !== undefined && o.mode !== 'crash') {
+    throw new ValidationError(`${field}.lullS`, `applies to mode "crash" only, got mode ${show(o.mode ?? 'fast')}`);
   }
   if (spec.target && o.target === undefined && !UNTARGETED_BY_DEFAULT.has(o.fault as FaultName)) validateTarget(defaultTarget(o.fault as FaultName), ctx, `${field}.target`);
 }

@@ -8,8 +8,7 @@ import { queryPatch, type Mutant } from './types.ts';
  */
 export const effectLockWait: Mutant = {
   breaks: "a retry waits behind a frozen worker's uncommitted effect while holding its claim, so unrelated kills of its worker count as the job's crashes",
-  caughtBy: null,
-  awaits: 'crash-loop-isolation',
+  caughtBy: 'no-effect-lock-wait',
   scenario: 'slow-worker-no-heartbeat',
   changes: [
     queryPatch('engine/worker/worker.sql', 'RecordEffectKey', [

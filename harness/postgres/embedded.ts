@@ -35,6 +35,15 @@ function childPids(pid: number): number[] {
   return out;
 }
 
+/** A process's title as `ps` shows it ("postgres: walwriter "); '' when it is gone. */
+function processTitle(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
 /** A free TCP port on loopback, chosen by the kernel. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -184,6 +193,26 @@ export class EmbeddedPostgres {
       }
     }
     await this.signalAndWait('SIGKILL');
+  }
+
+  /**
+   * SIGSTOPs the server's WAL writer; the caller must crash() the server
+   * next, which kills it with the rest (a stopped writer would hang a clean
+   * stop). A crash() alone SIGKILLs processes, not the machine:
+   * the kernel keeps every WAL page the writer has handed it, and the writer
+   * hands over each full page within moments, so a commit acknowledged
+   * before its WAL was flushed would survive by luck. A power cut loses
+   * that WAL, and so does a crash() after this: what no COMMIT flushed
+   * itself (or a later one flushed for it) stays in the server's buffers and
+   * dies with them. A commit that waited for its flush (synchronous_commit
+   * on, the default) is durable either way. Returns the writer's pid;
+   * undefined when none was found (not Linux, or the server is down).
+   */
+  stallWalWriter(): number | undefined {
+    const pid = this.proc?.pid;
+    const writer = pid === undefined ? undefined : childPids(pid).find((c) => processTitle(c).includes('walwriter'));
+    if (writer !== undefined) process.kill(writer, 'SIGSTOP');
+    return writer;
   }
 
   /** Stops the server but keeps its data for restart(): 'fast' is a clean shutdown, 'immediate' skips the checkpoint (recovery on start). */

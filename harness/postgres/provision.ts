@@ -18,6 +18,8 @@ export interface PostgresServer {
   /** What the server printed while starting last, on servers we own (after a crash: its recovery). */
   readonly startLog?: string;
   halt?(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Only on servers we own: SIGSTOP the WAL writer until the crash() that must follow (see EmbeddedPostgres); its pid, or undefined if not found. */
+  stallWalWriter?(): number | undefined;
   restart?(): Promise<void>;
 }
 

@@ -20,6 +20,7 @@ const PASSED_THROUGH = new Set([
   'lease:renewed',
   'lease:released',
   'lease:rescued',
+  'effect:started',
   'effect:applied',
   'cron:materialized',
   'worker:settings',

@@ -33,6 +33,8 @@ export interface GeneratorStats {
 export class LoadGenerator {
   readonly stats: GeneratorStats = { offered: 0, acknowledged: 0, unknown: 0, failed: 0, late: 0 };
   private inFlight = new Set<Promise<void>>();
+  /** Offers dropped while silenced; undefined: not silenced. */
+  private silenced: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -49,11 +51,29 @@ export class LoadGenerator {
       const waitMs = intendedT - this.recorder.now();
       if (waitMs > 1) await this.clock.sleep(waitMs, signal).catch(() => {});
       if (signal.aborted) break;
+      if (this.silenced !== undefined) {
+        this.silenced++;
+        continue;
+      }
       while (this.inFlight.size >= this.options.maxInFlight) await Promise.race(this.inFlight);
       const p = this.offer(a, intendedT).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
     }
     await Promise.all(this.inFlight);
+  }
+
+  /**
+   * The producers fall quiet: every offer due from now on is dropped (never
+   * sent, never recorded) until the returned function is called, which
+   * returns how many were dropped. A fault's lull (harness/faults/inject).
+   */
+  silence(): () => number {
+    this.silenced = 0;
+    return () => {
+      const n = this.silenced ?? 0;
+      this.silenced = undefined;
+      return n;
+    };
   }
 
   private async offer(a: Arrival, intendedT: number): Promise<void> {

@@ -66,9 +66,11 @@ SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
 
 -- name: Unfinished
 -- Rows a cron node wrote ahead of time (run_at still in the future) are not
--- the run's to drain: they are scheduled, not late.
+-- the run's to drain: they are scheduled, not late. A job that has run
+-- before and was handed back for a retry shortly (a deferral: its effect's
+-- key was held) is the run's, although its run_at is a moment ahead.
 SELECT count(*)::int AS n, now() AS db_now FROM stampede.jobs
- WHERE state NOT IN ('done', 'dead', 'cancelled') AND NOT (state = 'pending' AND run_at > now());
+ WHERE state NOT IN ('done', 'dead', 'cancelled') AND NOT (state = 'pending' AND run_at > now() AND attempts = 0);
 
 -- name: DueInQueue
 -- The queue-pause fault's evidence: due jobs of the queue waiting (rides jobs_due_idx).

@@ -151,6 +151,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         url,
         server,
         fleet,
+        load: generator,
         recorder,
         sampler,
         clock,

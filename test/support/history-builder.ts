@@ -48,6 +48,13 @@ export const h = {
     { t: fromT, node: 'nemesis', type: 'fault:injected', fault: 'worker-stop', detail: { target: node, forS: (toT - fromT) / 1000 } },
     { t: toT, node: 'nemesis', type: 'fault:injected', fault: 'worker-stop', detail: { target: node, phase: 'end' } },
   ],
+  /** The handler of `workerId` asked for its effect (called effectOnce). */
+  effectStarted: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'effect:started', jobId, attempt, workerId }),
+  /** `workerId` froze itself inside job `jobId`'s effect transaction (its own stop report), resumed by the nemesis at `toT`. */
+  frozenInEffect: (fromT: number, toT: number, jobId: number, workerId: string, attempt = 1): HistoryEvent[] => [
+    { t: fromT, node: workerId, type: 'fault:evidence', fault: 'worker-stop', detail: { fault: 'worker-stop', point: 'in-effect', jobId, attempt, workerId } },
+    { t: toT, node: 'nemesis', type: 'fault:injected', fault: 'worker-stop', detail: { target: workerId, phase: 'end' } },
+  ],
   completed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:completed', jobId, queue: 'default', attempt, workerId, durationMs: 1 }),
   failed: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { retryAt?: number } = {}): HistoryEvent => ({
     t, node: x.node ?? workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: 'boom', retryAt: x.retryAt ?? 0,

@@ -4,6 +4,7 @@ import type { Logger } from '../../../engine/log.ts';
 import type { PostgresServer } from '../../postgres/provision.ts';
 import type { HistoryEvent } from '../../history.ts';
 import type { Fleet } from '../../runner/fleet.ts';
+import type { LoadGenerator } from '../../runner/generator.ts';
 import type { HistoryRecorder } from '../../runner/recorder.ts';
 import type { RunSampler } from '../../runner/sampler.ts';
 import type { FaultAction } from '../plan.ts';
@@ -14,6 +15,8 @@ export interface InjectionContext {
   url: string;
   server: PostgresServer;
   fleet: Fleet;
+  /** The load generator, which a fault may silence for a moment (a lull before a crash). */
+  load: Pick<LoadGenerator, 'silence'>;
   recorder: HistoryRecorder;
   sampler: RunSampler;
   clock: Clock;
