@@ -45,7 +45,7 @@ describe('a poison pill among healthy jobs, workers as real supervised processes
       restart: { baseMs: 100, capMs: 1000, stableMs: 5000 },
       events,
       spawn: (slot) => {
-        const p = spawnWorker(url, ['--lease-ms', '600', '--heartbeat-ms', '200', '--max-crashes', '2', '--concurrency', '4', '--worker-id', `slot${slot}`]);
+        const p = spawnWorker(url, ['--lease-ms', '1000', '--heartbeat-ms', '250', '--max-crashes', '2', '--concurrency', '4', '--worker-id', `slot${slot}`]);
         p.events.on('job:completed', () => completedAt.push(Date.now()));
         return p;
       },
