@@ -6,10 +6,12 @@ import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import type { Handler, Handlers, JobContext } from '../engine/handler.ts';
 import { effectKey } from '../engine/job.ts';
+import { recordIntent } from '../engine/effects/outbox.ts';
+import { intentKeyOf } from './outbox-keys.ts';
 import { harnessQueries as q } from './runner/queries.ts';
 
 interface Payload {
-  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing';
+  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing' | 'outbox';
   op?: number;
   params?: { durationMs?: number; failAttempts?: number };
 }
@@ -84,7 +86,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
   // A retry works half the planned time: a slow first attempt (a hung call, a
   // GC pause) is what stalls past the lease; the redelivery is the ordinary
   // case, so it finishes within a lease and the job does not stall forever.
-  const ms = (payload.params?.durationMs ?? 0) * (ctx.attempt > 1 && (payload.kind === 'slow' || payload.kind === 'effect') ? 0.5 : 1);
+  const ms = (payload.params?.durationMs ?? 0) * (ctx.attempt > 1 && (payload.kind === 'slow' || payload.kind === 'effect' || payload.kind === 'outbox') ? 0.5 : 1);
   switch (payload.kind) {
     case 'poison':
       // Crashes the process on every attempt, as a segfaulting parser or an OOM would.
@@ -96,7 +98,8 @@ const handle: Handler<Payload> = async (payload, ctx) => {
     case 'flaky':
       if (ctx.attempt <= (payload.params?.failAttempts ?? 2)) throw new Error(`flaky: planned failure on attempt ${ctx.attempt}`);
       return;
-    case 'effect': {
+    case 'effect':
+    case 'outbox': {
       await callDependency(ctx);
       await systemClock.sleep(ms / 2, ctx.signal);
       killHere('mid-handler', ctx);
@@ -105,6 +108,8 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
       const { applied } = await ctx.effectOnce(async (tx) => {
         await tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]);
+        // An outbox job also records an intent in the same transaction: it exists iff the effect committed.
+        if (payload.kind === 'outbox') await recordIntent(tx, { topic: 'notify', key: intentKeyOf(key), payload: { jobId: ctx.job.id } });
         await stopHere('in-effect', ctx);
         if (ms > 0) await systemClock.sleep(ms / 2);
       });

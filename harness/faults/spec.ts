@@ -66,6 +66,18 @@ export type FaultSpec = FaultTiming &
     | { fault: 'pool-exhaust'; connections: number; forS: number }
     /** Keep a transaction open for forS seconds, pinning the xmin horizon (dead tuples pile up). */
     | { fault: 'xmin-hold'; forS: number }
+    /**
+     * SIGTERM a worker, as a deploy or a scale-down does: it stops claiming, waits its grace (2 s), hands
+     * back what is still running (ReleaseJobs, `lease:released`), exits, and the supervisor starts it again.
+     */
+    | { fault: 'worker-restart'; target?: NodeRef }
+    /** SIGKILL the outbox relay that has the most requests open at the sink (waiting up to 5 s for one). */
+    | { fault: 'relay-kill' }
+    /**
+     * A producer that lost the answer to its enqueue re-sends it with the same idempotency key, count
+     * times: the harness enqueues, drops the acknowledgement, and enqueues again.
+     */
+    | { fault: 'enqueue-retry'; count: number; queue?: string }
     /** The handlers' shared dependency fails every call (or errorRate of them) for forS seconds. */
     | { fault: 'dependency-outage'; forS: number; errorRate?: number }
   );
@@ -100,6 +112,9 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
   'xmin-hold': { forS: { kind: 'posNum', required: true } },
   'dependency-outage': { forS: { kind: 'posNum', required: true }, errorRate: { kind: 'rate' } },
+  'worker-restart': { target: { kind: 'node' } },
+  'relay-kill': {},
+  'enqueue-retry': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
 };
 
 export const FAULT_NAMES = Object.keys(PARAMS) as FaultName[];
@@ -198,7 +213,7 @@ const UNTARGETED_BY_DEFAULT = new Set<FaultName>(['db-clock-jump']);
 
 /** Where a fault lands when the scenario names no target: a random worker for process faults, the first scheduler for clock faults. */
 export function defaultTarget(fault: FaultName): NodeRef {
-  return fault === 'worker-kill' || fault === 'worker-stop' ? 'worker:random' : 'scheduler:0';
+  return fault === 'worker-kill' || fault === 'worker-stop' || fault === 'worker-restart' ? 'worker:random' : 'scheduler:0';
 }
 
 function validateTarget(v: unknown, ctx: FaultContext, f2: string): void {
