@@ -26,12 +26,12 @@ export default defineScenario({
   concurrency: 16,
   mix: [
     { kind: 'normal', share: 5, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
-    { kind: 'outbox', share: 4, durationMs: { dist: 'uniform', minMs: 5, maxMs: 20 } },
+    { kind: 'outbox', share: 3, durationMs: { dist: 'uniform', minMs: 5, maxMs: 20 } },
     // Running for seconds, so a graceful restart's 2 s grace ends with some still in flight: what is handed back.
     { kind: 'slow', share: 0.3, durationMs: { dist: 'uniform', minMs: 3_000, maxMs: 4_000 } },
   ],
   engine: { leaseMs: 4_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
-  // The relay's lease outlasts the sink's 1.5 s hold, so only a killed relay's row is sent again.
+  // The relay's lease outlasts the sink's 1 s hold, so only a killed relay's row is sent again.
   relays: { processes: 2, leaseMs: 3_000, pollMs: 200, deliveryTimeoutMs: 2_500, backoffBaseMs: 200, backoffCapMs: 1_000, retentionMs: 8_000, pruneIntervalMs: 1_000 },
   archiver: { archiveAfterMs: 4_000, intervalMs: 1_000 },
   faults: [

@@ -37,8 +37,6 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'faults-exercised': { declared: [...new Set(s.faults.map((f) => f.fault))] },
     ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs } } : {}),
     ...(s.relays?.retentionMs ? { 'prune-retention': { retentionMs: s.relays.retentionMs } } : {}),
-    // A handed-back job is due at once; one that waited out a lease was not handed back.
-    'hand-back': { maxRerunMs: min((e) => e.leaseMs) },
     ...(facts.expectedCronKeys
       ? { 'one-job-per-cron-occurrence': { expectedKeys: facts.expectedCronKeys, allowedKeys: facts.allowedCronKeys ?? [] } }
       : {}),

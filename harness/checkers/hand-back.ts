@@ -2,25 +2,21 @@ import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { jobLives } from './lives.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
-export interface HandBackBounds {
-  /**
-   * A handed-back job is due at once (ReleaseJobs sets run_at = now()): its next claim must come
-   * sooner than this after the release, ms. One that waited a lease out was not handed back.
-   */
-  maxRerunMs: number;
-}
+export type HandBackBounds = Record<string, never>;
 
 /**
  * Graceful shutdown's promise (engine/worker/worker.ts handBack, ReleaseJobs):
  * a worker told to stop lets its jobs run for the grace, then hands back what
  * is left, uncharged and due at once; it leaves nothing claimed behind. Per
  * `lease:released`: the job's next claim carries the same attempt number (the
- * release gave the attempt back) and comes within maxRerunMs; a job released
- * but never claimed again is lost to the hand-back. Per worker that exited
+ * release gave the attempt back), and the run_at it was claimed at is before
+ * the released lease would have ended (ReleaseJobs made it due at once; a job
+ * that waited its lease out was not handed back, whatever the backlog made
+ * the wait). A job released but never claimed again is lost to the hand-back. Per worker that exited
  * cleanly (code 0): the rescuer never took a lease back from it, since a
  * drained worker held none. Inconclusive when nothing was handed back.
  */
-export function checkHandBack(history: readonly HistoryEvent[], _final: FinalState, bounds: HandBackBounds): InvariantResult {
+export function checkHandBack(history: readonly HistoryEvent[], _final: FinalState): InvariantResult {
   const charged: unknown[] = [];
   const late: unknown[] = [];
   const neverRerun: unknown[] = [];
@@ -32,8 +28,8 @@ export function checkHandBack(history: readonly HistoryEvent[], _final: FinalSta
       const next = life.holds.slice(k + 1).find((n) => n.i > h.released!.i) ?? life.holds[k + 1];
       if (!next) return void neverRerun.push({ jobId: life.jobId, attempt: h.claim.attempt });
       if (next.claim.attempt !== h.claim.attempt) charged.push({ jobId: life.jobId, releasedAttempt: h.claim.attempt, nextAttempt: next.claim.attempt });
-      const afterMs = next.claim.t - h.released.e.t;
-      if (afterMs > bounds.maxRerunMs) late.push({ jobId: life.jobId, afterMs });
+      const leaseEnd = Math.max(h.claim.leaseExpiresAt ?? -Infinity, ...h.renewals.map((r) => r.e.leaseExpiresAt));
+      if (Number.isFinite(leaseEnd) && next.claim.runAt >= leaseEnd) late.push({ jobId: life.jobId, dueAt: next.claim.runAt, leaseEnd });
     });
   }
   // The worker ids of processes that exited cleanly: the last id that slot claimed with before the exit.
@@ -46,17 +42,17 @@ export function checkHandBack(history: readonly HistoryEvent[], _final: FinalSta
   const leftClaimed = history.filter((e) => e.type === 'lease:rescued' && e.owner && drained.has(e.owner)).map((e) => ({ jobId: (e as { jobId: number }).jobId, owner: (e as { owner?: string | null }).owner }));
   const bad = charged.length + late.length + neverRerun.length + leftClaimed.length;
   const figure =
-    `${fmt(released)} handed back by ${fmt(drained.size)} drained workers: ${fmt(charged.length)} charged, ${fmt(late.length)} rerun later than ${fmt(bounds.maxRerunMs)} ms, ` +
+    `${fmt(released)} handed back by ${fmt(drained.size)} drained workers: ${fmt(charged.length)} charged, ${fmt(late.length)} not due until their lease ran out, ` +
     `${fmt(neverRerun.length)} never rerun; ${fmt(leftClaimed.length)} claims a drained worker left to the rescuer`;
   const examples = [...firstN(charged).map((c) => ({ charged: c })), ...firstN(late).map((l) => ({ late: l })), ...firstN(neverRerun).map((n) => ({ neverRerun: n })), ...firstN(leftClaimed).map((l) => ({ leftClaimed: l }))];
   const pass: boolean | 'unknown' = bad > 0 ? false : released === 0 ? 'unknown' : true;
-  return { name: 'hand-back', pass, figure, bound: `every hand-back uncharged and rerun within ${fmt(bounds.maxRerunMs)} ms; nothing left claimed`, ...(examples.length ? { examples } : {}) };
+  return { name: 'hand-back', pass, figure, bound: 'every hand-back uncharged and due at once; nothing left claimed', ...(examples.length ? { examples } : {}) };
 }
 
 export const handBack: CheckerDef<HandBackBounds> = {
   name: 'hand-back',
   says: 'a worker stopped gracefully hands back its unfinished jobs uncharged, they rerun at once, and it leaves nothing claimed',
   check: checkHandBack,
-  bounds: { maxRerunMs: 'number' },
-  defaults: { maxRerunMs: 5_000 },
+  bounds: {},
+  defaults: {},
 };

@@ -7,17 +7,18 @@ import type { HistoryRecorder } from './recorder.ts';
 export type FirstDelivery = 'apply' | 'refuse' | 'hold';
 
 /**
- * What a key's first delivery meets: about one key in 8 is refused (503, as
- * a mail API under load answers), one in 8 is held for `holdMs` before it is
+ * What a key's first delivery meets: one key in 8 is refused (503, as a mail
+ * API under load answers), one in 64 is held for `holdMs` before it is
  * applied (a slow receiver: the window a relay-kill fault lands in), the rest
- * are applied at once. A hash of the key, not a draw: the same key meets the
+ * are applied at once. Holds are rare because a relay pass waits for its
+ * slowest delivery: one held key in most batches would cap the relays' rate. A hash of the key, not a draw: the same key meets the
  * same fate in every run.
  */
 export function firstDelivery(key: string): FirstDelivery {
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619) >>> 0;
-  const slot = h % 8;
-  return slot === 0 ? 'refuse' : slot === 1 ? 'hold' : 'apply';
+  const slot = h % 64;
+  return slot < 8 ? 'refuse' : slot === 8 ? 'hold' : 'apply';
 }
 
 /**
@@ -38,7 +39,7 @@ export class OutboxSink {
   constructor(
     private readonly recorder: HistoryRecorder,
     private readonly clock: Clock,
-    private readonly holdMs = 1_500,
+    private readonly holdMs = 1_000,
   ) {}
 
   /** Listens on 127.0.0.1 at a free port; resolves with the base URL. */
