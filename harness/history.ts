@@ -61,9 +61,10 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   /**
    * A producer re-sent an enqueue whose acknowledgement it lost, with the same idempotency key
    * (the enqueue-retry fault): `firstJobId` is what the first send created (the harness dropped its
-   * answer), `retryJobId` what the re-send answered.
+   * answer), `retryJobId` what the re-send answered; `resentDbMs` the database's now() just before the
+   * re-send (a key whose job was archived before it is outside the idempotency window).
    */
-  | { type: 'enqueue:retried'; key: string; firstJobId: number; retryJobId: number }
+  | { type: 'enqueue:retried'; key: string; firstJobId: number; retryJobId: number; resentDbMs?: number }
   | { type: 'queue:paused'; queue: string; by: string }
   /** The queue was resumed; dbTime is the resume's transaction start: claims that start after it may run. */
   | { type: 'queue:resumed'; queue: string; by: string }

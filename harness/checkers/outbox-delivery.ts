@@ -51,8 +51,9 @@ export function checkOutboxDelivery(history: readonly HistoryEvent[], final: Fin
     `${fmt(lost.length)} lost and ${fmt(unexpected.length)} unexpected of ${fmt(committed.size)} committed intents; ` +
     `${fmt(requests)} requests, ${fmt(retried)} refused or cut off and sent again, ${fmt(absorbed)} duplicates absorbed by key`;
   const examples = [...firstN(lost).map((key) => ({ lost: key })), ...firstN(unexpected).map((key) => ({ unexpected: key }))];
-  let pass: boolean | 'unknown' = lost.length === 0 && unexpected.length === 0;
-  if (pass && (committed.size === 0 || requests === 0)) pass = 'unknown'; // no intent, or no relay ever delivered: nothing judged
+  // No request at all: no relay ran (or none reached the sink), so nothing about delivery was judged.
+  let pass: boolean | 'unknown' = requests === 0 ? 'unknown' : lost.length === 0 && unexpected.length === 0;
+  if (pass === true && committed.size === 0) pass = 'unknown'; // no intent committed: nothing to deliver
   return { name: 'outbox-delivery', pass, figure, bound: '0 lost, 0 unexpected', ...(examples.length ? { examples } : {}) };
 }
 

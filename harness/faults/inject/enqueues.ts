@@ -52,8 +52,9 @@ export const enqueueRetry: Injector = async (action, ctx) => {
     const send = () => enqueue(ctx.db, queue, { kind: 'normal', producerKey: key, params: { durationMs: 5 } }, { idempotencyKey: key, maxAttempts: ctx.maxAttempts });
     try {
       const first = await send();
+      const resentAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
       const again = await send();
-      ctx.recorder.record({ type: 'enqueue:retried', node: 'nemesis', key, firstJobId: first.id, retryJobId: again.id });
+      ctx.recorder.record({ type: 'enqueue:retried', node: 'nemesis', key, firstJobId: first.id, retryJobId: again.id, resentDbMs: resentAt.getTime() });
       retried++;
     } catch (err) {
       ctx.log.warn('enqueue-retry: a send failed; that key proves nothing', { key, error: (err as Error).message });
