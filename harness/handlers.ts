@@ -24,7 +24,8 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
 
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs
 // this process there, so "killed mid-handler" and "killed after the effect
-// committed, before the worker heard back" happen exactly, not by luck.
+// committed, before the worker heard back" happen exactly, not by luck
+// (`in-effect`: inside the effect's transaction, which then rolls back).
 // Stop points the same way: the first job to reach one, on any armed worker,
 // freezes its process there (SIGSTOP) and the harness resumes it later.
 // `in-effect`: inside the effect's transaction, the effect written and not
@@ -32,7 +33,7 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
 // handler returns, so its completion is sent only after the resume.
 // `mid-slow-job`: a slow job halfway through its work, so after the resume its
 // handler still runs and its next heartbeat is what learns the lease is gone.
-type KillPoint = 'mid-handler' | 'after-effect';
+type KillPoint = 'mid-handler' | 'in-effect' | 'after-effect';
 type StopPoint = 'in-effect' | 'before-report' | 'mid-slow-job';
 let armedKill: KillPoint | null = null;
 /** Armed stop points, with the fault action's seq that the first worker to arrive takes in the database. */
@@ -109,7 +110,10 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       const { applied } = await ctx.effectOnce(async (tx) => {
         await tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]);
         // An outbox job also records an intent in the same transaction: it exists iff the effect committed.
-        if (payload.kind === 'outbox') await recordIntent(tx, { topic: 'notify', key: intentKeyOf(key), payload: { jobId: ctx.job.id } });
+        // The payload names the attempt that wrote it: the sink reports it, so a delivered intent of an attempt
+        // that rolled back shows (its effect row, if any, names another writer).
+        if (payload.kind === 'outbox') await recordIntent(tx, { topic: 'notify', key: intentKeyOf(key), payload: { jobId: ctx.job.id, writer: ctx.workerId } });
+        killHere('in-effect', ctx); // written, not committed: the transaction rolls back with the connection
         await stopHere('in-effect', ctx);
         if (ms > 0) await systemClock.sleep(ms / 2);
       });

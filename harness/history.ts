@@ -53,9 +53,9 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    * The harness's outbox sink (harness/runner/outbox-sink.ts) received a delivery of intent `key` from a
    * relay. `outcome`: `applied` (first time it took the key), `duplicate` (key already applied: absorbed),
    * `refused` (it answered 503 on purpose, applying nothing), `aborted` (the relay went away before the
-   * sink answered; nothing applied).
+   * sink answered; nothing applied). `writer`: the worker whose attempt recorded the intent (its payload's).
    */
-  | { type: 'outbox:received'; key: string; attempt: number; relayId: string; outcome: 'applied' | 'duplicate' | 'refused' | 'aborted' }
+  | { type: 'outbox:received'; key: string; attempt: number; relayId: string; outcome: 'applied' | 'duplicate' | 'refused' | 'aborted'; writer?: string }
   /** A relay process marked an outbox row delivered (its own event). */
   | { type: 'outbox:delivered'; id: number; topic: string; key: string; attempt: number; relayId: string }
   /**

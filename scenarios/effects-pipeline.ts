@@ -7,7 +7,8 @@ import { defineScenario } from '../harness/scenario.ts';
  * deduplicates by key (and refuses some first requests, holds others); the
  * relays' pruner runs with an 8 s retention and `stampede archiver` moves done
  * jobs older than 4 s. Meanwhile a relay is SIGKILLed mid-delivery three
- * times, a worker is killed right after an effect committed, two workers are
+ * times, a worker is killed right after an effect committed and another inside
+ * an effect's transaction (it rolls back, with its intent), two workers are
  * restarted gracefully (SIGTERM: drain, hand back the slow jobs still
  * running), every connection is terminated, and a producer re-sends
  * enqueues whose answers it lost. Every committed intent is delivered and no
@@ -39,6 +40,8 @@ export default defineScenario({
     { fault: 'relay-kill', atS: 4, everyS: 5, untilS: 15 },
     { fault: 'worker-kill', atS: 6, target: 'worker:1', point: 'after-effect' },
     { fault: 'worker-restart', atS: 8, target: 'worker:2' },
+    // Inside an outbox job's effect transaction: it rolls back, and its intent must never be delivered.
+    { fault: 'worker-kill', atS: 10, target: 'worker:1', point: 'in-effect' },
     { fault: 'db-terminate-backends', atS: 11, scope: 'all' },
     { fault: 'worker-restart', atS: 13, target: 'worker:0' },
   ],

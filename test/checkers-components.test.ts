@@ -7,8 +7,8 @@ import { checkPruneRetention } from '../harness/checkers/prune-retention.ts';
 import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h, job } from './support/history-builder.ts';
 
-const received = (t: number, key: string, outcome: 'applied' | 'duplicate' | 'refused' | 'aborted', attempt = 1): HistoryEvent => ({
-  t, node: 'outbox-sink', type: 'outbox:received', key, attempt, relayId: 'relay-0.1', outcome,
+const received = (t: number, key: string, outcome: 'applied' | 'duplicate' | 'refused' | 'aborted', attempt = 1, writer = 'w1'): HistoryEvent => ({
+  t, node: 'outbox-sink', type: 'outbox:received', key, attempt, relayId: 'relay-0.1', outcome, writer,
 });
 const effect = (key: string, jobId: number, appliedAtMs = 0) => ({ key, jobId, workerId: 'w1', appliedAtMs });
 const retried = (t: number, key: string, firstJobId: number, retryJobId: number): HistoryEvent => ({ t, node: 'nemesis', type: 'enqueue:retried', key, firstJobId, retryJobId });
@@ -23,7 +23,9 @@ describe('outbox-delivery', () => {
     const history = [received(10, 'intent:op:1', 'refused'), received(20, 'intent:op:1', 'applied', 2), received(11, 'intent:op:2', 'aborted'), received(30, 'intent:op:2', 'applied', 2), received(31, 'intent:op:2', 'duplicate', 3)];
     const r = checkOutboxDelivery(history, final, { kinds: ['outbox'] });
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 lost and 0 unexpected of 2 committed intents; 5 requests, 2 refused or cut off and sent again, 1 duplicates absorbed by key');
+    expect(r.figure).toBe(
+      '0 lost, 0 unexpected and 0 from an attempt that did not commit, of 2 committed intents; 5 requests, 2 refused or cut off and sent again, 1 duplicates absorbed by key; 0 effect transactions killed before commit',
+    );
   });
 
   it('fails (negative control) when a refused intent is never sent again, as a relay that marks rows delivered at claim does', () => {
@@ -38,6 +40,13 @@ describe('outbox-delivery', () => {
     const r = checkOutboxDelivery(history, final, { kinds: ['outbox'] });
     expect(r.pass).toBe(false);
     expect(r.examples).toEqual([{ unexpected: 'intent:op:9' }]);
+  });
+
+  it('fails when the intent applied was written by an attempt that rolled back (an intent recorded outside the effect transaction)', () => {
+    const history = [h.evidence(5, 'worker-kill', { point: 'in-effect', jobId: 1 }), received(10, 'intent:op:1', 'applied', 1, 'w0'), received(11, 'intent:op:2', 'applied')];
+    const r = checkOutboxDelivery(history, final, { kinds: ['outbox'] });
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ notTheCommittedAttempt: { key: 'intent:op:1', delivered: 'w0', committed: 'w1' } }]);
   });
 
   it('is inconclusive when no relay delivered anything, or no intent committed', () => {

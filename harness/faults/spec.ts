@@ -24,8 +24,11 @@ export type NodeRef = `${'worker' | 'scheduler'}:${number | 'random' | 'all'}`;
 
 export type FaultSpec = FaultTiming &
   (
-    /** SIGKILL. `point` picks when: any moment, while a handler runs, or after an effect committed but before the worker heard back. */
-    | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'after-effect' }
+    /**
+     * SIGKILL. `point` picks when: any moment, while a handler runs, inside an effect's transaction (written,
+     * not committed: it rolls back), or after an effect committed but before the worker heard back.
+     */
+    | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'in-effect' | 'after-effect' }
     /**
      * SIGSTOP for forS seconds, then SIGCONT: slow but alive. `point` picks when: at once, or the first
      * armed target whose job reaches the point freezes there: `in-effect` (inside an effect's transaction,
@@ -86,7 +89,7 @@ export type FaultName = FaultSpec['fault'];
 
 /** Every fault's parameters: the kind of each, and whether it is required. */
 const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | readonly string[]; required?: boolean }>> = {
-  'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'after-effect'] } },
+  'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'in-effect', 'after-effect'] } },
   'worker-stop': {
     target: { kind: 'node' },
     forS: { kind: 'posNum', required: true },

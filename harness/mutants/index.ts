@@ -26,6 +26,7 @@ import { renewalUnfenced } from './renewal-unfenced.ts';
 import { rescueFinishesLiveHolder } from './rescue-finishes-live-holder.ts';
 import { suspectsInBatches } from './suspects-in-batches.ts';
 import { archiveTooYoung } from './archive-too-young.ts';
+import { effectAutocommit } from './effect-autocommit.ts';
 import { enqueueIgnoresKey } from './enqueue-ignores-key.ts';
 import { pruneIgnoresRetention } from './prune-ignores-retention.ts';
 import { relayMarksAtClaim } from './relay-marks-at-claim.ts';
@@ -69,6 +70,7 @@ export const MUTANTS = {
   'claim-recent-only': claimRecentOnly,
   // The shipped components under chaos (effects-pipeline), one per invariant.
   'relay-marks-at-claim': relayMarksAtClaim,
+  'effect-autocommit': effectAutocommit,
   'archive-too-young': archiveTooYoung,
   'prune-ignores-retention': pruneIgnoresRetention,
   'release-charges-attempt': releaseChargesAttempt,

@@ -27,7 +27,7 @@ export function firstDelivery(key: string): FirstDelivery {
  * does, and records every request it gets in the history (outbox:received).
  * A request whose relay goes away before the sink answers (a SIGKILLed
  * relay) is recorded `aborted` and applies nothing. The relays' deliver
- * module (harness/outbox-deliver.ts) sends `POST /deliver?key=K&attempt=N&relay=ID`.
+ * module (harness/outbox-deliver.ts) sends `POST /deliver?key=K&attempt=N&relay=ID&writer=W`.
  */
 export class OutboxSink {
   private server?: Server;
@@ -49,8 +49,9 @@ export class OutboxSink {
       const key = url.searchParams.get('key') ?? '';
       const attempt = Number(url.searchParams.get('attempt'));
       const relayId = url.searchParams.get('relay') ?? '?';
+      const writer = url.searchParams.get('writer') || undefined;
       const record = (outcome: 'applied' | 'duplicate' | 'refused' | 'aborted') =>
-        this.recorder.record({ type: 'outbox:received', node: 'outbox-sink', key, attempt, relayId, outcome });
+        this.recorder.record({ type: 'outbox:received', node: 'outbox-sink', key, attempt, relayId, outcome, ...(writer ? { writer } : {}) });
       const fate = this.applied.has(key) || this.refused.has(key) ? 'apply' : firstDelivery(key);
       if (fate === 'refuse') {
         this.refused.add(key);
