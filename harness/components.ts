@@ -40,7 +40,13 @@ function positiveInts(o: Record<string, unknown>, keys: readonly string[], field
 }
 
 /** Checks `scenario.relays` and `scenario.archiver`; throws ValidationError naming the field. */
-export function validateComponents(s: { relays: RelaySettings | null; archiver: ArchiverSettings | null }, field: (path: string) => string): void {
+export function validateComponents(
+  s: { relays: RelaySettings | null; archiver: ArchiverSettings | null; mix: readonly { kind: string }[] },
+  field: (path: string) => string,
+): void {
+  if (s.relays === null && s.mix.some((m) => m.kind === 'outbox')) {
+    throw new ValidationError(field('relays'), 'is null, but the mix has outbox jobs; expected { processes, leaseMs, ... } to deliver their intents');
+  }
   if (s.relays !== null) {
     if (!isObject(s.relays)) throw new ValidationError(field('relays'), `expected null or { processes, leaseMs, ... }, got ${show(s.relays)}`);
     positiveInts(s.relays, ['processes', 'leaseMs', 'pollMs', 'deliveryTimeoutMs', 'backoffBaseMs', 'backoffCapMs', 'retentionMs', 'pruneIntervalMs'], field('relays'));

@@ -60,6 +60,7 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ relays: { ...relays, deliveryTimeoutMs: 3_000 } }, 'scenario.relays.deliveryTimeoutMs: expected below leaseMs (3000), got 3000');
     bad({ relays: { ...relays, batch: 5 } }, 'scenario.relays.batch: is not a setting here');
     bad({ archiver: { archiveAfterMs: -1, intervalMs: 1_000 } }, 'scenario.archiver.archiveAfterMs: expected an integer >= 1, got -1');
+    bad({ mix: [{ kind: 'outbox', share: 1 }] }, 'scenario.relays: is null, but the mix has outbox jobs');
     bad({ archiver: 'yes' }, 'scenario.archiver: expected null or { archiveAfterMs, intervalMs }, got "yes"');
   });
 
