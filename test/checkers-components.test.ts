@@ -138,6 +138,14 @@ describe('hand-back', () => {
     expect(checkHandBack(leftBehind, finalState([])).examples).toEqual([{ leftClaimed: { jobId: 2, owner: 'w1.1' } }]);
   });
 
+  it("judges a hand-back whose next holder was killed before reporting its claim by that holder's rescue", () => {
+    const rescuedAfter = (attempts: number) => [...drained, h.rescuedFrom(7_000, 1, 'w3.1', { attempts }), h.claim(9_000, 1, 'w2.1', attempts + 1, { node: 'w2', runAt: 7_000 })];
+    const uncharged = checkHandBack(rescuedAfter(1), finalState([]));
+    expect(uncharged.pass).toBe(true);
+    expect(uncharged.figure).toContain('1 handed back (1 next claimed by a holder killed before it reported, judged by its rescue)');
+    expect(checkHandBack(rescuedAfter(2), finalState([])).examples).toEqual([{ charged: { jobId: 1, releasedAttempt: 1, nextAttempt: 2 } }]);
+  });
+
   it('is inconclusive when nothing was handed back', () => {
     expect(checkHandBack([h.claim(10, 1, 'w1', 1), h.completed(20, 1, 'w1', 1)], finalState([])).pass).toBe('unknown');
   });
