@@ -6,10 +6,12 @@ import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import type { Handler, Handlers, JobContext } from '../engine/handler.ts';
 import { effectKey } from '../engine/job.ts';
+import { recordIntent } from '../engine/effects/outbox.ts';
+import { intentKeyOf } from './outbox-keys.ts';
 import { harnessQueries as q } from './runner/queries.ts';
 
 interface Payload {
-  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing';
+  kind?: 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing' | 'outbox';
   op?: number;
   params?: { durationMs?: number; failAttempts?: number };
 }
@@ -22,7 +24,8 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
 
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs
 // this process there, so "killed mid-handler" and "killed after the effect
-// committed, before the worker heard back" happen exactly, not by luck.
+// committed, before the worker heard back" happen exactly, not by luck
+// (`in-effect`: inside the effect's transaction, which then rolls back).
 // Stop points the same way: the first job to reach one, on any armed worker,
 // freezes its process there (SIGSTOP) and the harness resumes it later.
 // `in-effect`: inside the effect's transaction, the effect written and not
@@ -30,7 +33,7 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
 // handler returns, so its completion is sent only after the resume.
 // `mid-slow-job`: a slow job halfway through its work, so after the resume its
 // handler still runs and its next heartbeat is what learns the lease is gone.
-type KillPoint = 'mid-handler' | 'after-effect';
+type KillPoint = 'mid-handler' | 'in-effect' | 'after-effect';
 type StopPoint = 'in-effect' | 'before-report' | 'mid-slow-job';
 let armedKill: KillPoint | null = null;
 /** Armed stop points, with the fault action's seq that the first worker to arrive takes in the database. */
@@ -84,7 +87,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
   // A retry works half the planned time: a slow first attempt (a hung call, a
   // GC pause) is what stalls past the lease; the redelivery is the ordinary
   // case, so it finishes within a lease and the job does not stall forever.
-  const ms = (payload.params?.durationMs ?? 0) * (ctx.attempt > 1 && (payload.kind === 'slow' || payload.kind === 'effect') ? 0.5 : 1);
+  const ms = (payload.params?.durationMs ?? 0) * (ctx.attempt > 1 && (payload.kind === 'slow' || payload.kind === 'effect' || payload.kind === 'outbox') ? 0.5 : 1);
   switch (payload.kind) {
     case 'poison':
       // Crashes the process on every attempt, as a segfaulting parser or an OOM would.
@@ -96,7 +99,8 @@ const handle: Handler<Payload> = async (payload, ctx) => {
     case 'flaky':
       if (ctx.attempt <= (payload.params?.failAttempts ?? 2)) throw new Error(`flaky: planned failure on attempt ${ctx.attempt}`);
       return;
-    case 'effect': {
+    case 'effect':
+    case 'outbox': {
       await callDependency(ctx);
       await systemClock.sleep(ms / 2, ctx.signal);
       killHere('mid-handler', ctx);
@@ -108,6 +112,11 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
       const { applied } = await ctx.effectOnce(async (tx) => {
         await tx.query(q.RecordEffect, [key, ctx.job.id, ctx.workerId]);
+        // An outbox job also records an intent in the same transaction: it exists iff the effect committed.
+        // The payload names the attempt that wrote it: the sink reports it, so a delivered intent of an attempt
+        // that rolled back shows (its effect row, if any, names another writer).
+        if (payload.kind === 'outbox') await recordIntent(tx, { topic: 'notify', key: intentKeyOf(key), payload: { jobId: ctx.job.id, writer: ctx.workerId } });
+        killHere('in-effect', ctx); // written, not committed: the transaction rolls back with the connection
         await stopHere('in-effect', ctx);
         if (ms > 0) await systemClock.sleep(ms / 2);
       });

@@ -40,7 +40,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean; owner?: string | null; leaseExpiredAt?: number }
   /** What a worker process resolved from its options, per queue, as it started. */
   | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings> }
-  | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' }
+  | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' | 'archiver' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }
   /** A scheduler node refused to materialize: its clock was off the database's by more than its tolerance. */
@@ -51,6 +51,22 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   /** The harness's downstream (harness/runner/downstream.ts) received a call; inFlight counts it, as the downstream saw it. */
   | { type: 'downstream:call'; jobId: number; attempt: number; inFlight: number; capacity: number; overloaded: boolean }
   /** An operator paused a queue (engine/control); dbTime is when the pause took effect. */
+  /**
+   * The harness's outbox sink (harness/runner/outbox-sink.ts) received a delivery of intent `key` from a
+   * relay. `outcome`: `applied` (first time it took the key), `duplicate` (key already applied: absorbed),
+   * `refused` (it answered 503 on purpose, applying nothing), `aborted` (the relay went away before the
+   * sink answered; nothing applied). `writer`: the worker whose attempt recorded the intent (its payload's).
+   */
+  | { type: 'outbox:received'; key: string; attempt: number; relayId: string; outcome: 'applied' | 'duplicate' | 'refused' | 'aborted'; writer?: string }
+  /** A relay process marked an outbox row delivered (its own event). */
+  | { type: 'outbox:delivered'; id: number; topic: string; key: string; attempt: number; relayId: string }
+  /**
+   * A producer re-sent an enqueue whose acknowledgement it lost, with the same idempotency key
+   * (the enqueue-retry fault): `firstJobId` is what the first send created (the harness dropped its
+   * answer), `retryJobId` what the re-send answered; `resentDbMs` the database's now() just before the
+   * re-send (a key whose job was archived before it is outside the idempotency window).
+   */
+  | { type: 'enqueue:retried'; key: string; firstJobId: number; retryJobId: number; resentDbMs?: number }
   | { type: 'queue:paused'; queue: string; by: string }
   /** The queue was resumed; dbTime is the resume's transaction start: claims that start after it may run. */
   | { type: 'queue:resumed'; queue: string; by: string }
@@ -135,7 +151,7 @@ export function becameDueAt(runAtMs: number, steps: readonly DbClockStep[]): num
 }
 
 /** What a generated job is for; the handler module reads it from the payload. `failing` throws on every attempt: it runs out its budget. */
-export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing';
+export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing' | 'outbox';
 
 /** One queue's settings as a worker resolved them (engine/worker/options.ts). */
 export interface QueueSettings {
@@ -167,13 +183,23 @@ export interface FinalState {
     maxAttempts?: number;
     crashCount?: number;
     errorCount?: number;
+    /** Read from stampede.job_history: the archiver moved it. `finishedAtMs`/`archivedAtMs` are database time. */
+    archived?: boolean;
+    finishedAtMs?: number;
+    archivedAtMs?: number;
+    /** The payload's producerKey (jobs the enqueue-retry fault enqueued), so a key's jobs can be counted without trusting the key column. */
+    producerKey?: string;
   }[];
   /** `attempts` and `errorCount` as the dead-letter row carries them (absent from older stored runs). */
   deadLetters: { jobId: number; reason: string; attempts?: number; errorCount?: number }[];
   /** Effect rows by effect key: how many times each job's side effect was applied. */
   effects: Record<string, number>;
   /** Every committed effect row: which job's effect, written by which worker (absent from older stored runs). */
-  effectRows?: { key: string; jobId: number; workerId: string }[];
+  effectRows?: { key: string; jobId: number; workerId: string; appliedAtMs?: number }[];
+  /** The dedup keys (stampede.effect_keys) still present at the end: the pruner deleted the others. */
+  effectKeys?: string[];
+  /** The database's now() when the final state was read, epoch ms. */
+  dbNowMs?: number;
 }
 
 /** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */

@@ -11,6 +11,7 @@ import { validateLanes, validateMix } from './load/mix.ts';
 import { arrivals } from './load/plan.ts';
 import type { Arrival, Lane, LoadSpec, MixEntry } from './load/types.ts';
 import type { DownstreamConfig } from './runner/downstream.ts';
+import { validateComponents, type ArchiverSettings, type RelaySettings } from './components.ts';
 import { SeededRng, type Rng } from '../engine/rng.ts';
 
 /**
@@ -69,6 +70,10 @@ export interface Scenario {
   downstream: DownstreamConfig | null;
   /** Global limits per queue (engine/control setQueueLimits), set before the load starts. */
   queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number }>;
+  /** Outbox relay processes (with their pruner) delivering to the harness's sink; null: none (harness/components.ts). */
+  relays: RelaySettings | null;
+  /** An archiver process; null: none. */
+  archiver: ArchiverSettings | null;
 }
 
 /**
@@ -155,6 +160,8 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   handlers: 'harness/handlers.ts',
   downstream: null,
   queueLimits: {},
+  relays: null,
+  archiver: null,
 } satisfies Scenario);
 
 const FIELDS = Object.keys(BASE_SCENARIO) as (keyof Scenario)[];
@@ -234,6 +241,7 @@ export function validateScenario(s: Scenario): void {
   positive(s.drainTimeoutS, f('drainTimeoutS'));
   if (typeof s.handlers !== 'string' || s.handlers.trim() === '') throw new ValidationError(f('handlers'), `expected a module path, got ${show(s.handlers)}`);
   validateDownstream(s, f);
+  validateComponents(s, f);
 }
 
 function validateDownstream(s: Scenario, f: (path: string) => string): void {

@@ -2,6 +2,7 @@ import type { Scenario } from '../harness/scenario.ts';
 import cronSkew from './cron-skew.ts';
 import dbRestart from './db-restart.ts';
 import downstreamLimit from './downstream-limit.ts';
+import effectsPipeline from './effects-pipeline.ts';
 import dstFallBack from './dst-fall-back.ts';
 import dstSpringForward from './dst-spring-forward.ts';
 import poisonHerd from './poison-herd.ts';
@@ -29,5 +30,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     xminHorizon,
     poisonHerd,
     downstreamLimit,
+    effectsPipeline,
   ].map((s) => [s.name, s]),
 );

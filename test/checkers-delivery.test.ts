@@ -120,6 +120,15 @@ describe('no-concurrent-claim', () => {
     expect(checkNoConcurrentClaim(history, finalState([]), { leaseMs: 30_000 }).pass).toBe(true);
   });
 
+  it("passes when a worker handed its claim back at shutdown (lease:released) and another takes the same attempt, even if the release's report arrives after that claim", () => {
+    const inOrder = [h.claim(10, 1, 'w1', 1), h.released(12, 1, 'w1', 1), h.claim(13, 1, 'w2', 1), h.completed(20, 1, 'w2', 1)];
+    expect(checkNoConcurrentClaim(inOrder, finalState([]), { leaseMs: 30_000 }).pass).toBe(true);
+    const reportedLate = [h.claim(10, 1, 'w1', 1), h.claim(13, 1, 'w2', 1), h.released(14, 1, 'w1', 1), h.completed(20, 1, 'w2', 1)];
+    const r = checkNoConcurrentClaim(reportedLate, finalState([]), { leaseMs: 30_000 });
+    expect(r.figure).toBe('0 attempts claimed twice and 0 overlapping holds over 2 claims');
+    expect(r.pass).toBe(true);
+  });
+
   it('fails when the same attempt is claimed by two workers', () => {
     const history = [h.claim(10, 1, 'w1', 1), h.completed(12, 1, 'w1', 1), h.claim(13, 1, 'w2', 1)];
     const r = checkNoConcurrentClaim(history, finalState([]), { leaseMs: 0 });

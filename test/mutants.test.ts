@@ -29,7 +29,10 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
     const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
     await enqueue(db, queue, {});
     const [job] = await claimJobs(db, { queues: [queue], leaseMs: [60_000], limit: 1, workerId: 'probe', agingMs: 5_000 });
-    const outcome = await use(db, job, `probe:${queue}`, async () => 'ran');
+    // What the effect sees: whether its statements run inside the transaction that holds the job's key.
+    const inKeysTransaction = async (tx: { query: (sql: string) => Promise<{ rows: { in_tx: boolean }[] }> }) =>
+      (await tx.query('SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS in_tx')).rows[0].in_tx ? 'ran beside the key' : 'ran alone';
+    const outcome = await use(db, job, `probe:${queue}`, inKeysTransaction);
     return { ...outcome, state: (await jobRow(db, job.id)).state };
   },
 };

@@ -52,6 +52,18 @@ describe('scenario validation names the field and what was expected', () => {
     expect(run).toThrow(message);
   };
 
+  it('the relays and the archiver', () => {
+    const relays = { processes: 2, leaseMs: 3_000, pollMs: 200, deliveryTimeoutMs: 2_500, backoffBaseMs: 200, backoffCapMs: 1_000, retentionMs: 8_000, pruneIntervalMs: 1_000 };
+    expect(defineScenario({ ...minimal, relays, archiver: { archiveAfterMs: 4_000, intervalMs: 1_000 } }).relays).toEqual(relays);
+    expect(defineScenario({ ...minimal, relays: { ...relays, retentionMs: null } }).relays?.retentionMs).toBeNull();
+    bad({ relays: { ...relays, processes: 0 } }, 'scenario.relays.processes: expected an integer >= 1, got 0');
+    bad({ relays: { ...relays, deliveryTimeoutMs: 3_000 } }, 'scenario.relays.deliveryTimeoutMs: expected below leaseMs (3000), got 3000');
+    bad({ relays: { ...relays, batch: 5 } }, 'scenario.relays.batch: is not a setting here');
+    bad({ archiver: { archiveAfterMs: -1, intervalMs: 1_000 } }, 'scenario.archiver.archiveAfterMs: expected an integer >= 1, got -1');
+    bad({ mix: [{ kind: 'outbox', share: 1 }] }, 'scenario.relays: is null, but the mix has outbox jobs');
+    bad({ archiver: 'yes' }, 'scenario.archiver: expected null or { archiveAfterMs, intervalMs }, got "yes"');
+  });
+
   it('top-level fields', () => {
     bad({ load: { rate: 'fast' } }, 'scenario.load.rate: expected a positive number, got "fast"');
     bad({ load: { model: 'ramp' } }, 'scenario.load.model: expected "constant" or "poisson", got "ramp"');

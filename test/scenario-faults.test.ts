@@ -96,7 +96,7 @@ describe('fault validation', () => {
     bad({ fault: 'worker-stop', atS: 1, forS: 2, resume: 'later' }, 'scenario.faults[0].resume: expected one of after, on-takeover, got "later"');
     bad({ fault: 'dst', atS: 1, zone: 'Mars/Olympus', transition: 'fall-back' }, /scenario.faults\[0\].zone: "Mars\/Olympus" is not a known IANA time zone/);
     bad({ fault: 'dependency-outage', atS: 1, forS: 2, errorRate: 1.5 }, 'scenario.faults[0].errorRate: expected a fraction in (0, 1], got 1.5');
-    bad({ fault: 'worker-kill', atS: 1, point: 'sometime' }, 'scenario.faults[0].point: expected one of any, mid-handler, after-effect, got "sometime"');
+    bad({ fault: 'worker-kill', atS: 1, point: 'sometime' }, 'scenario.faults[0].point: expected one of any, mid-handler, in-effect, after-effect, got "sometime"');
     bad({ fault: 'db-restart', atS: 1, lullS: 0.5 }, 'scenario.faults[0].lullS: applies to mode "crash" only, got mode "fast"');
     expect(() => planFaults([{ fault: 'clock-skew', atS: 1, skewMs: 5 }], { ...ctx, schedulers: 0 }, new SeededRng(1))).toThrow(
       new ValidationError('faults[0].target', 'the scenario runs no scheduler processes'),

@@ -4,7 +4,8 @@ import { ValidationError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
 
-const q = loadQueries(new URL('./archive.sql', import.meta.url), ['CreatePartitions', 'DropPartitions', 'ArchiveBatch'] as const);
+export const archiveQueries = loadQueries(new URL('./archive.sql', import.meta.url), ['CreatePartitions', 'DropPartitions', 'ArchiveBatch'] as const);
+const q = archiveQueries;
 
 /** Defaults of the archiver; units in the names. */
 export const ARCHIVE_DEFAULTS = {

@@ -6,7 +6,8 @@ import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
 import { PeriodicLoop } from '../periodic.ts';
 
-const q = loadQueries(new URL('./pruner.sql', import.meta.url), ['PruneEffectKeys', 'PruneDeliveredOutbox'] as const);
+export const prunerQueries = loadQueries(new URL('./pruner.sql', import.meta.url), ['PruneEffectKeys', 'PruneDeliveredOutbox'] as const);
+const q = prunerQueries;
 
 export interface PrunerOptions {
   db: Db;

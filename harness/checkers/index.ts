@@ -1,6 +1,11 @@
 import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { archiveOnce } from './archive-once.ts';
 import { attemptAccounting } from './attempt-accounting.ts';
+import { handBack } from './hand-back.ts';
+import { idempotentEnqueue } from './idempotent-enqueue.ts';
+import { outboxDelivery } from './outbox-delivery.ts';
+import { pruneRetention } from './prune-retention.ts';
 import { crashLoopIsolation } from './crash-loop-isolation.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
 import { cronSkewRefusal } from './cron-skew-refusal.ts';
@@ -56,6 +61,13 @@ export const CHECKERS = {
   'lease-fencing': leaseFencing,
   'no-effect-lock-wait': noEffectLockWait,
   'parameters-honoured': parametersHonoured,
+  // Every shipped component under chaos (docs/job-life-checks.md): the outbox relay, the archiver, the
+  // pruner, graceful shutdown's hand-back, idempotent re-enqueue.
+  'outbox-delivery': outboxDelivery,
+  'archive-once': archiveOnce,
+  'prune-retention': pruneRetention,
+  'hand-back': handBack,
+  'idempotent-enqueue': idempotentEnqueue,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

@@ -23,7 +23,7 @@ interface Hold {
  * 2. no claim of a job while another worker's claim of it is still open.
  *
  * A claim stays open until its worker reports `job:completed`, `job:failed`,
- * `job:deferred` or `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
+ * `job:deferred`, `lease:released` or `lease:lost` for that attempt, or the job is `job:dead` or `lease:rescued`
  * (the rescuer found the lease expired). Events are taken in history order;
  * the gap between two claims is measured on the database clock when both carry
  * `dbTime` (the runner copies the engine's `dbClaimedAt` there), else harness time.
@@ -37,6 +37,9 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
   // An attempt whose failure the engine reported was ended by a fenced write that committed before any
   // later attempt could be claimed, whenever its report reached the history (a busy worker's can lag).
   const failed = new Set(history.flatMap((e) => (e.type === 'job:failed' ? [`${e.jobId}/${e.attempt}/${e.workerId}`] : [])));
+  // Likewise a hand-back (shutdown's ReleaseJobs, or a deferral): a fenced write that committed before anyone
+  // could claim the job again, uncharged, so the next claim takes the same attempt number, legitimately.
+  const handedBack = new Set(history.flatMap((e) => (e.type === 'lease:released' || e.type === 'job:deferred' ? [`${e.jobId}/${e.attempt}/${e.workerId}`] : [])));
 
   const close = (jobId: number, i: number, match: (h: Hold) => boolean) => {
     for (const h of open.get(jobId) ?? []) if (h.endI === undefined && match(h)) h.endI = i;
@@ -48,7 +51,7 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
         claims++;
         const k = `${e.jobId}/${e.attempt}`;
         const prev = seenAttempt.get(k);
-        if (prev !== undefined && prev !== e.workerId) sameAttempt.push({ jobId: e.jobId, attempt: e.attempt, workers: [prev, e.workerId] });
+        if (prev !== undefined && prev !== e.workerId && !handedBack.has(`${k}/${prev}`)) sameAttempt.push({ jobId: e.jobId, attempt: e.attempt, workers: [prev, e.workerId] });
         seenAttempt.set(k, e.workerId);
         const holds = open.get(e.jobId) ?? [];
         for (const h of holds) {
@@ -57,6 +60,10 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
           const gapMs = e.dbTime !== undefined && h.claim.dbTime !== undefined ? e.dbTime - h.claim.dbTime : e.t - h.claim.t;
           if (e.attempt > h.claim.attempt && failed.has(`${e.jobId}/${h.claim.attempt}/${h.claim.workerId}`)) {
             h.endI = i; // a retry after a recorded failure, reported late
+            continue;
+          }
+          if (handedBack.has(`${e.jobId}/${h.claim.attempt}/${h.claim.workerId}`)) {
+            h.endI = i; // handed back before this claim could happen, whenever its report arrived
             continue;
           }
           if (bounds.leaseMs > 0 && gapMs >= bounds.leaseMs) {
@@ -70,6 +77,7 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
         break;
       }
       case 'job:deferred':
+      case 'lease:released':
         // Handed back uncharged: the next claim takes the same attempt number again, legitimately.
         seenAttempt.delete(`${e.jobId}/${e.attempt}`);
         close(e.jobId, i, (h) => h.claim.workerId === e.workerId && h.claim.attempt === e.attempt);

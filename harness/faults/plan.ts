@@ -105,4 +105,4 @@ function resolveTargets(spec: FaultSpec, ctx: FaultContext, rng: Rng): FaultTarg
   return [{ role: ref.role, index: ref.index === 'random' ? rng.int(0, n - 1) : ref.index }];
 }
 
-const TARGETED = new Set<FaultName>(['worker-kill', 'worker-stop', 'clock-skew', 'clock-jump', 'dst']);
+const TARGETED = new Set<FaultName>(['worker-kill', 'worker-stop', 'worker-restart', 'clock-skew', 'clock-jump', 'dst']);

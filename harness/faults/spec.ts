@@ -24,8 +24,11 @@ export type NodeRef = `${'worker' | 'scheduler'}:${number | 'random' | 'all'}`;
 
 export type FaultSpec = FaultTiming &
   (
-    /** SIGKILL. `point` picks when: any moment, while a handler runs, or after an effect committed but before the worker heard back. */
-    | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'after-effect' }
+    /**
+     * SIGKILL. `point` picks when: any moment, while a handler runs, inside an effect's transaction (written,
+     * not committed: it rolls back), or after an effect committed but before the worker heard back.
+     */
+    | { fault: 'worker-kill'; target?: NodeRef; point?: 'any' | 'mid-handler' | 'in-effect' | 'after-effect' }
     /**
      * SIGSTOP for forS seconds, then SIGCONT: slow but alive. `point` picks when: at once, or the first
      * armed target whose job reaches the point freezes there: `in-effect` (inside an effect's transaction,
@@ -74,6 +77,18 @@ export type FaultSpec = FaultTiming &
     | { fault: 'pool-exhaust'; connections: number; forS: number }
     /** Keep a transaction open for forS seconds, pinning the xmin horizon (dead tuples pile up). */
     | { fault: 'xmin-hold'; forS: number }
+    /**
+     * SIGTERM a worker, as a deploy or a scale-down does: it stops claiming, waits its grace (2 s), hands
+     * back what is still running (ReleaseJobs, `lease:released`), exits, and the supervisor starts it again.
+     */
+    | { fault: 'worker-restart'; target?: NodeRef }
+    /** SIGKILL the outbox relay that has the most requests open at the sink (waiting up to 5 s for one). */
+    | { fault: 'relay-kill' }
+    /**
+     * A producer that lost the answer to its enqueue re-sends it with the same idempotency key, count
+     * times: the harness enqueues, drops the acknowledgement, and enqueues again.
+     */
+    | { fault: 'enqueue-retry'; count: number; queue?: string }
     /** The handlers' shared dependency fails every call (or errorRate of them) for forS seconds. */
     | { fault: 'dependency-outage'; forS: number; errorRate?: number }
   );
@@ -82,7 +97,7 @@ export type FaultName = FaultSpec['fault'];
 
 /** Every fault's parameters: the kind of each, and whether it is required. */
 const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | readonly string[]; required?: boolean }>> = {
-  'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'after-effect'] } },
+  'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'in-effect', 'after-effect'] } },
   'worker-stop': {
     target: { kind: 'node' },
     forS: { kind: 'posNum', required: true },
@@ -108,6 +123,9 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'pool-exhaust': { connections: { kind: 'int', required: true }, forS: { kind: 'posNum', required: true } },
   'xmin-hold': { forS: { kind: 'posNum', required: true } },
   'dependency-outage': { forS: { kind: 'posNum', required: true }, errorRate: { kind: 'rate' } },
+  'worker-restart': { target: { kind: 'node' } },
+  'relay-kill': {},
+  'enqueue-retry': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
 };
 
 export const FAULT_NAMES = Object.keys(PARAMS) as FaultName[];
@@ -209,7 +227,7 @@ const UNTARGETED_BY_DEFAULT = new Set<FaultName>(['db-clock-jump']);
 
 /** Where a fault lands when the scenario names no target: a random worker for process faults, the first scheduler for clock faults. */
 export function defaultTarget(fault: FaultName): NodeRef {
-  return fault === 'worker-kill' || fault === 'worker-stop' ? 'worker:random' : 'scheduler:0';
+  return fault === 'worker-kill' || fault === 'worker-stop' || fault === 'worker-restart' ? 'worker:random' : 'scheduler:0';
 }
 
 function validateTarget(v: unknown, ctx: FaultContext, f2: string): void {

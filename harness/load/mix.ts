@@ -4,7 +4,7 @@ import { validateQueueName } from '../../engine/validate.ts';
 import type { JobKind } from '../history.ts';
 import type { DurationDist, JobParams, Lane, MixEntry } from './types.ts';
 
-export const JOB_KINDS: readonly JobKind[] = ['normal', 'poison', 'slow', 'flaky', 'effect', 'downstream', 'failing'];
+export const JOB_KINDS: readonly JobKind[] = ['normal', 'poison', 'slow', 'flaky', 'effect', 'downstream', 'failing', 'outbox'];
 const DEFAULT_DURATION: DurationDist = { dist: 'fixed', ms: 10 };
 
 /** Index into `weights` drawn in proportion to them. */

@@ -5,6 +5,10 @@ import { QUERY_SOURCES, type Mutant, type QueryPatch } from './types.ts';
 export const MUTANT_WORKER_SCRIPT = 'harness/mutants/worker-process.ts';
 /** The harness's scheduler entry that runs a mutant whose `runsIn` is 'scheduler'. */
 export const MUTANT_SCHEDULER_SCRIPT = 'harness/mutants/scheduler-process.ts';
+/** The harness's relay entry (bin/relay.ts with a mutant applied), for `runsIn: 'relay'`. */
+export const MUTANT_RELAY_SCRIPT = 'harness/mutants/relay-process.ts';
+/** The harness's archiver entry, for `runsIn: 'archiver'`. */
+export const MUTANT_ARCHIVER_SCRIPT = 'harness/mutants/archiver-process.ts';
 
 /**
  * The query text after a patch. Throws, naming the mutant, the query and the

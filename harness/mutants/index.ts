@@ -25,6 +25,12 @@ import { renewalDoublesLease } from './renewal-doubles-lease.ts';
 import { renewalUnfenced } from './renewal-unfenced.ts';
 import { rescueFinishesLiveHolder } from './rescue-finishes-live-holder.ts';
 import { suspectsInBatches } from './suspects-in-batches.ts';
+import { archiveTooYoung } from './archive-too-young.ts';
+import { effectAutocommit } from './effect-autocommit.ts';
+import { enqueueIgnoresKey } from './enqueue-ignores-key.ts';
+import { pruneIgnoresRetention } from './prune-ignores-retention.ts';
+import { relayMarksAtClaim } from './relay-marks-at-claim.ts';
+import { releaseChargesAttempt } from './release-charges-attempt.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -62,6 +68,13 @@ export const MUTANTS = {
   'enqueue-key-truncated': enqueueKeyTruncated,
   'claim-one-per-lane': claimOnePerLane,
   'claim-recent-only': claimRecentOnly,
+  // The shipped components under chaos (effects-pipeline), one per invariant.
+  'relay-marks-at-claim': relayMarksAtClaim,
+  'effect-autocommit': effectAutocommit,
+  'archive-too-young': archiveTooYoung,
+  'prune-ignores-retention': pruneIgnoresRetention,
+  'release-charges-attempt': releaseChargesAttempt,
+  'enqueue-ignores-key': enqueueIgnoresKey,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
@@ -75,7 +88,7 @@ export function applyMutant(name: MutantName): () => void {
   return applyChanges(name, MUTANTS[name]);
 }
 
-export { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
+export { MUTANT_ARCHIVER_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
 
 /** Where a mutant's broken code runs (harness/mutants/types.ts `runsIn`); null for the real engine. */
 export function mutantRunsIn(name: MutantName | null): MutantProcess | null {

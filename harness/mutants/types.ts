@@ -2,6 +2,9 @@ import type { CheckerName } from '../checkers/index.ts';
 import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
 import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
+import { archiveQueries } from '../../engine/archive/job-archiver.ts';
+import { outboxQueries } from '../../engine/effects/outbox.ts';
+import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
 import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
 
@@ -16,6 +19,9 @@ export const QUERY_SOURCES = {
   'engine/enqueue.sql': enqueueQueries,
   'engine/cron/materializer.sql': materializerQueries,
   'engine/metrics/queue-state.sql': queueStateQueries,
+  'engine/effects/outbox.sql': outboxQueries,
+  'engine/effects/pruner.sql': prunerQueries,
+  'engine/archive/archive.sql': archiveQueries,
 } satisfies Record<string, Record<string, string>>;
 
 export type QueryFile = keyof typeof QUERY_SOURCES;
@@ -60,12 +66,13 @@ export interface Mutant {
   /**
    * Which process runs the broken code: the worker processes (default), the
    * scheduler node processes (the cron materializer), or the scenario runner
-   * itself (the engine's QueueStateSampler, which the runner samples with).
+   * itself (the engine's QueueStateSampler, which the runner samples with),
+   * the outbox relay processes (the relay and its pruner), or the archiver process.
    */
   runsIn?: MutantProcess;
 }
 
-export type MutantProcess = 'worker' | 'scheduler' | 'runner';
+export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver';
 
 /** A patch of one named query (typed: the query must exist in that file). */
 export function queryPatch<F extends QueryFile>(file: F, query: keyof (typeof QUERY_SOURCES)[F] & string, edits: QueryEdit[]): QueryPatch {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../engine/clock.ts';
+import { closeServer, listenLocally } from './local-http.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
 export interface DownstreamConfig {
@@ -65,17 +65,13 @@ export class Downstream {
         () => end(),
       );
     });
-    this.server.keepAliveTimeout = 1_000;
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return listenLocally(this.server);
   }
 
   /** Closes the server and every connection. Safe to call twice. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeServer(server);
   }
 }

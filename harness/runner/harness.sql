@@ -52,14 +52,32 @@ INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
        floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
        (state = 'pending' AND run_at > coalesce($1::timestamptz, now())) AS not_due_yet,
-       max_attempts, crash_count, jsonb_array_length(errors) AS error_count
+       max_attempts, crash_count, jsonb_array_length(errors) AS error_count, payload->>'producerKey' AS producer_key
   FROM stampede.jobs ORDER BY id;
+
+-- name: FinalArchivedJobs
+-- The jobs the archiver moved out of the hot table: no-job-lost counts them,
+-- archive-once judges where each done job ended up and how old it was.
+SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
+       floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
+       max_attempts, crash_count, jsonb_array_length(errors) AS error_count, payload->>'producerKey' AS producer_key,
+       floor(extract(epoch FROM finished_at) * 1000)::float8 AS finished_at_ms,
+       floor(extract(epoch FROM archived_at) * 1000)::float8 AS archived_at_ms
+  FROM stampede.job_history ORDER BY id;
+
+-- name: FinalEffectKeys
+-- The dedup keys still present; with the effect rows' ages, prune-retention
+-- tells a key pruned after its retention from one pruned early.
+SELECT key, floor(extract(epoch FROM now()) * 1000)::float8 AS db_now_ms FROM stampede.effect_keys
+UNION ALL
+SELECT NULL, floor(extract(epoch FROM now()) * 1000)::float8;
 
 -- name: FinalDeadLetters
 SELECT job_id, reason, attempts, jsonb_array_length(errors) AS error_count FROM stampede.dead_letters ORDER BY job_id;
 
 -- name: FinalEffectRows
-SELECT key, job_id, worker_id FROM harness.effects ORDER BY applied_at;
+SELECT key, job_id, worker_id, floor(extract(epoch FROM applied_at) * 1000)::float8 AS applied_at_ms
+  FROM harness.effects ORDER BY applied_at;
 
 -- name: FinalEffects
 SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
@@ -71,6 +89,10 @@ SELECT key, count(*)::int AS n FROM harness.effects GROUP BY key;
 -- key was held) is the run's, although its run_at is a moment ahead.
 SELECT count(*)::int AS n, now() AS db_now FROM stampede.jobs
  WHERE state NOT IN ('done', 'dead', 'cancelled') AND NOT (state = 'pending' AND run_at > now() AND attempts = 0);
+
+-- name: UndeliveredIntents
+-- Outbox rows a relay has still to deliver: the drain waits for them too.
+SELECT count(*)::int AS n FROM stampede.outbox WHERE state = 'pending';
 
 -- name: DueInQueue
 -- The queue-pause fault's evidence: due jobs of the queue waiting (rides jobs_due_idx).

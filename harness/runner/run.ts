@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { systemClock } from '../../engine/clock.ts';
 import { addSchedule } from '../../engine/cron/schedule.ts';
 import { Db } from '../../engine/db.ts';
-import type { Logger } from '../../engine/log.ts';
+import { foldLogLines, type Logger } from '../../engine/log.ts';
 import { setQueueLimits } from '../../engine/control/index.ts';
 import { migrate } from '../../engine/migrator.ts';
 import { SeededRng } from '../../engine/rng.ts';
@@ -16,7 +16,9 @@ import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
 import { planScenario, type Scenario } from '../scenario.ts';
 import { expectedCron } from './cron-facts.ts';
+import { ComponentNodes } from './component-nodes.ts';
 import { Downstream } from './downstream.ts';
+import { OutboxSink } from './outbox-sink.ts';
 import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
 import { LoadGenerator } from './generator.ts';
@@ -88,6 +90,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let db: Db | undefined;
   let loadDb: Db | undefined;
   let fleet: Fleet | undefined;
+  let components: ComponentNodes | undefined;
   let sampler: RunSampler | undefined;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   /** The database's time when the drain found nothing left to run; unset if it never did. */
@@ -96,6 +99,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let generator: LoadGenerator | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
   const downstream = s.downstream ? new Downstream(s.downstream, recorder, clock) : undefined;
+  const sink = s.relays ? new OutboxSink(recorder, clock) : undefined;
   let schedulesAddedDbMs = 0;
   // A mutant of code the runner itself runs (the engine's QueueStateSampler) is applied here, for this run only.
   const undoMutant = mutantRunsIn(s.engine.mutant) === 'runner' ? applyMutant(s.engine.mutant!) : undefined;
@@ -128,6 +132,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     const plan = planScenario(s, rng);
     faultPlan = plan.faults;
     fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, workerEnv);
+    components = new ComponentNodes(s, url, recorder, clock, log.child('components'), foldLogLines(), sink ? await sink.start() : undefined);
     sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'));
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
@@ -135,6 +140,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts });
     const progress = new ProgressLine(recorder, generator, sampler);
     fleet.start();
+    components.start();
     await Promise.race([
       Promise.all(Array.from({ length: s.workers }, (_, i) => fleet!.worker(i)?.ready)),
       clock.sleep(60_000).then(() => Promise.reject(new Error('worker processes did not start within 60 s'))),
@@ -152,6 +158,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         server,
         fleet,
         load: generator,
+        components,
+        sink,
         recorder,
         sampler,
         clock,
@@ -183,7 +191,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       while (!opts.interrupt.aborted && clock.now() < drainUntil) {
         if (settled) {
           const left = (await db.query(q.Unfinished)).rows[0];
-          if (left.n === 0) {
+          // With relays, drained also means every committed intent has been delivered (or given up on).
+          const undelivered = s.relays ? (await db.query(q.UndeliveredIntents)).rows[0].n : 0;
+          if (left.n === 0 && undelivered === 0) {
             drainedAt = left.db_now;
             break;
           }
@@ -203,7 +213,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   } finally {
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
     await sampler?.stop();
+    await components?.stop();
     await fleet?.stop();
+    await sink?.stop();
     await downstream?.stop();
     if (db) final = await readFinalState(db, drainedAt).catch(() => final);
     await db?.close();

@@ -80,11 +80,16 @@ export function job(id: number, state: string, x: Partial<Omit<FinalJob, 'id' | 
     id, state, queue: x.queue ?? 'default', attempts: x.attempts ?? 1, priority: x.priority ?? 0, idempotencyKey: x.idempotencyKey ?? `op:${id}`, ...(x.kind ? { kind: x.kind } : {}), ...(x.runAtMs !== undefined ? { runAtMs: x.runAtMs } : {}),
     ...(x.maxAttempts !== undefined ? { maxAttempts: x.maxAttempts } : {}), ...(x.crashCount !== undefined ? { crashCount: x.crashCount } : {}),
     ...(x.errorCount !== undefined ? { errorCount: x.errorCount } : {}),
+    ...(x.archived ? { archived: true, finishedAtMs: x.finishedAtMs, archivedAtMs: x.archivedAtMs } : {}),
+    ...(x.producerKey ? { producerKey: x.producerKey } : {}),
   };
 }
 
 export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>> = {}): FinalState {
-  return { jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {}, ...(x.effectRows ? { effectRows: x.effectRows } : {}) };
+  return {
+    jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {}, ...(x.effectRows ? { effectRows: x.effectRows } : {}),
+    ...(x.effectKeys ? { effectKeys: x.effectKeys } : {}), ...(x.dbNowMs !== undefined ? { dbNowMs: x.dbNowMs } : {}),
+  };
 }
 
 /** Epoch ms of t = 0 in hand-written report inputs. */

@@ -3,8 +3,10 @@ import type { Db } from '../../../engine/db.ts';
 import type { Logger } from '../../../engine/log.ts';
 import type { PostgresServer } from '../../postgres/provision.ts';
 import type { HistoryEvent } from '../../history.ts';
+import type { ComponentNodes } from '../../runner/component-nodes.ts';
 import type { Fleet } from '../../runner/fleet.ts';
 import type { LoadGenerator } from '../../runner/generator.ts';
+import type { OutboxSink } from '../../runner/outbox-sink.ts';
 import type { HistoryRecorder } from '../../runner/recorder.ts';
 import type { RunSampler } from '../../runner/sampler.ts';
 import type { FaultAction } from '../plan.ts';
@@ -17,6 +19,10 @@ export interface InjectionContext {
   fleet: Fleet;
   /** The load generator, which a fault may silence for a moment (a lull before a crash). */
   load: Pick<LoadGenerator, 'silence'>;
+  /** The relay and archiver processes (none unless the scenario runs them). */
+  components: ComponentNodes;
+  /** The outbox sink the relays deliver to, when the scenario runs relays. */
+  sink?: OutboxSink;
   recorder: HistoryRecorder;
   sampler: RunSampler;
   clock: Clock;

@@ -1,4 +1,4 @@
-import { enqueueMany } from '../../../engine/enqueue.ts';
+import { enqueue, enqueueMany } from '../../../engine/enqueue.ts';
 import type { FaultAction } from '../plan.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
 import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
@@ -35,3 +35,30 @@ export const poisonPill: Injector = (action, ctx) => enqueueFaultJobs(ctx, actio
 
 /** Many jobs due at the same instant: one bulk insert with one run_at. */
 export const thunderingHerd: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, (action.params.kind as 'normal' | 'downstream' | undefined) ?? 'normal');
+
+/**
+ * A producer that lost its acknowledgement re-sends with the same key: each
+ * of `count` enqueues is sent, its answer dropped (as a reset connection
+ * drops it after the COMMIT), and sent again. The engine's promise is one
+ * job per key; both answers go into the history for idempotent-enqueue.
+ */
+export const enqueueRetry: Injector = async (action, ctx) => {
+  const count = action.params.count as number;
+  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  injected(ctx, action, { queue, count });
+  let retried = 0;
+  for (let i = 0; i < count && !ctx.signal.aborted; i++) {
+    const key = `retry:${action.seq}:${i}`;
+    const send = () => enqueue(ctx.db, queue, { kind: 'normal', producerKey: key, params: { durationMs: 5 } }, { idempotencyKey: key, maxAttempts: ctx.maxAttempts });
+    try {
+      const first = await send();
+      const resentAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+      const again = await send();
+      ctx.recorder.record({ type: 'enqueue:retried', node: 'nemesis', key, firstJobId: first.id, retryJobId: again.id, resentDbMs: resentAt.getTime() });
+      retried++;
+    } catch (err) {
+      ctx.log.warn('enqueue-retry: a send failed; that key proves nothing', { key, error: (err as Error).message });
+    }
+  }
+  if (retried) evidence(ctx, action, { queue, retried });
+};

@@ -5,7 +5,8 @@ import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
 import { queuePause } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
-import { poisonPill, thunderingHerd } from './enqueues.ts';
+import { enqueueRetry, poisonPill, thunderingHerd } from './enqueues.ts';
+import { relayKill, workerRestart } from './components.ts';
 import { workerKill, workerStop } from './processes.ts';
 
 /** Every fault the nemesis can inject, by the name scenarios use. */
@@ -25,6 +26,9 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'xmin-hold': xminHold,
   'dependency-outage': dependencyOutage,
   'queue-pause': queuePause,
+  'worker-restart': workerRestart,
+  'relay-kill': relayKill,
+  'enqueue-retry': enqueueRetry,
 };
 
 export type { InjectionContext } from './context.ts';

@@ -5,7 +5,7 @@ import { evidence, holdUntil, injected, watchFor, type InjectionContext, type In
 
 /**
  * SIGKILL a worker. At `any` point the kill lands whenever it lands, and it
- * bit if the worker had jobs in flight; at `mid-handler` or `after-effect`
+ * bit if the worker had jobs in flight; at `mid-handler`, `in-effect` or `after-effect`
  * the worker is armed over IPC and kills itself at exactly that point of its
  * next job (the handler module reports it, which is the evidence).
  */
