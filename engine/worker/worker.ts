@@ -8,7 +8,8 @@ import { SeededRng, randomSeed, type Rng } from '../rng.ts';
 import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
-import { JobRun } from './job-runner.ts';
+import { HeartbeatScheduler } from './heartbeats.ts';
+import { JobRun, type JobRunnerDeps } from './job-runner.ts';
 import { EnqueueListener } from './notifier.ts';
 import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
@@ -17,6 +18,9 @@ import { LeaseRescuer } from './rescuer.ts';
 
 /** How soon after a NOTIFY wake-up the worker claims once more: covers enqueues whose NOTIFY the 10 ms throttle skipped. */
 const NOTIFY_TRAIL_MS = 50;
+
+/** The reason the wake signal aborts with: one preallocated Error, so waking the loop (twice per job) captures no stack. */
+const WAKE = new Error('worker loop woken');
 
 /**
  * The worker loop: claims as many due jobs as it has free slots, runs them,
@@ -36,6 +40,9 @@ export class Worker {
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
   private readonly liveness: WorkerLiveness;
+  private readonly heartbeats?: HeartbeatScheduler;
+  /** What every JobRun of this worker shares. */
+  private readonly runDeps: JobRunnerDeps;
   /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
   private incarnationAnnounced = false;
   /** Jobs whose handler is running: they hold a slot. */
@@ -64,6 +71,18 @@ export class Worker {
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
     this.completer = new CompletionBatcher(options.db, this.clock, this.log);
+    const beatPeriods = [...this.queueOptions.values()].map((o) => o.heartbeatMs).filter((ms) => ms > 0);
+    if (beatPeriods.length) this.heartbeats = new HeartbeatScheduler(this.clock, Math.min(...beatPeriods));
+    this.runDeps = {
+      db: options.db,
+      clock: this.clock,
+      rng: this.rng,
+      events: this.events,
+      log: this.log,
+      completer: this.completer,
+      workerId: this.id,
+      heartbeats: this.heartbeats,
+    };
     this.liveness = new WorkerLiveness(options.db, this.id, this.clock, this.log.child('liveness'), options.livenessMs ?? DEFAULTS.livenessMs);
     if (options.listen ?? true) {
       this.listener = new EnqueueListener(
@@ -179,15 +198,7 @@ export class Worker {
       crashCount: job.crashCount,
       dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
     });
-    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
-      db: this.options.db,
-      clock: this.clock,
-      rng: this.rng,
-      events: this.events,
-      log: this.log,
-      completer: this.completer,
-      workerId: this.id,
-    });
+    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps);
     // The slot frees when the handler returns; the outcome commits in the completion batch behind
     // it, so the next claim and the last completions overlap instead of taking turns.
     this.inFlight.add(run);
@@ -203,7 +214,7 @@ export class Worker {
   }
 
   private wakeUp(): void {
-    this.wake.abort();
+    if (!this.wake.signal.aborted) this.wake.abort(WAKE);
   }
 
   private async run(): Promise<void> {
@@ -253,6 +264,7 @@ export class Worker {
     grace.abort();
     if (timedOut) await this.handBack();
     await Promise.all([...this.recording].map((r) => r.done));
+    await this.heartbeats?.stop();
     await this.completer.drain();
     await this.liveness.stop();
   }
