@@ -71,6 +71,8 @@ export class JobRun implements Beating {
   /** Resolves when the outcome is recorded too (or given up on). */
   readonly done: Promise<void>;
   private finishHandler!: () => void;
+  private resolveDone!: () => void;
+  private startedRun = false;
 
   constructor(
     readonly job: ClaimedJob,
@@ -80,10 +82,22 @@ export class JobRun implements Beating {
   ) {
     this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
     this.handlerFinished = new Promise((resolve) => (this.finishHandler = resolve));
-    this.done = this.run().finally(() => this.finishHandler());
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
+    if (options.heartbeatMs > 0) deps.heartbeats?.add(this);
   }
 
-  /** Shutdown's grace ran out: abort the handler; the worker hands the claim back. */
+  /** Runs the handler (unless the job was aborted first) and records the outcome; `done` resolves after. A second call does nothing. */
+  start(): void {
+    if (this.startedRun) return;
+    this.startedRun = true;
+    void this.run().finally(() => {
+      this.finishHandler();
+      this.resolveDone();
+    });
+  }
+
+  /** Shutdown's grace ran out, or the worker stops before this job got a slot: abort the handler; the worker hands the claim back. */
   abandon(): void {
     this.handedBack = true;
     this.abortWith(new ShutdownAbort('worker is shutting down; the job is handed back'));
@@ -112,31 +126,31 @@ export class JobRun implements Beating {
   private async run(): Promise<void> {
     const { job, deps } = this;
     const started = deps.clock.now();
-    const beats = this.options.heartbeatMs > 0 ? deps.heartbeats : undefined;
-    beats?.add(this);
-    const run = this;
-    const ctx: JobContext = {
-      job,
-      attempt: this.attempt,
-      workerId: deps.workerId,
-      get signal() {
-        return run.signal;
-      },
-      effectOnce: (fn) => this.effectOnce(fn),
-      unsafeDb: deps.db,
-    };
-    deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
     let error: unknown = undefined;
     let failed = false;
-    try {
-      await this.race(Promise.resolve().then(() => this.handler(job.payload, ctx)));
-    } catch (err) {
-      failed = true;
-      error = err;
-    } finally {
-      this.beatsStopped = true;
-      beats?.delete(this);
+    // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
+    if (this.abortReason === undefined) {
+      const run = this;
+      const ctx: JobContext = {
+        job,
+        attempt: this.attempt,
+        workerId: deps.workerId,
+        get signal() {
+          return run.signal;
+        },
+        effectOnce: (fn) => this.effectOnce(fn),
+        unsafeDb: deps.db,
+      };
+      deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
+      try {
+        await this.race(Promise.resolve().then(() => this.handler(job.payload, ctx)));
+      } catch (err) {
+        failed = true;
+        error = err;
+      }
     }
+    this.beatsStopped = true;
+    deps.heartbeats?.delete(this);
     if (this.renewal) await this.renewal;
     this.finishHandler();
     const durationMs = deps.clock.now() - started;
