@@ -144,13 +144,14 @@ export class Worker {
   }
 
   /**
-   * One claim: fills free slots with due jobs and starts them. Returns how
-   * many it claimed. Suspects (jobs that were in flight when a worker died)
+   * One claim: fills free slots (and the claim-ahead buffer) with due jobs
+   * and starts as many as there are slots. Returns how many it claimed. Suspects (jobs that were in flight when a worker died)
    * run one at a time, each alone: the worker runs the suspect by itself and
    * claims nothing else until it is done. So when a job kills its process
    * again, it alone is charged with the crash, and the innocent jobs that
    * shared the first crashed process go free (also those whose completion
-   * was still being written: the worker waits for it). An idle worker takes a suspect
+   * was still being written, or claimed ahead and waiting for a slot: the worker
+   * waits for them). An idle worker (nothing running or waiting) takes a suspect
    * at once; a busy one drains for it only once the oldest suspect has waited
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
@@ -170,7 +171,7 @@ export class Worker {
       this.suspectWaitMs = await oldestSuspectWaitMs(db, this.queues);
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
-    if (this.suspectWaitMs !== null && (this.recording.size === 0 || this.suspectWaitMs >= patienceMs)) {
+    if (this.suspectWaitMs !== null && (this.held() === 0 || this.suspectWaitMs >= patienceMs)) {
       // Drain first, completions and jobs claimed ahead included: a job whose handler returned but whose completion has not
       // committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
       if (this.recording.size > 0) return 0;
