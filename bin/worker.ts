@@ -14,8 +14,8 @@ import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
 import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
 
-const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--lease-ms N]
-  [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
+const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
+  [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
   [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N]
   [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     handlers: { type: 'string' },
     queues: { type: 'string' },
     concurrency: { type: 'string' },
+    'claim-ahead': { type: 'string' },
     'lease-ms': { type: 'string' },
     'heartbeat-ms': { type: 'string' },
     'timeout-ms': { type: 'string' },
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
   // Every flag is checked before the handlers module runs its own start-up code.
   const concurrency = intFlag(values, 'concurrency', 1);
   const tuning = {
+    claimAhead: intFlag(values, 'claim-ahead'),
     leaseMs: intFlag(values, 'lease-ms', 1),
     heartbeatMs: intFlag(values, 'heartbeat-ms'),
     timeoutMs: intFlag(values, 'timeout-ms', 1),

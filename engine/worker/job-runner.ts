@@ -12,6 +12,10 @@ import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
 import { writeResult } from './result-write.ts';
 import { workerStrategies } from './strategies.ts';
+import type { Beating, HeartbeatScheduler } from './heartbeats.ts';
+
+/** The reason a timeout's timer is cleared with once the handler settled (a preallocated Error: no stack captured per job). */
+const TIMEOUT_DISARMED = new Error('handler settled before its timeout');
 
 export interface JobRunnerDeps {
   db: Db;
@@ -21,6 +25,8 @@ export interface JobRunnerDeps {
   log: Logger;
   completer: CompletionBatcher;
   workerId: string;
+  /** Renews the leases of the runs that outlive a heartbeat period; absent when heartbeats are off. */
+  heartbeats?: HeartbeatScheduler;
 }
 
 /** A job whose effect another holder still has open is retried after 250-500 ms. */
@@ -34,10 +40,21 @@ class ShutdownAbort extends Error {
  * Runs one claimed job from start to recorded result: heartbeats while the
  * handler runs, aborts it when the lease is lost or its timeout passes, and
  * records the outcome fenced on the lease token.
+ *
+ * Cheap for the common short job: no timer of its own (the worker's
+ * HeartbeatScheduler renews the leases of the jobs that outlive a heartbeat
+ * period), and the handler's AbortSignal is made only when it reads it.
  */
-export class JobRun {
-  private readonly abort = new AbortController();
-  private readonly heartbeatStop = new AbortController();
+export class JobRun implements Beating {
+  private controller?: AbortController;
+  /** Why the job was aborted (lease lost, timeout, cancel, shutdown); undefined while it may run on. */
+  private abortReason?: unknown;
+  private rejectRun?: (reason: unknown) => void;
+  /** No more renewals: the handler returned, or a renewal found the lease gone. */
+  private beatsStopped = false;
+  /** The renewal under way, if any: the outcome waits for it, so a lease it found lost is known first. */
+  private renewal?: Promise<void>;
+  nextBeatAt: number;
   private leaseLost = false;
   private completedInTx = false;
   /**
@@ -54,6 +71,8 @@ export class JobRun {
   /** Resolves when the outcome is recorded too (or given up on). */
   readonly done: Promise<void>;
   private finishHandler!: () => void;
+  private resolveDone!: () => void;
+  private startedRun = false;
 
   constructor(
     readonly job: ClaimedJob,
@@ -61,14 +80,43 @@ export class JobRun {
     private readonly options: ResolvedQueueOptions,
     private readonly deps: JobRunnerDeps,
   ) {
+    this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
     this.handlerFinished = new Promise((resolve) => (this.finishHandler = resolve));
-    this.done = this.run().finally(() => this.finishHandler());
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
+    if (options.heartbeatMs > 0) deps.heartbeats?.add(this);
   }
 
-  /** Shutdown's grace ran out: abort the handler; the worker hands the claim back. */
+  /** Runs the handler (unless the job was aborted first) and records the outcome; `done` resolves after. A second call does nothing. */
+  start(): void {
+    if (this.startedRun) return;
+    this.startedRun = true;
+    void this.run().finally(() => {
+      this.finishHandler();
+      this.resolveDone();
+    });
+  }
+
+  /** Shutdown's grace ran out, or the worker stops before this job got a slot: abort the handler; the worker hands the claim back. */
   abandon(): void {
     this.handedBack = true;
-    this.abort.abort(new ShutdownAbort('worker is shutting down; the job is handed back'));
+    this.abortWith(new ShutdownAbort('worker is shutting down; the job is handed back'));
+  }
+
+  /** The handler's signal, made on first read. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  private abortWith(reason: unknown): void {
+    if (this.abortReason !== undefined) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+    this.rejectRun?.(reason);
   }
 
   private get attempt(): number {
@@ -78,27 +126,32 @@ export class JobRun {
   private async run(): Promise<void> {
     const { job, deps } = this;
     const started = deps.clock.now();
-    const heartbeat = this.options.heartbeatMs > 0 ? this.heartbeatLoop() : Promise.resolve();
-    const ctx: JobContext = {
-      job,
-      attempt: this.attempt,
-      workerId: deps.workerId,
-      signal: this.abort.signal,
-      effectOnce: (fn) => this.effectOnce(fn),
-      unsafeDb: deps.db,
-    };
-    deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
     let error: unknown = undefined;
     let failed = false;
-    try {
-      await this.race(Promise.resolve().then(() => this.handler(job.payload, ctx)));
-    } catch (err) {
-      failed = true;
-      error = err;
-    } finally {
-      this.heartbeatStop.abort();
+    // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
+    if (this.abortReason === undefined) {
+      const run = this;
+      const ctx: JobContext = {
+        job,
+        attempt: this.attempt,
+        workerId: deps.workerId,
+        get signal() {
+          return run.signal;
+        },
+        effectOnce: (fn) => this.effectOnce(fn),
+        unsafeDb: deps.db,
+      };
+      deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
+      try {
+        await this.race(Promise.resolve().then(() => this.handler(job.payload, ctx)));
+      } catch (err) {
+        failed = true;
+        error = err;
+      }
     }
-    await heartbeat;
+    this.beatsStopped = true;
+    deps.heartbeats?.delete(this);
+    if (this.renewal) await this.renewal;
     this.finishHandler();
     const durationMs = deps.clock.now() - started;
     if (this.handedBack) return;
@@ -121,65 +174,72 @@ export class JobRun {
     }
   }
 
-  /** Resolves or rejects with the handler, or rejects as soon as the job is aborted (lease lost, timeout, shutdown). */
+  /** Settles with the handler, or rejects as soon as the job is aborted (lease lost, timeout, shutdown). */
   private race<T>(work: Promise<T>): Promise<T> {
     const timeoutMs = this.options.timeoutMs;
-    const aborted = new Promise<never>((_, reject) => {
-      if (this.abort.signal.aborted) reject(this.abort.signal.reason);
-      this.abort.signal.addEventListener('abort', () => reject(this.abort.signal.reason), { once: true });
-    });
+    let timeout: AbortController | undefined;
     if (timeoutMs !== undefined) {
+      timeout = new AbortController();
       this.deps.clock
-        .sleep(timeoutMs, this.heartbeatStop.signal)
-        .then(() => this.abort.abort(new JobTimeoutError(timeoutMs)))
+        .sleep(timeoutMs, timeout.signal)
+        .then(() => this.abortWith(new JobTimeoutError(timeoutMs)))
         .catch(() => {});
     }
-    work.catch(() => {}); // a handler that rejects after being abandoned must not crash the process
-    return Promise.race([work, aborted]);
+    // A handler that rejects after being abandoned must not crash the process: the rejection lands here, already settled.
+    const settled = new Promise<T>((resolve, reject) => {
+      this.rejectRun = reject;
+      if (this.abortReason !== undefined) reject(this.abortReason);
+      work.then(resolve, reject);
+    });
+    if (!timeout) return settled;
+    return settled.finally(() => timeout.abort(TIMEOUT_DISARMED));
   }
 
-  private async heartbeatLoop(): Promise<void> {
+  /** One lease renewal (the HeartbeatScheduler calls it once the lease is due for one). */
+  beat(): void {
+    if (this.renewal || this.beatsStopped) return;
+    this.nextBeatAt = Infinity;
+    this.renewal = this.renew().finally(() => {
+      this.renewal = undefined;
+      this.nextBeatAt = this.deps.clock.now() + this.options.heartbeatMs;
+    });
+  }
+
+  private async renew(): Promise<void> {
     const { job, deps } = this;
-    const stop = this.heartbeatStop.signal;
-    while (!stop.aborted) {
-      try {
-        await deps.clock.sleep(this.options.heartbeatMs, stop);
-      } catch {
-        return;
-      }
-      try {
-        // Renew through effectOnce's transaction too (it may outlast the lease), but a renewal that
-        // finds no lease once that transaction is under way proves nothing: our own commit may have
-        // cleared it, and the transaction's fence decides.
-        const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
-        if (res.rowCount === 0 && this.finishing) return;
-        if (res.rowCount === 0) {
-          this.leaseLost = true;
-          // Tell an operator's cancel (engine/control) from a lease taken over: the handler may stop differently.
-          const state = (await deps.db.query(q.JobState, [job.id]).catch(() => ({ rows: [] }))).rows[0]?.state;
-          const event = { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId };
-          if (state === 'cancelled') {
-            deps.events.emit('job:cancelled', event);
-            this.abort.abort(new JobCancelledError(job.id));
-            return;
-          }
-          deps.events.emit('lease:lost', { ...event, phase: 'heartbeat' });
-          this.abort.abort(new LeaseLostError(job.id));
+    try {
+      // Renew through effectOnce's transaction too (it may outlast the lease), but a renewal that
+      // finds no lease once that transaction is under way proves nothing: our own commit may have
+      // cleared it, and the transaction's fence decides.
+      const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
+      if (res.rowCount === 0) this.beatsStopped = true;
+      if (res.rowCount === 0 && this.finishing) return;
+      if (res.rowCount === 0) {
+        this.leaseLost = true;
+        // Tell an operator's cancel (engine/control) from a lease taken over: the handler may stop differently.
+        const state = (await deps.db.query(q.JobState, [job.id]).catch(() => ({ rows: [] }))).rows[0]?.state;
+        const event = { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId };
+        if (state === 'cancelled') {
+          deps.events.emit('job:cancelled', event);
+          this.abortWith(new JobCancelledError(job.id));
           return;
         }
-        const row = res.rows[0];
-        deps.events.emit('lease:renewed', {
-          jobId: job.id,
-          queue: job.queue,
-          attempt: this.attempt,
-          workerId: deps.workerId,
-          dbRenewedAt: (row.db_now as Date).getTime(),
-          dbLeaseExpiresAt: (row.lease_expires_at as Date).getTime(),
-        });
-      } catch (err) {
-        // Keep trying: a renewal that fails now may succeed before the lease runs out.
-        deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });
+        deps.events.emit('lease:lost', { ...event, phase: 'heartbeat' });
+        this.abortWith(new LeaseLostError(job.id));
+        return;
       }
+      const row = res.rows[0];
+      deps.events.emit('lease:renewed', {
+        jobId: job.id,
+        queue: job.queue,
+        attempt: this.attempt,
+        workerId: deps.workerId,
+        dbRenewedAt: (row.db_now as Date).getTime(),
+        dbLeaseExpiresAt: (row.lease_expires_at as Date).getTime(),
+      });
+    } catch (err) {
+      // Keep trying: a renewal that fails now may succeed before the lease runs out.
+      deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });
     }
   }
 

@@ -32,6 +32,17 @@ export interface WorkerOptions extends QueueOptions {
   workerId?: string;
   /** Jobs in flight at once in this worker. Default 10. */
   concurrency?: number;
+  /**
+   * Claim-ahead: jobs this worker may hold claimed beyond `concurrency`, waiting for a slot, so a freed
+   * slot starts the next job without a round trip and each claim takes a larger batch. A waiting job is
+   * this worker's claim: its lease is renewed by heartbeats while it waits (so claim-ahead is off, 0,
+   * when any of the worker's queues has heartbeatMs 0), it is handed back uncharged at stop(), and if the
+   * process dies it is rescued with the running ones (charged a crash, then run alone as a suspect).
+   * Costs: a crash takes up to concurrency + claimAhead jobs down with it, and a job enqueued after the
+   * claim (even of a higher priority) starts behind the waiting ones. Default: the same as concurrency.
+   * 0 turns it off. See docs/performance.md.
+   */
+  claimAhead?: number;
   /** Poll interval when no NOTIFY arrives. Tight polling burns DB CPU, long polling adds delay. Default 1,000. */
   pollMs?: number;
   /** LISTEN for enqueue notifications for low latency. Default true. */
@@ -90,6 +101,9 @@ export function validateWorkerOptions(o: WorkerOptions): void {
   for (const [q, qo] of Object.entries(o.queues ?? {})) validateQueueOptions(qo, `queues["${q}"].`);
   if (o.concurrency !== undefined && (!Number.isInteger(o.concurrency) || o.concurrency < 1)) {
     throw new ValidationError('concurrency', `${o.concurrency} is not a positive integer`);
+  }
+  if (o.claimAhead !== undefined && (!Number.isInteger(o.claimAhead) || o.claimAhead < 0)) {
+    throw new ValidationError('claimAhead', `${o.claimAhead} is not a non-negative integer`);
   }
   positive(o.pollMs, 'pollMs');
   positive(o.agingMs, 'agingMs');

@@ -8,7 +8,8 @@ import { SeededRng, randomSeed, type Rng } from '../rng.ts';
 import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
-import { JobRun } from './job-runner.ts';
+import { HeartbeatScheduler } from './heartbeats.ts';
+import { JobRun, type JobRunnerDeps } from './job-runner.ts';
 import { EnqueueListener } from './notifier.ts';
 import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
@@ -17,6 +18,9 @@ import { LeaseRescuer } from './rescuer.ts';
 
 /** How soon after a NOTIFY wake-up the worker claims once more: covers enqueues whose NOTIFY the 10 ms throttle skipped. */
 const NOTIFY_TRAIL_MS = 50;
+
+/** The reason the wake signal aborts with: one preallocated Error, so waking the loop (twice per job) captures no stack. */
+const WAKE = new Error('worker loop woken');
 
 /**
  * The worker loop: claims as many due jobs as it has free slots, runs them,
@@ -36,10 +40,18 @@ export class Worker {
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
   private readonly liveness: WorkerLiveness;
+  private readonly heartbeats?: HeartbeatScheduler;
+  /** What every JobRun of this worker shares. */
+  private readonly runDeps: JobRunnerDeps;
   /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
   private incarnationAnnounced = false;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
+  /** Claimed ahead, waiting for a slot, oldest claim first; their leases are renewed meanwhile. */
+  private readonly waiting: JobRun[] = [];
+  private readonly concurrency: number;
+  /** Jobs this worker may hold claimed beyond `concurrency` (0 when any of its queues runs without heartbeats). */
+  private readonly claimAhead: number;
   /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
   private readonly recording = new Set<JobRun>();
   private running = false;
@@ -64,6 +76,21 @@ export class Worker {
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
     this.completer = new CompletionBatcher(options.db, this.clock, this.log);
+    const beatPeriods = [...this.queueOptions.values()].map((o) => o.heartbeatMs);
+    if (beatPeriods.some((ms) => ms > 0)) this.heartbeats = new HeartbeatScheduler(this.clock, Math.min(...beatPeriods.filter((ms) => ms > 0)));
+    this.concurrency = options.concurrency ?? DEFAULTS.concurrency;
+    // A job claimed ahead waits for a slot under its lease: only heartbeats make any wait safe, so without them no claim-ahead.
+    this.claimAhead = beatPeriods.every((ms) => ms > 0) ? (options.claimAhead ?? this.concurrency) : 0;
+    this.runDeps = {
+      db: options.db,
+      clock: this.clock,
+      rng: this.rng,
+      events: this.events,
+      log: this.log,
+      completer: this.completer,
+      workerId: this.id,
+      heartbeats: this.heartbeats,
+    };
     this.liveness = new WorkerLiveness(options.db, this.id, this.clock, this.log.child('liveness'), options.livenessMs ?? DEFAULTS.livenessMs);
     if (options.listen ?? true) {
       this.listener = new EnqueueListener(
@@ -117,13 +144,14 @@ export class Worker {
   }
 
   /**
-   * One claim: fills free slots with due jobs and starts them. Returns how
-   * many it claimed. Suspects (jobs that were in flight when a worker died)
+   * One claim: fills free slots (and the claim-ahead buffer) with due jobs
+   * and starts as many as there are slots. Returns how many it claimed. Suspects (jobs that were in flight when a worker died)
    * run one at a time, each alone: the worker runs the suspect by itself and
    * claims nothing else until it is done. So when a job kills its process
    * again, it alone is charged with the crash, and the innocent jobs that
    * shared the first crashed process go free (also those whose completion
-   * was still being written: the worker waits for it). An idle worker takes a suspect
+   * was still being written, or claimed ahead and waiting for a slot: the worker
+   * waits for them). An idle worker (nothing running or waiting) takes a suspect
    * at once; a busy one drains for it only once the oldest suspect has waited
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
@@ -143,9 +171,9 @@ export class Worker {
       this.suspectWaitMs = await oldestSuspectWaitMs(db, this.queues);
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
-    if (this.suspectWaitMs !== null && (this.inFlight.size === 0 || this.suspectWaitMs >= patienceMs)) {
-      // Drain first, completions included: a job whose handler returned but whose completion has not
-      // committed is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
+    if (this.suspectWaitMs !== null && (this.held() === 0 || this.suspectWaitMs >= patienceMs)) {
+      // Drain first, completions and jobs claimed ahead included: a job whose handler returned but whose completion has not
+      // committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
       if (this.recording.size > 0) return 0;
       const suspect = await claimSuspect(db, base);
       if (suspect) {
@@ -157,14 +185,34 @@ export class Worker {
       }
       this.suspectWaitMs = null;
     }
-    const concurrency = this.options.concurrency ?? DEFAULTS.concurrency;
-    const free = concurrency - this.inFlight.size;
+    const free = this.freeToClaim();
     if (free <= 0) return 0;
+    // Enough claimed ahead to fill the next slots: wait until the buffer is half spent, so each claim takes a batch.
+    if (this.waiting.length > this.claimAhead / 2) return 0;
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work.
-    if (this.recording.size - this.inFlight.size >= 2 * concurrency) return 0;
+    if (this.recording.size - this.held() >= 2 * this.concurrency) return 0;
     const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
     for (const job of jobs) void this.launch(job);
     return jobs.length;
+  }
+
+  /** Jobs claimed and not yet done running: running ones and those waiting for a slot. */
+  private held(): number {
+    return this.inFlight.size + this.waiting.length;
+  }
+
+  /** How many more jobs the next claim may take: free slots plus room in the claim-ahead buffer. */
+  private freeToClaim(): number {
+    return this.concurrency + this.claimAhead - this.held();
+  }
+
+  /** Starts waiting jobs while slots are free. */
+  private fillSlots(): void {
+    while (this.inFlight.size < this.concurrency && this.waiting.length > 0) {
+      const run = this.waiting.shift()!;
+      this.inFlight.add(run);
+      run.start();
+    }
   }
 
   private launch(job: ClaimedJob): Promise<void> {
@@ -179,23 +227,17 @@ export class Worker {
       crashCount: job.crashCount,
       dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
     });
-    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, {
-      db: this.options.db,
-      clock: this.clock,
-      rng: this.rng,
-      events: this.events,
-      log: this.log,
-      completer: this.completer,
-      workerId: this.id,
-    });
+    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps);
     // The slot frees when the handler returns; the outcome commits in the completion batch behind
     // it, so the next claim and the last completions overlap instead of taking turns.
-    this.inFlight.add(run);
     this.recording.add(run);
+    this.waiting.push(run);
     void run.handlerFinished.then(() => {
       this.inFlight.delete(run);
+      this.fillSlots();
       this.wakeUp();
     });
+    this.fillSlots();
     return run.done.finally(() => {
       this.recording.delete(run);
       this.wakeUp();
@@ -203,19 +245,18 @@ export class Worker {
   }
 
   private wakeUp(): void {
-    this.wake.abort();
+    if (!this.wake.signal.aborted) this.wake.abort(WAKE);
   }
 
   private async run(): Promise<void> {
     const pollMs = this.options.pollMs ?? DEFAULTS.pollMs;
-    const concurrency = this.options.concurrency ?? DEFAULTS.concurrency;
     let failures = 0;
     while (this.running) {
       // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
       this.wake = new AbortController();
       let claimed = 0;
       try {
-        const free = concurrency - this.inFlight.size;
+        const free = this.freeToClaim();
         claimed = await this.runOnce();
         failures = 0;
         if (claimed > 0 && claimed === free) continue; // probably more due; fill slots as they free
@@ -239,6 +280,8 @@ export class Worker {
     this.running = false;
     this.wakeUp();
     await this.loop;
+    // Jobs claimed ahead that never got a slot go back at once, uncharged: another worker may run them now.
+    await this.handBack(this.waiting.splice(0));
     await this.listener?.stop();
     await this.rescuer?.stop();
     const finished = Promise.all([...this.recording].map((r) => r.done));
@@ -251,15 +294,17 @@ export class Worker {
       ),
     ]);
     grace.abort();
-    if (timedOut) await this.handBack();
+    if (timedOut) await this.handBack([...this.inFlight]);
     await Promise.all([...this.recording].map((r) => r.done));
+    await this.heartbeats?.stop();
     await this.completer.drain();
     await this.liveness.stop();
   }
 
-  private async handBack(): Promise<void> {
-    const runs = [...this.inFlight];
+  private async handBack(runs: JobRun[]): Promise<void> {
+    if (runs.length === 0) return;
     for (const run of runs) run.abandon();
+    for (const run of runs) run.start(); // one that never got a slot ends at once, its handler never called
     const res = await this.options.db
       .query(q.ReleaseJobs, [runs.map((r) => r.job.id), runs.map((r) => r.job.leaseToken)])
       .catch((err) => {

@@ -1,0 +1,118 @@
+// Claim-ahead: a worker holds up to `claimAhead` claimed jobs beyond its
+// concurrency, waiting for a slot. Each waiting job is still this worker's
+// claim, so every guarantee of a running claim holds for it too: its lease is
+// renewed while it waits, it is handed back uncharged at stop, a suspect
+// waits until none is held, and without heartbeats there is no claim-ahead.
+// The tests drive runOnce themselves and wait on events and rows, never on time.
+import { afterEach, expect, it } from 'vitest';
+import { enqueue } from '../engine/enqueue.ts';
+import { Events } from '../engine/events.ts';
+import { SeededRng } from '../engine/rng.ts';
+import { Worker } from '../engine/worker/worker.ts';
+import type { WorkerOptions } from '../engine/worker/options.ts';
+import { freshDatabase } from './support/db.ts';
+import { jobRow } from './support/jobs.ts';
+import { until } from './support/wait.ts';
+
+const { db } = await freshDatabase();
+const workers: Worker[] = [];
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+});
+
+/** A worker of one slot and one job claimed ahead, not started: the test calls runOnce. The queue's handler waits on `gate` for job `slowId`. */
+function gatedWorker(queue: string, o: Partial<WorkerOptions> = {}) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const started: number[] = [];
+  const events = new Events();
+  const worker = new Worker({
+    db,
+    events,
+    handlers: {
+      [queue]: async (_payload, ctx) => {
+        started.push(ctx.job.id);
+        if (started.length === 1) await gate;
+      },
+    },
+    listen: false,
+    rescue: false,
+    concurrency: 1,
+    claimAhead: 1,
+    rng: new SeededRng(queue),
+    ...o,
+  });
+  workers.push(worker);
+  return { worker, events, started, open };
+}
+
+it("renews a waiting job's lease while it waits for a slot, then runs it under the same claim", async () => {
+  const { worker, events, started, open } = gatedWorker('ahead-lease', { leaseMs: 300, heartbeatMs: 60 });
+  const running = await enqueue(db, 'ahead-lease', {});
+  const waiting = await enqueue(db, 'ahead-lease', {});
+  expect(await worker.runOnce()).toBe(2);
+  await until('the first job runs', () => started.length === 1);
+  expect(started).toEqual([running.id]);
+  // Renewed five times: it has waited well past its 300 ms lease, and the lease still runs.
+  let renewals = 0;
+  const renewed = new Promise<void>((resolve) => {
+    events.on('lease:renewed', (e) => {
+      if (e.jobId === waiting.id && ++renewals === 5) resolve();
+    });
+  });
+  await renewed;
+  const row = (await db.query(`SELECT state::text, attempts, lease_expires_at > now() AS leased FROM stampede.jobs WHERE id = $1`, [waiting.id])).rows[0];
+  expect(row).toEqual({ state: 'claimed', attempts: 1, leased: true });
+  expect(started).toEqual([running.id]);
+  const completed = events.waitFor('job:completed', (e) => e.jobId === waiting.id);
+  open();
+  await completed;
+  expect(started).toEqual([running.id, waiting.id]);
+  expect((await jobRow(db, waiting.id)).attempts).toBe(1);
+});
+
+it('hands a waiting job back uncharged at stop, without running it', async () => {
+  const { worker, events, started, open } = gatedWorker('ahead-stop');
+  const running = await enqueue(db, 'ahead-stop', {});
+  const waiting = await enqueue(db, 'ahead-stop', {});
+  expect(await worker.runOnce()).toBe(2);
+  await until('the first job runs', () => started.length === 1);
+  const released = events.waitFor('lease:released', (e) => e.jobId === waiting.id);
+  const stopped = worker.stop(20_000);
+  await released;
+  const row = await jobRow(db, waiting.id);
+  expect([row.state, row.attempts]).toEqual(['pending', 0]);
+  open();
+  await stopped;
+  expect(started).toEqual([running.id]);
+  expect((await jobRow(db, running.id)).state).toBe('done');
+});
+
+it('claims a suspect only once no job waits in its claim-ahead buffer', async () => {
+  const { worker, events, started, open } = gatedWorker('ahead-suspect', { rescueIntervalMs: 1 });
+  await enqueue(db, 'ahead-suspect', {});
+  const waiting = await enqueue(db, 'ahead-suspect', {});
+  expect(await worker.runOnce()).toBe(2);
+  await until('the first job runs', () => started.length === 1);
+  const suspect = await enqueue(db, 'ahead-suspect', {});
+  await db.query('UPDATE stampede.jobs SET crash_count = 1 WHERE id = $1', [suspect.id]);
+  // Two of this worker's claims are open (one running, one waiting): the suspect would share their crash.
+  expect(await worker.runOnce()).toBe(0);
+  expect((await jobRow(db, suspect.id)).state).toBe('pending');
+  const completed = events.waitFor('job:completed', (e) => e.jobId === waiting.id);
+  open();
+  await completed;
+  await until('every earlier completion committed', async () => (await worker.runOnce()) === 1);
+  expect((await jobRow(db, suspect.id)).state).not.toBe('pending');
+});
+
+it('claims nothing ahead when heartbeats are off: a waiting job would have only its lease to cover the wait', async () => {
+  const { worker, started, open } = gatedWorker('ahead-nohb', { heartbeatMs: 0, claimAhead: 5 });
+  await enqueue(db, 'ahead-nohb', {});
+  const second = await enqueue(db, 'ahead-nohb', {});
+  expect(await worker.runOnce()).toBe(1);
+  await until('the first job runs', () => started.length === 1);
+  expect(await worker.runOnce()).toBe(0);
+  expect((await jobRow(db, second.id)).state).toBe('pending');
+  open();
+});
