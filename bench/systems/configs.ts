@@ -17,7 +17,7 @@ export const CONFIGS: SystemConfig[] = [
   {
     id: 'stampede',
     family: 'stampede',
-    label: 'defaults (concurrency 10, LISTEN)',
+    label: 'defaults (concurrency 10, claim-ahead 10, LISTEN)',
     settings: {},
     notify: true,
     concurrency: 10,
@@ -25,16 +25,16 @@ export const CONFIGS: SystemConfig[] = [
   {
     id: 'stampede-c50',
     family: 'stampede',
-    label: 'concurrency 50 (claims up to 50 per statement)',
+    label: 'concurrency 50, claim-ahead 50 (the default: = concurrency)',
     settings: { concurrency: 50 },
     notify: true,
     concurrency: 50,
   },
   {
-    // graphile-batched holds up to 524 jobs per process (24 running, 500 in its local queue): the same depth.
+    // graphile-batched holds up to 524 jobs per process (24 running, 500 in its local queue); this holds up to 1,000.
     id: 'stampede-c500',
     family: 'stampede',
-    label: 'concurrency 500 (claims and completes up to 500 per statement)',
+    label: 'concurrency 500, claim-ahead 500 (the default: = concurrency)',
     settings: { concurrency: 500 },
     notify: true,
     concurrency: 500,

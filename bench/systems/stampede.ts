@@ -11,7 +11,7 @@ import { once, warm } from './util.ts';
 /**
  * stampede as the bench runs it: the real Worker with leases, heartbeats,
  * fencing, attempt accounting and the lease rescuer all on (nothing switched
- * off to look fast). Settings: `concurrency`, `pollMs`, `leaseMs`, `heartbeatMs`.
+ * off to look fast). Settings: `concurrency`, `claimAhead`, `pollMs`, `leaseMs`, `heartbeatMs`.
  */
 export const stampedeFamily: SystemFamily = {
   name: 'stampede',
@@ -44,6 +44,7 @@ export const stampedeFamily: SystemFamily = {
       db,
       handlers: { [BENCH_QUEUE]: (payload: BenchJob) => onJob(payload) },
       concurrency,
+      claimAhead: settings.claimAhead as number | undefined,
       pollMs: settings.pollMs as number | undefined,
       leaseMs: settings.leaseMs as number | undefined,
       heartbeatMs: settings.heartbeatMs as number | undefined,
