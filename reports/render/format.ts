@@ -16,16 +16,13 @@ export function fmtDuration(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return 'n/a';
   const sign = ms < 0 ? '-' : '';
   const a = Math.abs(ms);
-  if (a < 1000) return `${sign}${Math.round(a)} ms`;
-  if (a < 60_000) return `${sign}${(a / 1000).toFixed(1)} s`;
-  if (a < 3_600_000) {
-    const m = Math.floor(a / 60_000);
-    const s = Math.round((a % 60_000) / 1000);
-    return `${sign}${m} min ${String(s).padStart(2, '0')} s`;
-  }
-  const h = Math.floor(a / 3_600_000);
-  const m = Math.round((a % 3_600_000) / 60_000);
-  return `${sign}${h} h ${String(m).padStart(2, '0')} min`;
+  // Round to the unit shown first, so 3,599.6 s reads 1 h 00 min, not 59 min 60 s.
+  if (a < 999.5) return `${sign}${Math.round(a)} ms`;
+  if (a < 59_950) return `${sign}${(a / 1000).toFixed(1)} s`;
+  const secs = Math.round(a / 1000);
+  if (secs < 3_600) return `${sign}${Math.floor(secs / 60)} min ${String(secs % 60).padStart(2, '0')} s`;
+  const mins = Math.round(a / 60_000);
+  return `${sign}${Math.floor(mins / 60)} h ${String(mins % 60).padStart(2, '0')} min`;
 }
 
 /** A signed offset such as a clock jump: `+60 min`, `-1.5 s`. */
