@@ -1,9 +1,10 @@
 // The mutant registry (harness/mutants/): every query patch still applies to
 // the query production runs, really changes it, and still prepares in
-// Postgres; every strategy swap really changes behaviour; applying and undoing
+// Postgres; every strategy swap and connection setting really changes behaviour; applying and undoing
 // restores the real engine exactly; a patch whose text production no longer
 // has fails loudly.
 import { describe, expect, it } from 'vitest';
+import { Db } from '../engine/db.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { claimJobs } from '../engine/worker/claim.ts';
@@ -15,7 +16,7 @@ import { SCENARIOS } from '../scenarios/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
 
-const { db } = await freshDatabase();
+const { db, url } = await freshDatabase();
 const entries = Object.entries(MUTANTS) as [MutantName, (typeof MUTANTS)[MutantName]][];
 const patches = entries.flatMap(([name, m]) => m.changes.filter((c): c is QueryPatch => c.kind === 'query').map((p) => [name, p] as const));
 
@@ -68,18 +69,43 @@ describe('the mutant registry', () => {
     for (const [name, m] of entries) {
       const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
       const strategies = { ...workerStrategies };
-      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.use));
+      const env = { ...process.env };
+      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' ? c.use : c.value));
       const undo = applyMutant(name);
       m.changes.forEach((change, i) => {
         if (change.kind === 'query') expect((QUERY_SOURCES[change.file] as Record<string, string>)[change.query]).toBe(expected[i]);
-        else expect(workerStrategies[change.strategy]).toBe(expected[i]);
+        else if (change.kind === 'strategy') expect(workerStrategies[change.strategy]).toBe(expected[i]);
+        else expect(process.env[change.name]).toBe(expected[i]);
       });
       expect(() => applyMutant(name), 'one mutant at a time').toThrow(/already applied/);
       undo();
       expect(Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]))).toEqual(before);
       expect({ ...workerStrategies }).toEqual(strategies);
+      expect({ ...process.env }).toEqual(env);
     }
   });
+
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'env' ? [[name, c.name] as const] : []))))(
+    '%s: its %s really changes the settings of a connection the engine opens',
+    async (name) => {
+      const settings = async () => {
+        const probe = new Db({ connectionString: url, maxConnections: 1 });
+        try {
+          return (await probe.query("SELECT current_setting('synchronous_commit') AS synchronous_commit")).rows[0];
+        } finally {
+          await probe.close();
+        }
+      };
+      const real = await settings();
+      const undo = applyMutant(name);
+      try {
+        expect(await settings()).not.toEqual(real);
+      } finally {
+        undo();
+      }
+      expect(await settings()).toEqual(real);
+    },
+  );
 
   it('fails loudly, naming the mutant and the query, when production changed under a patch', () => {
     const gone: QueryPatch = { kind: 'query', file: 'engine/worker/worker.sql', query: 'ClaimJobs', edits: [{ find: 'FOR UPDATE NOWAIT', replace: '' }] };

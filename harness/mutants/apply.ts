@@ -38,15 +38,15 @@ export function patchedQueryText(mutant: string, patch: QueryPatch): string {
 let applied: string | null = null;
 
 /**
- * Applies a mutant to this process: patches the loaded query records and
- * swaps internal strategies. Every change is checked before any is made, so
+ * Applies a mutant to this process: patches the loaded query records, swaps
+ * internal strategies and sets the connection environment it names. Every change is checked before any is made, so
  * a patch that no longer applies leaves the engine untouched. Returns the
  * undo (tests run a mutant in-process, then restore the real engine). One
  * mutant at a time per process.
  */
 export function applyMutant(name: string, mutant: Mutant): () => void {
   if (applied !== null) throw new Error(`mutant ${name}: mutant ${applied} is already applied in this process`);
-  const targets = mutant.changes.map((c) => (c.kind === 'query' ? `${c.file} ${c.query}` : `strategy ${c.strategy}`));
+  const targets = mutant.changes.map((c) => (c.kind === 'query' ? `${c.file} ${c.query}` : c.kind === 'strategy' ? `strategy ${c.strategy}` : `env ${c.name}`));
   const twice = targets.find((t, i) => targets.indexOf(t) !== i);
   if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
   const queries = mutant.changes
@@ -64,6 +64,12 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
     const original = strategies[change.strategy];
     strategies[change.strategy] = change.use;
     undo.push(() => (strategies[change.strategy] = original));
+  }
+  for (const change of mutant.changes) {
+    if (change.kind !== 'env') continue;
+    const original = process.env[change.name];
+    process.env[change.name] = change.value;
+    undo.push(() => (original === undefined ? delete process.env[change.name] : (process.env[change.name] = original)));
   }
   applied = name;
   return () => {

@@ -45,7 +45,18 @@ export type StrategySwap = {
   [K in keyof WorkerStrategies]: { kind: 'strategy'; strategy: K; use: WorkerStrategies[K] };
 }[keyof WorkerStrategies];
 
-export type MutantChange = QueryPatch | StrategySwap;
+/**
+ * A libpq environment variable set in the process before the engine connects
+ * (node-postgres reads PGOPTIONS and the rest for every connection it opens):
+ * a deployment's misconfiguration, which no query or strategy of the engine shows.
+ */
+export interface EnvSetting {
+  kind: 'env';
+  name: `PG${string}`;
+  value: string;
+}
+
+export type MutantChange = QueryPatch | StrategySwap | EnvSetting;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {
