@@ -212,9 +212,9 @@ export class JobRun implements Beating {
       // finds no lease once that transaction is under way proves nothing: our own commit may have
       // cleared it, and the transaction's fence decides.
       const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
-      if (res.rowCount === 0) this.beatsStopped = true;
-      if (res.rowCount === 0 && this.finishing) return;
       if (res.rowCount === 0) {
+        this.beatsStopped = true;
+        if (this.finishing) return;
         this.leaseLost = true;
         // Tell an operator's cancel (engine/control) from a lease taken over: the handler may stop differently.
         const state = (await deps.db.query(q.JobState, [job.id]).catch(() => ({ rows: [] }))).rows[0]?.state;
