@@ -81,7 +81,14 @@ export class Events {
     return () => this.emitter.off(event, listener);
   }
 
+  /** Whether anyone listens to `event`: the worker's per-job events build their payload only then. */
+  has(event: EventName): boolean {
+    return this.emitter.listenerCount(event) > 0;
+  }
+
   emit<E extends EventName>(event: E, payload: EngineEvents[E]): void {
+    // listeners() copies the list: skip it when there is nobody to tell (three events per job).
+    if (this.emitter.listenerCount(event) === 0) return;
     for (const listener of this.emitter.listeners(event)) {
       try {
         (listener as (p: EngineEvents[E]) => void)(payload);

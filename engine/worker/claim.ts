@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.ts';
-import { jobFromRow, type Job } from '../job.ts';
+import type { Job } from '../job.ts';
 import { workerQueries as q } from './queries.ts';
 
 export interface ClaimRequest {
@@ -17,13 +17,33 @@ export interface ClaimedJob extends Job {
   dbClaimedAt: Date;
 }
 
-const toClaimed = (r: any): ClaimedJob => ({ ...jobFromRow(r), leaseToken: r.lease_token, dbClaimedAt: r.db_now });
+/** A claimed row (ClaimJobs' RETURNING: times as epoch ms, state and owner known) as a job, in one object. */
+function toClaimed(r: any, workerId: string): ClaimedJob {
+  return {
+    id: r.id,
+    queue: r.queue,
+    priority: r.priority,
+    state: 'claimed',
+    runAt: new Date(r.run_at_ms),
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    crashCount: r.crash_count,
+    payload: r.payload,
+    idempotencyKey: r.idempotency_key,
+    leaseOwner: workerId,
+    leaseToken: r.lease_token,
+    leaseExpiresAt: new Date(r.lease_expires_at_ms),
+    lastError: r.last_error,
+    createdAt: new Date(r.created_at_ms),
+    dbClaimedAt: new Date(r.db_now_ms),
+  };
+}
 
 /** Claims up to `limit` due jobs in one statement (see ClaimJobs in worker.sql for why it is shaped so). */
 export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<ClaimedJob[]> {
   if (r.limit <= 0) return [];
   const res = await db.query(q.ClaimJobs, [r.queues, r.limit, r.workerId, r.leaseMs, r.agingMs]);
-  return res.rows.map(toClaimed);
+  return res.rows.map((row) => toClaimed(row, r.workerId));
 }
 
 /** How long the oldest due suspect (a job that was in flight when a worker died) has waited, ms; null when none. */
@@ -35,5 +55,6 @@ export async function oldestSuspectWaitMs(db: Queryable, queues: string[]): Prom
 /** Claims one suspect, to be run alone. */
 export async function claimSuspect(db: Queryable, r: Omit<ClaimRequest, 'limit' | 'agingMs'>): Promise<ClaimedJob | undefined> {
   const res = await db.query(q.ClaimSuspect, [r.queues, r.workerId, r.leaseMs]);
-  return res.rows.map(toClaimed)[0];
+  const row = res.rows[0];
+  return row && toClaimed(row, r.workerId);
 }

@@ -55,7 +55,7 @@ export class CompletionBatcher {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      const res = await writeResult(() => this.db.query(q.CompleteJobs, [batch.map((b) => b.id), batch.map((b) => b.token)]), {
+      const res = await writeResult(() => this.db.query(q.CompleteJobs, [batch.map((b) => b.id).join(','), batch.map((b) => b.token).join(',')]), {
         clock: this.clock,
         log: this.log,
         what: 'completion write',

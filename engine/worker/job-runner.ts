@@ -27,6 +27,10 @@ export interface JobRunnerDeps {
   workerId: string;
   /** Renews the leases of the runs that outlive a heartbeat period; absent when heartbeats are off. */
   heartbeats?: HeartbeatScheduler;
+  /** The handler returned (or was abandoned) and heartbeats stopped: the run's slot is free. Called once per run. */
+  onHandlerFinished?: (run: JobRun) => void;
+  /** The outcome is recorded too (or given up on). Called once per run, after onHandlerFinished. */
+  onRecorded?: (run: JobRun) => void;
 }
 
 /** A job whose effect another holder still has open is retried after 250-500 ms. */
@@ -34,6 +38,30 @@ const EFFECT_BUSY_RETRY_MS = 250;
 
 class ShutdownAbort extends Error {
   override name = 'ShutdownAbort';
+}
+
+const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as PromiseLike<unknown> | null)?.then === 'function';
+
+/** What a handler sees of its run. A class, so the getter and the method live on its prototype, not in a fresh object literal per job. */
+class RunContext implements JobContext {
+  readonly #run: JobRun;
+  constructor(
+    run: JobRun,
+    readonly job: ClaimedJob,
+    readonly attempt: number,
+    readonly workerId: string,
+    readonly unsafeDb: Db,
+  ) {
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
+
+  effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
+    return this.#run.effectOnce(fn);
+  }
 }
 
 /**
@@ -66,13 +94,11 @@ export class JobRun implements Beating {
   private handedBack = false;
   /** effectOnce found the effect held by another holder's open transaction: the job is handed back, whatever the handler did. */
   private effectBusy = false;
-  /** Resolves when the handler has returned (or was abandoned) and heartbeats stopped: its slot is free. */
-  readonly handlerFinished: Promise<void>;
-  /** Resolves when the outcome is recorded too (or given up on). */
-  readonly done: Promise<void>;
-  private finishHandler!: () => void;
-  private resolveDone!: () => void;
   private startedRun = false;
+  private slotFreed = false;
+  private recorded = false;
+  private donePromise?: Promise<void>;
+  private resolveDone?: () => void;
 
   constructor(
     readonly job: ClaimedJob,
@@ -81,8 +107,6 @@ export class JobRun implements Beating {
     private readonly deps: JobRunnerDeps,
   ) {
     this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
-    this.handlerFinished = new Promise((resolve) => (this.finishHandler = resolve));
-    this.done = new Promise((resolve) => (this.resolveDone = resolve));
     // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
     if (options.heartbeatMs > 0) deps.heartbeats?.add(this);
   }
@@ -91,10 +115,26 @@ export class JobRun implements Beating {
   start(): void {
     if (this.startedRun) return;
     this.startedRun = true;
-    void this.run().finally(() => {
-      this.finishHandler();
-      this.resolveDone();
-    });
+    void this.run();
+  }
+
+  /** Resolves when the outcome is recorded (or given up on). Made on first read: most runs are never awaited one by one. */
+  get done(): Promise<void> {
+    if (this.recorded) return Promise.resolve();
+    return (this.donePromise ??= new Promise((resolve) => (this.resolveDone = resolve)));
+  }
+
+  private freeSlot(): void {
+    if (this.slotFreed) return;
+    this.slotFreed = true;
+    this.deps.onHandlerFinished?.(this);
+  }
+
+  private markRecorded(): void {
+    this.freeSlot();
+    this.recorded = true;
+    this.deps.onRecorded?.(this);
+    this.resolveDone?.();
   }
 
   /** Shutdown's grace ran out, or the worker stops before this job got a slot: abort the handler; the worker hands the claim back. */
@@ -124,26 +164,27 @@ export class JobRun implements Beating {
   }
 
   private async run(): Promise<void> {
+    try {
+      await this.runAndRecord();
+    } finally {
+      this.markRecorded();
+    }
+  }
+
+  private async runAndRecord(): Promise<void> {
     const { job, deps } = this;
     const started = deps.clock.now();
     let error: unknown = undefined;
     let failed = false;
     // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
     if (this.abortReason === undefined) {
-      const run = this;
-      const ctx: JobContext = {
-        job,
-        attempt: this.attempt,
-        workerId: deps.workerId,
-        get signal() {
-          return run.signal;
-        },
-        effectOnce: (fn) => this.effectOnce(fn),
-        unsafeDb: deps.db,
-      };
-      deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
+      const ctx = new RunContext(this, job, this.attempt, deps.workerId, deps.db);
+      if (deps.events.has('job:started')) deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
       try {
-        await this.race(Promise.resolve().then(() => this.handler(job.payload, ctx)));
+        // The handler runs in a microtask, after the whole claimed batch is launched.
+        await undefined;
+        if (this.abortReason !== undefined) throw this.abortReason;
+        await this.race(this.handler(job.payload, ctx));
       } catch (err) {
         failed = true;
         error = err;
@@ -152,7 +193,7 @@ export class JobRun implements Beating {
     this.beatsStopped = true;
     deps.heartbeats?.delete(this);
     if (this.renewal) await this.renewal;
-    this.finishHandler();
+    this.freeSlot();
     const durationMs = deps.clock.now() - started;
     if (this.handedBack) return;
     if (this.leaseLost && !this.completedInTx) return; // the new owner decides this job's fate
@@ -174,8 +215,12 @@ export class JobRun implements Beating {
     }
   }
 
-  /** Settles with the handler, or rejects as soon as the job is aborted (lease lost, timeout, shutdown). */
-  private race<T>(work: Promise<T>): Promise<T> {
+  /**
+   * Settles with the handler, or rejects as soon as the job is aborted (lease lost, timeout, shutdown).
+   * A handler that returned without a promise has nothing to race.
+   */
+  private race(work: unknown): unknown {
+    if (!isThenable(work)) return work;
     const timeoutMs = this.options.timeoutMs;
     let timeout: AbortController | undefined;
     if (timeoutMs !== undefined) {
@@ -186,7 +231,7 @@ export class JobRun implements Beating {
         .catch(() => {});
     }
     // A handler that rejects after being abandoned must not crash the process: the rejection lands here, already settled.
-    const settled = new Promise<T>((resolve, reject) => {
+    const settled = new Promise<unknown>((resolve, reject) => {
       this.rejectRun = reject;
       if (this.abortReason !== undefined) reject(this.abortReason);
       work.then(resolve, reject);
@@ -312,7 +357,8 @@ export class JobRun implements Beating {
     return row;
   }
 
-  private async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
+  /** ctx.effectOnce (RunContext). */
+  async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
     const { job, deps } = this;
     if (this.finishing) {
       // The job completes in the first effectOnce's transaction; a second one would find it done.

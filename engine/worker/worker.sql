@@ -21,6 +21,10 @@
 --    keeps each limited queue's best `allowance` candidates. For unlimited
 --    queues it is one settings lookup and a shared lock: measured cost in
 --    docs/operating.md.
+--  * RETURNING gives times as epoch ms (float8, exact to the microsecond
+--    at today's epochs) and leaves out what the worker knows (state,
+--    lease_owner): parsing four timestamptz strings per row was the largest
+--    part of reading a claim in the worker process (claim.ts).
 --  * The final UPDATE finds its rows by primary key (`= ANY (ARRAY(...))`):
 --    joined on `j.id = locked.id` alone, the planner hash-joined the 500
 --    locked rows against a Seq Scan of the whole table (every done row too)
@@ -72,9 +76,10 @@ UPDATE stampede.jobs j
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
   FROM locked
  WHERE j.id = locked.id AND j.id = ANY (ARRAY(SELECT l.id FROM locked l))
-RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attempts, j.crash_count, j.payload,
-          j.idempotency_key, j.lease_owner, j.lease_token, j.lease_expires_at, j.last_error, j.created_at,
-          now() AS db_now;
+RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
+          j.lease_token, j.last_error, extract(epoch FROM j.run_at)::float8 * 1000 AS run_at_ms,
+          extract(epoch FROM j.lease_expires_at)::float8 * 1000 AS lease_expires_at_ms,
+          extract(epoch FROM j.created_at)::float8 * 1000 AS created_at_ms, extract(epoch FROM now())::float8 * 1000 AS db_now_ms;
 
 -- name: SuspectsWaiting
 -- How long the oldest due suspect in these queues has waited, ms (null: none). Rides jobs_suspect_idx.
@@ -108,9 +113,10 @@ UPDATE stampede.jobs j
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
   FROM locked
  WHERE j.id = locked.id
-RETURNING j.id, j.queue, j.priority, j.state, j.run_at, j.attempts, j.max_attempts, j.crash_count, j.payload,
-          j.idempotency_key, j.lease_owner, j.lease_token, j.lease_expires_at, j.last_error, j.created_at,
-          now() AS db_now;
+RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
+          j.lease_token, j.last_error, extract(epoch FROM j.run_at)::float8 * 1000 AS run_at_ms,
+          extract(epoch FROM j.lease_expires_at)::float8 * 1000 AS lease_expires_at_ms,
+          extract(epoch FROM j.created_at)::float8 * 1000 AS created_at_ms, extract(epoch FROM now())::float8 * 1000 AS db_now_ms;
 
 -- name: RenewLease
 -- Heartbeat: extends the lease only while this worker still holds it.
@@ -126,10 +132,12 @@ SELECT state::text AS state FROM stampede.jobs WHERE id = $1;
 -- name: CompleteJobs
 -- Batched completion, fenced on each job's lease token: a worker that lost
 -- its lease cannot overwrite what the new owner wrote. Returns the ids it
--- completed; a missing id means that lease was lost.
+-- completed; a missing id means that lease was lost. Ids and tokens come as
+-- two comma-separated lists: the driver quotes every element of an array
+-- parameter one by one, which cost the worker more than the join does.
 UPDATE stampede.jobs j
    SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-  FROM unnest($1::bigint[], $2::uuid[]) AS r(id, token)
+  FROM unnest(string_to_array($1::text, ',')::bigint[], string_to_array($2::text, ',')::uuid[]) AS r(id, token)
  WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
 

@@ -23,6 +23,14 @@ const NOTIFY_TRAIL_MS = 50;
 const WAKE = new Error('worker loop woken');
 
 /**
+ * Claim loops per worker: while one claim statement runs in the database,
+ * the other lands its jobs, so the claim (the drain's critical path) no
+ * longer waits on the worker process and back. Each asks for at most half of
+ * what the worker may hold, so both have a batch to take.
+ */
+const CLAIM_LOOPS = 2;
+
+/**
  * The worker loop: claims as many due jobs as it has free slots, runs them,
  * and sleeps until a NOTIFY, a freed slot or the poll interval wakes it.
  * A database error never kills the loop: it backs off and tries again, so a
@@ -43,8 +51,6 @@ export class Worker {
   private readonly heartbeats?: HeartbeatScheduler;
   /** What every JobRun of this worker shares. */
   private readonly runDeps: JobRunnerDeps;
-  /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
-  private incarnationAnnounced = false;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
   /** Claimed ahead, waiting for a slot, oldest claim first; their leases are renewed meanwhile. */
@@ -60,9 +66,15 @@ export class Worker {
   /** Wait of the oldest due suspect at the last check, ms; null when none. */
   private suspectWaitMs: number | null = null;
   private suspectsCheckedAt = -Infinity;
-  private loop?: Promise<void>;
+  private loops: Promise<void>[] = [];
   private stopping?: Promise<void>;
-  private wake = new AbortController();
+  /** One wake signal per claim loop: a wake-up wakes every loop. */
+  private readonly wakes: AbortController[] = [];
+  /** Claim statements under way, and how many jobs they may still bring: counted as held before they land. */
+  private claiming = 0;
+  private reserved = 0;
+  /** This process announcing itself as a new incarnation of its id (before its first claim); shared by the claim loops. */
+  private announcing?: Promise<void>;
   /** Woken by a NOTIFY: claim once more shortly after, for jobs whose own (throttled) NOTIFY was skipped. */
   private trailing = false;
 
@@ -90,6 +102,8 @@ export class Worker {
       completer: this.completer,
       workerId: this.id,
       heartbeats: this.heartbeats,
+      onHandlerFinished: (run) => this.handlerFinished(run),
+      onRecorded: (run) => this.recorded(run),
     };
     this.liveness = new WorkerLiveness(options.db, this.id, this.clock, this.log.child('liveness'), options.livenessMs ?? DEFAULTS.livenessMs);
     if (options.listen ?? true) {
@@ -130,7 +144,7 @@ export class Worker {
     this.liveness.start();
     this.listener?.start();
     this.rescuer?.start();
-    this.loop = this.run();
+    for (let i = 0; i < CLAIM_LOOPS; i++) this.loops.push(this.run(i));
   }
 
   /**
@@ -155,45 +169,68 @@ export class Worker {
    * at once; a busy one drains for it only once the oldest suspect has waited
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
-  async runOnce(): Promise<number> {
+  runOnce(): Promise<number> {
+    return this.claimOnce(Infinity);
+  }
+
+  /** runOnce, taking at most `maxBatch` jobs: each claim loop asks for its share, so the other has a batch too. */
+  private async claimOnce(maxBatch: number): Promise<number> {
     if (this.isolating) return 0;
     const db = this.options.db;
-    if (!this.incarnationAnnounced) {
-      // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's.
-      await this.liveness.begin();
-      this.incarnationAnnounced = true;
-    }
+    // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's.
+    await (this.announcing ??= this.liveness.begin().catch((err) => {
+      this.announcing = undefined;
+      throw err;
+    }));
+    if (this.isolating) return 0;
     const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
     const base = { queues: this.queues, leaseMs, workerId: this.id };
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
       this.suspectWaitMs = await oldestSuspectWaitMs(db, this.queues);
+      if (this.isolating) return 0;
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
-    if (this.suspectWaitMs !== null && (this.held() === 0 || this.suspectWaitMs >= patienceMs)) {
-      // Drain first, completions and jobs claimed ahead included: a job whose handler returned but whose completion has not
-      // committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
-      if (this.recording.size > 0) return 0;
-      const suspect = await claimSuspect(db, base);
+    if (this.suspectWaitMs !== null && (this.held() + this.reserved === 0 || this.suspectWaitMs >= patienceMs)) {
+      // Drain first, completions, jobs claimed ahead and claims still under way included: a job whose handler returned but whose
+      // completion has not committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash.
+      // A recorded outcome wakes the loop.
+      if (this.recording.size > 0 || this.claiming > 0) return 0;
+      // Isolating from here on: the other claim loop claims nothing while the suspect is claimed and run.
+      this.isolating = true;
+      const suspect = await claimSuspect(db, base).catch((err) => {
+        this.isolating = false;
+        throw err;
+      });
       if (suspect) {
-        this.isolating = true;
-        this.launch(suspect).finally(() => {
+        void this.launch(suspect).done.finally(() => {
           this.isolating = false;
         });
         return 1;
       }
+      this.isolating = false;
       this.suspectWaitMs = null;
     }
-    const free = this.freeToClaim();
-    if (free <= 0) return 0;
+    const limit = Math.min(this.claimLimit(), maxBatch);
+    if (limit <= 0) return 0;
     // Enough claimed ahead to fill the next slots: wait until the buffer is half spent, so each claim takes a batch.
     if (this.waiting.length > this.claimAhead / 2) return 0;
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work.
     if (this.recording.size - this.held() >= 2 * this.concurrency) return 0;
-    const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
-    for (const job of jobs) void this.launch(job);
-    return jobs.length;
+    this.claiming++;
+    this.reserved += limit;
+    try {
+      const jobs = await claimJobs(db, { ...base, limit, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+      this.reserved -= limit;
+      for (const job of jobs) this.launch(job);
+      return jobs.length;
+    } catch (err) {
+      this.reserved -= limit;
+      throw err;
+    } finally {
+      this.claiming--;
+    }
   }
 
   /** Jobs claimed and not yet done running: running ones and those waiting for a slot. */
@@ -201,9 +238,9 @@ export class Worker {
     return this.inFlight.size + this.waiting.length;
   }
 
-  /** How many more jobs the next claim may take: free slots plus room in the claim-ahead buffer. */
-  private freeToClaim(): number {
-    return this.concurrency + this.claimAhead - this.held();
+  /** How many jobs the next claim may take: free slots plus room in the claim-ahead buffer, less what claims under way may bring. */
+  private claimLimit(): number {
+    return this.concurrency + this.claimAhead - this.held() - this.reserved;
   }
 
   /** Starts waiting jobs while slots are free. */
@@ -215,51 +252,59 @@ export class Worker {
     }
   }
 
-  private launch(job: ClaimedJob): Promise<void> {
-    this.events.emit('job:claimed', {
-      jobId: job.id,
-      queue: job.queue,
-      priority: job.priority,
-      attempt: job.attempts,
-      workerId: this.id,
-      runAt: job.runAt.getTime(),
-      dbClaimedAt: job.dbClaimedAt.getTime(),
-      crashCount: job.crashCount,
-      dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
-    });
+  private launch(job: ClaimedJob): JobRun {
+    if (this.events.has('job:claimed')) {
+      this.events.emit('job:claimed', {
+        jobId: job.id,
+        queue: job.queue,
+        priority: job.priority,
+        attempt: job.attempts,
+        workerId: this.id,
+        runAt: job.runAt.getTime(),
+        dbClaimedAt: job.dbClaimedAt.getTime(),
+        crashCount: job.crashCount,
+        dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
+      });
+    }
     const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps);
-    // The slot frees when the handler returns; the outcome commits in the completion batch behind
-    // it, so the next claim and the last completions overlap instead of taking turns.
+    // The slot frees when the handler returns (onHandlerFinished); the outcome commits in the completion batch
+    // behind it (onRecorded), so the next claim and the last completions overlap instead of taking turns.
     this.recording.add(run);
     this.waiting.push(run);
-    void run.handlerFinished.then(() => {
-      this.inFlight.delete(run);
-      this.fillSlots();
-      this.wakeUp();
-    });
     this.fillSlots();
-    return run.done.finally(() => {
-      this.recording.delete(run);
-      this.wakeUp();
-    });
+    return run;
+  }
+
+  /** A run's handler returned: its slot takes the next waiting job. */
+  private handlerFinished(run: JobRun): void {
+    this.inFlight.delete(run);
+    this.fillSlots();
+    this.wakeUp();
+  }
+
+  private recorded(run: JobRun): void {
+    this.recording.delete(run);
+    this.wakeUp();
   }
 
   private wakeUp(): void {
-    if (!this.wake.signal.aborted) this.wake.abort(WAKE);
+    for (const wake of this.wakes) if (!wake.signal.aborted) wake.abort(WAKE);
   }
 
-  private async run(): Promise<void> {
+  /** One claim loop (the worker runs CLAIM_LOOPS of them); `slot` names its wake signal. */
+  private async run(slot: number): Promise<void> {
     const pollMs = this.options.pollMs ?? DEFAULTS.pollMs;
+    const share = Math.ceil((this.concurrency + this.claimAhead) / CLAIM_LOOPS);
     let failures = 0;
     while (this.running) {
       // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
-      this.wake = new AbortController();
+      const wake = (this.wakes[slot] = new AbortController());
       let claimed = 0;
       try {
-        const free = this.freeToClaim();
-        claimed = await this.runOnce();
+        const limit = Math.min(this.claimLimit(), share);
+        claimed = await this.claimOnce(share);
         failures = 0;
-        if (claimed > 0 && claimed === free) continue; // probably more due; fill slots as they free
+        if (claimed > 0 && claimed === limit) continue; // probably more due; fill slots as they free
       } catch (err) {
         failures++;
         const message = (err as Error).message;
@@ -272,14 +317,14 @@ export class Worker {
       // After a NOTIFY, one quick extra claim (see migrations/0007_notify_throttle.sql), then the poll.
       const pauseMs = this.trailing ? Math.min(pollMs, NOTIFY_TRAIL_MS) : pollMs;
       this.trailing = false;
-      await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
+      await this.clock.sleep(pauseMs, wake.signal).catch(() => {});
     }
   }
 
   private async shutdown(graceMs: number): Promise<void> {
     this.running = false;
     this.wakeUp();
-    await this.loop;
+    await Promise.all(this.loops);
     // Jobs claimed ahead that never got a slot go back at once, uncharged: another worker may run them now.
     await this.handBack(this.waiting.splice(0));
     await this.listener?.stop();
