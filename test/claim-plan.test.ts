@@ -24,6 +24,7 @@ describe('the due-job scan rides the partial index', () => {
       'explain',
       [30000, 30000],
       5000,
+      0,
     ]);
     const all = nodes(explain.rows[0]['QUERY PLAN'][0].Plan);
     const onJobs = all.filter((n) => n['Relation Name'] === 'jobs');

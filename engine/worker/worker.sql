@@ -1,6 +1,7 @@
 -- name: ClaimJobs
 -- Claims up to $2 due jobs from the queues in $1 for worker $3, each with the
--- lease of its queue ($4, ms, aligned with $1), in one atomic statement.
+-- lease of its queue ($4, ms, aligned with $1), in one atomic statement. $6:
+-- how many rows this worker's other claim under way may lock (see below).
 --
 -- Shape, and why:
 --  * `candidates` probes the partial index jobs_due_idx once per
@@ -12,6 +13,11 @@
 --  * `locked` takes row locks in score order with SKIP LOCKED: concurrent
 --    workers skip each other's rows instead of queueing on them, and the
 --    state/run_at predicate is re-checked under the lock.
+--  * The candidate window covers twice what this claim and the worker's
+--    other claim under way ($6; a worker runs two claim loops) may take: cut
+--    at twice this claim's own size, a claim overlapping its twin found the
+--    best candidates locked by it and fell through to a lower lane, so one
+--    worker ran low-priority jobs ahead of high ones it had not claimed yet.
 --  * Attempts are charged here, at claim, so a handler that kills its process
 --    still uses up an attempt.
 --  * Suspects (crash_count > 0) are left to ClaimSuspect, which runs them alone.
@@ -25,25 +31,28 @@
 --    at today's epochs) and leaves out what the worker knows (state,
 --    lease_owner): parsing four timestamptz strings per row was the largest
 --    part of reading a claim in the worker process (claim.ts).
---  * The final UPDATE finds its rows by primary key (`= ANY (ARRAY(...))`):
+--  * The final UPDATE finds its rows by primary key (`= ANY (ARRAY(...))`),
+--    and each row's lease by its queue, not by joining `locked` again:
 --    joined on `j.id = locked.id` alone, the planner hash-joined the 500
 --    locked rows against a Seq Scan of the whole table (every done row too)
---    whenever the table was small enough to look cheap. Measured (500 per
---    claim, 20,000-120,000 rows, loaded 2-core machine): 98 -> 75 µs per
---    claimed job (docs/performance.md).
+--    whenever the table was small enough to look cheap (98 -> 75 µs per
+--    claimed job once the key came by primary key); joined on both, it ran a
+--    nested loop whose every inner index scan sorted the whole id array
+--    again, 500 times per claim (dropping the join: 17 % less database CPU
+--    per job in a 20,000-job drain; docs/performance.md).
 -- Measured alternative: locking inside the per-lane probes (LIMIT n FOR UPDATE
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
 WITH gate AS (
   SELECT g.queue, g.paused, g.allowance FROM stampede.claim_gate($1::text[], $2::int) g
 ), candidates AS (
-  SELECT c.id, c.lease_ms, c.score
+  SELECT c.id, c.score
     FROM (
       SELECT s.*, row_number() OVER (PARTITION BY s.queue ORDER BY s.score DESC) AS rank
         FROM (
-          SELECT c.id, q.queue, q.lease_ms, g.allowance,
+          SELECT c.id, q.queue, g.allowance,
                  p.priority * $5::float8 + extract(epoch FROM now() - c.run_at) * 1000 AS score
-            FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
+            FROM unnest($1::text[]) AS q(queue)
             JOIN gate g ON g.queue = q.queue AND NOT g.paused
            CROSS JOIN generate_series(0, 9) AS p(priority)
            CROSS JOIN LATERAL (
@@ -52,15 +61,15 @@ WITH gate AS (
               WHERE j.queue = q.queue AND j.priority = p.priority
                 AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
               ORDER BY j.run_at, j.id
-              LIMIT $2 * 2
+              LIMIT ($2 + $6) * 2
            ) c
         ) s
     ) c
    WHERE c.allowance IS NULL OR c.rank <= c.allowance
    ORDER BY c.score DESC
-   LIMIT $2 * 4
+   LIMIT ($2 + $6) * 4
 ), locked AS (
-  SELECT j.id, c.score, c.lease_ms
+  SELECT j.id, c.score
     FROM candidates c
     JOIN stampede.jobs j ON j.id = c.id
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
@@ -73,9 +82,9 @@ UPDATE stampede.jobs j
        attempts = j.attempts + 1,
        lease_owner = $3,
        lease_token = gen_random_uuid(),
-       lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
-  FROM locked
- WHERE j.id = locked.id AND j.id = ANY (ARRAY(SELECT l.id FROM locked l))
+       lease_expires_at = now() + make_interval(secs => q.lease_ms / 1000)
+  FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
+ WHERE j.id = ANY (ARRAY(SELECT l.id FROM locked l)) AND j.queue = q.queue
 RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
           j.lease_token, j.last_error, extract(epoch FROM j.run_at)::float8 * 1000 AS run_at_ms,
           extract(epoch FROM j.lease_expires_at)::float8 * 1000 AS lease_expires_at_ms,

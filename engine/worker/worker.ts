@@ -218,10 +218,11 @@ export class Worker {
     if (this.waiting.length > this.claimAhead / 2) return 0;
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work.
     if (this.recording.size - this.held() >= 2 * this.concurrency) return 0;
+    const alsoClaiming = this.reserved;
     this.claiming++;
     this.reserved += limit;
     try {
-      const jobs = await claimJobs(db, { ...base, limit, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+      const jobs = await claimJobs(db, { ...base, limit, alsoClaiming, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
       this.reserved -= limit;
       for (const job of jobs) this.launch(job);
       return jobs.length;

@@ -21,7 +21,7 @@ export const noSkipLocked: Mutant = {
         replace: `   ORDER BY c.score DESC
    LIMIT $2`,
       },
-      { find: ' WHERE j.id = locked.id', replace: " WHERE j.id = locked.id AND j.state IN ('pending', 'failed', 'claimed')" },
+      { find: ' AND j.queue = q.queue\n', replace: " AND j.queue = q.queue AND j.state IN ('pending', 'failed', 'claimed')\n" },
     ]),
   ],
 };
