@@ -32,10 +32,13 @@ BEGIN
 END $$;
 
 -- Not `BEFORE UPDATE OF state`: a column-specific trigger fires on the
--- columns an UPDATE names, not on the ones that change, so a BEFORE UPDATE
--- trigger that assigned NEW.state (one an operator adds, say) would change
--- the state unchecked. Without OF, the WHEN runs for every row: a heartbeat
--- (state unchanged) stops at its first test.
+-- columns an UPDATE names, not on the ones that change, so another BEFORE
+-- UPDATE trigger that assigned NEW.state (one an operator adds, say) in an
+-- UPDATE that does not name state would change it unchecked, even if it ran
+-- first. (Triggers run in name order and a WHEN sees what earlier ones
+-- wrote; one named after this one escapes it with or without OF, as it
+-- escaped 0010's.) The claim and the completion name state anyway, so OF
+-- would spare only a heartbeat's WHEN, which stops at its first test.
 DROP TRIGGER jobs_state_machine ON stampede.jobs;
 DROP FUNCTION stampede.check_job_transition();
 
