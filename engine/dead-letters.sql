@@ -17,7 +17,7 @@ WITH removed AS (
   DELETE FROM stampede.dead_letters WHERE job_id = $1 RETURNING job_id
 )
 UPDATE stampede.jobs j
-   SET state = 'pending', attempts = 0, crash_count = 0, run_at = now(), finished_at = NULL
+   SET state = 'pending', attempts = 0, crash_count = 0, run_at = now(), finished_at = NULL, updated_at = now()
   FROM removed
  WHERE j.id = removed.job_id AND j.state = 'dead'
 RETURNING j.id;

@@ -12,13 +12,14 @@ SELECT id, queue, state::text AS state FROM stampede.jobs WHERE id = $1 FOR UPDA
 -- its worker's next heartbeat finds none and aborts the handler
 -- (JobCancelledError on ctx.signal), and the lease fence refuses its result.
 UPDATE stampede.jobs
-   SET state = 'cancelled', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+   SET state = 'cancelled', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+       updated_at = now()
  WHERE id = $1
 RETURNING id;
 
 -- name: RetryFailedJob
 -- A failed job waiting for its backoff becomes due now; its attempt budget is unchanged.
-UPDATE stampede.jobs SET run_at = now() WHERE id = $1 AND state = 'failed' RETURNING id;
+UPDATE stampede.jobs SET run_at = now(), updated_at = now() WHERE id = $1 AND state = 'failed' RETURNING id;
 
 -- name: DeadLetterJob
 -- pending | failed | claimed -> dead by hand, with its dead-letter row, in
@@ -26,7 +27,8 @@ UPDATE stampede.jobs SET run_at = now() WHERE id = $1 AND state = 'failed' RETUR
 WITH dead AS (
   UPDATE stampede.jobs j
      SET state = 'dead', finished_at = now(), last_error = $2,
-         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+         updated_at = now()
    WHERE j.id = $1
   RETURNING j.id, j.queue, j.payload, j.attempts, j.errors
 )
@@ -50,7 +52,7 @@ WITH picked AS (
   DELETE FROM stampede.dead_letters d USING picked WHERE d.job_id = picked.job_id RETURNING d.job_id, d.reason
 ), moved AS (
   UPDATE stampede.jobs j
-     SET state = 'pending', attempts = 0, crash_count = 0, run_at = now(), finished_at = NULL
+     SET state = 'pending', attempts = 0, crash_count = 0, run_at = now(), finished_at = NULL, updated_at = now()
     FROM removed
    WHERE j.id = removed.job_id AND j.state = 'dead'
   RETURNING j.id, removed.reason

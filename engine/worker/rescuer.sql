@@ -59,7 +59,8 @@ WITH suspected AS (
                                                  'error', CASE WHEN expired.dead THEN 'lease expired; worker ' || j.lease_owner || ' presumed dead'
                                                                ELSE 'lease expired while worker ' || j.lease_owner || ' was alive' END),
          finished_at = CASE WHEN j.attempts >= j.max_attempts OR (expired.dead AND j.crash_count + 1 >= $2) THEN now() END,
-         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+         updated_at = now()
     FROM expired
    WHERE j.id = expired.id
   RETURNING j.id, j.queue, j.payload, j.attempts, j.crash_count, j.errors, j.state, expired.dead AS crashed,

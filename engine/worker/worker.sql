@@ -77,6 +77,7 @@ WITH gate AS (
 )
 UPDATE stampede.jobs j
    SET state = 'claimed',
+       updated_at = now(),
        attempts = j.attempts + 1,
        lease_owner = $3,
        lease_token = gen_random_uuid(),
@@ -114,6 +115,7 @@ WITH gate AS (
 )
 UPDATE stampede.jobs j
    SET state = 'claimed',
+       updated_at = now(),
        attempts = j.attempts + 1,
        lease_owner = $2,
        lease_token = gen_random_uuid(),
@@ -128,7 +130,8 @@ RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, 
 -- name: RenewLease
 -- Heartbeat: extends the lease only while this worker still holds it.
 UPDATE stampede.jobs
-   SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+   SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000),
+       updated_at = now()
  WHERE id = $1 AND lease_token = $2 AND state = 'claimed'
 RETURNING lease_expires_at, now() AS db_now;
 
@@ -143,7 +146,8 @@ SELECT state::text AS state FROM stampede.jobs WHERE id = $1;
 -- two comma-separated lists: the driver quotes every element of an array
 -- parameter one by one, which cost the worker more than the join does.
 UPDATE stampede.jobs j
-   SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+   SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+       updated_at = now()
   FROM unnest(string_to_array($1::text, ',')::bigint[], string_to_array($2::text, ',')::uuid[]) AS r(id, token)
  WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
@@ -160,7 +164,8 @@ WITH failed AS (
          last_error = $3,
          errors = j.errors || jsonb_build_object('attempt', j.attempts, 'at', now(), 'kind', $5::text, 'error', $3::text),
          finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
-         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+         lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+         updated_at = now()
    WHERE j.id = $1 AND j.state = 'claimed' AND j.lease_token = $2
   RETURNING j.id, j.queue, j.payload, j.attempts, j.errors, j.state, j.run_at
 ), dead AS (
@@ -175,7 +180,8 @@ SELECT id, state, attempts, run_at, now() AS failed_at FROM failed;
 -- charging the attempt, so another worker takes them at once.
 UPDATE stampede.jobs j
    SET state = 'pending', attempts = greatest(j.attempts - 1, 0),
-       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, run_at = now()
+       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, run_at = now(),
+       updated_at = now()
   FROM unnest($1::bigint[], $2::uuid[]) AS r(id, token)
  WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
@@ -185,7 +191,8 @@ RETURNING j.id;
 -- another holder's unfinished transaction (see RecordEffectKey). Fenced.
 UPDATE stampede.jobs j
    SET state = 'pending', attempts = greatest(j.attempts - 1, 0), run_at = now() + make_interval(secs => $3::float8 / 1000),
-       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+       updated_at = now()
  WHERE j.id = $1 AND j.lease_token = $2 AND j.state = 'claimed'
 RETURNING j.run_at;
 
@@ -212,6 +219,7 @@ SELECT NOT lock.got AS busy, EXISTS (SELECT 1 FROM recorded) AS applied FROM loc
 -- name: CompleteJobInTx
 -- effectOnce: the job's completion inside the effect's transaction, fenced.
 UPDATE stampede.jobs
-   SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+   SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+       updated_at = now()
  WHERE id = $1 AND lease_token = $2 AND state = 'claimed'
 RETURNING id;
