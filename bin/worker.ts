@@ -17,7 +17,7 @@ import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownW
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
   [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N]
-  [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]]
+  [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]] [--no-prepared-statements]
 env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
 ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
 
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     'metrics-port': { type: 'string' },
     'metrics-host': { type: 'string' },
     'sample-queue-state': { type: 'boolean' },
+    'no-prepared-statements': { type: 'boolean' },
   });
   if (!values.handlers) throw new UsageError('--handlers is required');
   const url = databaseUrl();
@@ -105,7 +106,12 @@ async function main(): Promise<void> {
     handlers = Object.fromEntries(wanted.map((q) => [q, handlers[q]]));
   }
   const log = createLogger('worker');
-  const db = new Db({ connectionString: url, maxConnections: (concurrency ?? 10) + 4, applicationName: 'stampede:worker' });
+  const db = new Db({
+    connectionString: url,
+    maxConnections: (concurrency ?? 10) + 4,
+    applicationName: 'stampede:worker',
+    preparedStatements: !values['no-prepared-statements'],
+  });
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
   const clock = new SkewedClock(systemClock, skewMs);
   const send = process.send?.bind(process);

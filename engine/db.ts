@@ -1,11 +1,32 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 // int8 (bigint ids, counts) as JS numbers: ids stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-/** Anything that runs a query: the pool, or a client inside a caller's transaction. */
+/** Anything that runs a query: the pool, or a client inside a caller's transaction. A config runs as `prepared` makes it. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow = any>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * `text` as a named prepared statement: each connection parses and plans it
+ * once, and Postgres moves to a generic plan after five runs when that plan
+ * costs no more. For the worker's claim and completion, which run hundreds of
+ * times a second: at the default concurrency (claims of 10-20 jobs) planning
+ * was a fifth of the database's time per job (docs/performance.md). The name
+ * is a hash of the text, so a changed text is a new statement. A Db built
+ * with `preparedStatements: false` runs it unnamed.
+ */
+export function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `stampede_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
 }
 
 export interface DbOptions {
@@ -15,6 +36,12 @@ export interface DbOptions {
   maxConnections?: number;
   /** application_name reported in pg_stat_activity. Default "stampede". */
   applicationName?: string;
+  /**
+   * Run the worker's hot statements as named prepared statements (`prepared`). Default true. Turn it off behind
+   * a pooler that cannot carry them from one transaction to the next (PgBouncer in transaction mode before 1.21,
+   * or with max_prepared_statements = 0).
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -36,8 +63,9 @@ export class Db implements Queryable {
     this.pool.on('error', () => {});
   }
 
-  query<R extends pg.QueryResultRow = any>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>(text, params as any[]);
+  query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
+    if (typeof text !== 'string' && text.name && this.options.preparedStatements === false) text = { text: text.text, values: text.values };
+    return this.pool.query<R>(text as string, params as any[]);
   }
 
   /** Runs `fn` in one transaction: COMMIT if it resolves, ROLLBACK if it throws. */

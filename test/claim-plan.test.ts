@@ -18,17 +18,26 @@ describe('the due-job scan rides the partial index', () => {
       INSERT INTO stampede.jobs (queue, priority, run_at)
       SELECT 'q' || (g % 4), g % 10, now() - (g || ' ms')::interval FROM generate_series(1, 3000) g`);
     await db.query('ANALYZE stampede.jobs');
-    const explain = await db.query(`EXPLAIN (FORMAT JSON) ${workerQueries.ClaimJobs}`, [
-      ['q0', 'q1'],
-      10,
-      'explain',
-      [30000, 30000],
-      5000,
-      0,
-    ]);
-    const all = nodes(explain.rows[0]['QUERY PLAN'][0].Plan);
-    const onJobs = all.filter((n) => n['Relation Name'] === 'jobs');
-    expect(onJobs.some((n) => n['Index Name'] === 'jobs_due_idx')).toBe(true);
-    expect(onJobs.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    const params = [['q0', 'q1'], 10, 'explain', [30000, 30000], 5000, 0];
+    const custom = await db.query(`EXPLAIN (FORMAT JSON) ${workerQueries.ClaimJobs}`, params);
+    expectIndexesOnly(custom.rows[0]['QUERY PLAN'][0].Plan);
+    // The worker runs the claim as a prepared statement (engine/db.ts prepared): Postgres may then settle on the
+    // generic plan, made without the parameters' values. It must ride the indexes too.
+    const c = await db.pool.connect();
+    try {
+      await c.query('SET plan_cache_mode = force_generic_plan');
+      await c.query(`PREPARE claim_generic AS ${workerQueries.ClaimJobs}`);
+      const generic = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_generic('{q0,q1}', 10, 'explain', '{30000,30000}', 5000, 0)`);
+      expectIndexesOnly(generic.rows[0]['QUERY PLAN'][0].Plan);
+    } finally {
+      await c.query('DEALLOCATE ALL; RESET plan_cache_mode').catch(() => {});
+      c.release();
+    }
   });
 });
+
+function expectIndexesOnly(plan: any): void {
+  const onJobs = nodes(plan).filter((n) => n['Relation Name'] === 'jobs');
+  expect(onJobs.some((n) => n['Index Name'] === 'jobs_due_idx')).toBe(true);
+  expect(onJobs.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+}

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.ts';
+import { prepared, type Queryable } from '../db.ts';
 import type { Job } from '../job.ts';
 import { workerQueries as q } from './queries.ts';
 
@@ -44,7 +44,7 @@ function toClaimed(r: any, workerId: string): ClaimedJob {
 /** Claims up to `limit` due jobs in one statement (see ClaimJobs in worker.sql for why it is shaped so). */
 export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<ClaimedJob[]> {
   if (r.limit <= 0) return [];
-  const res = await db.query(q.ClaimJobs, [r.queues, r.limit, r.workerId, r.leaseMs, r.agingMs, r.alsoClaiming ?? 0]);
+  const res = await db.query(prepared(q.ClaimJobs, [r.queues, r.limit, r.workerId, r.leaseMs, r.agingMs, r.alsoClaiming ?? 0]));
   return res.rows.map((row) => toClaimed(row, r.workerId));
 }
 

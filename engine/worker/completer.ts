@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db.ts';
+import { prepared, type Db } from '../db.ts';
 import type { Logger } from '../log.ts';
 import { workerQueries as q } from './queries.ts';
 import { RESULT_WRITE_RETRY_MS, writeResult } from './result-write.ts';
@@ -55,7 +55,7 @@ export class CompletionBatcher {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      const res = await writeResult(() => this.db.query(q.CompleteJobs, [batch.map((b) => b.id).join(','), batch.map((b) => b.token).join(',')]), {
+      const res = await writeResult(() => this.db.query(prepared(q.CompleteJobs, [batch.map((b) => b.id).join(','), batch.map((b) => b.token).join(',')])), {
         clock: this.clock,
         log: this.log,
         what: 'completion write',
