@@ -32,7 +32,7 @@ async function clientLoop(db: Db, queue: string, id: string, latencies: number[]
     const t0 = systemClock.now();
     const jobs = await claimJobs(db, { queues: [queue], leaseMs: [60_000], limit: BATCH, workerId: id, agingMs: 5_000 });
     latencies.push(systemClock.now() - t0);
-    await db.query(q.CompleteJobs, [jobs.map((j) => j.id), jobs.map((j) => j.leaseToken)]);
+    await db.query(q.CompleteJobs, [jobs.map((j) => j.id).join(','), jobs.map((j) => j.leaseToken).join(',')]);
   }
 }
 

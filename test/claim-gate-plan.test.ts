@@ -11,7 +11,7 @@ function nodes(plan: any): any[] {
 
 /** The claim's plan, as claimJobs sends it (16 slots, one queue). */
 async function claimPlan(queue: string): Promise<any[]> {
-  const res = await db.query(`EXPLAIN (FORMAT JSON) ${workerQueries.ClaimJobs}`, [[queue], 16, 'explain', [30_000], 5_000, 0]);
+  const res = await db.query(`EXPLAIN (FORMAT JSON) ${workerQueries.ClaimJobs}`, [[queue], 16, 'explain', [30_000], 5_000]);
   return nodes(res.rows[0]['QUERY PLAN'][0].Plan);
 }
 

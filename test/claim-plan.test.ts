@@ -18,7 +18,7 @@ describe('the due-job scan rides the partial index', () => {
       INSERT INTO stampede.jobs (queue, priority, run_at)
       SELECT 'q' || (g % 4), g % 10, now() - (g || ' ms')::interval FROM generate_series(1, 3000) g`);
     await db.query('ANALYZE stampede.jobs');
-    const params = [['q0', 'q1'], 10, 'explain', [30000, 30000], 5000, 0];
+    const params = [['q0', 'q1'], 10, 'explain', [30000, 30000], 5000];
     const custom = await db.query(`EXPLAIN (FORMAT JSON) ${workerQueries.ClaimJobs}`, params);
     expectIndexesOnly(custom.rows[0]['QUERY PLAN'][0].Plan);
     // The worker runs the claim as a prepared statement (engine/db.ts prepared): Postgres may then settle on the
@@ -27,7 +27,7 @@ describe('the due-job scan rides the partial index', () => {
     try {
       await c.query('SET plan_cache_mode = force_generic_plan');
       await c.query(`PREPARE claim_generic AS ${workerQueries.ClaimJobs}`);
-      const generic = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_generic('{q0,q1}', 10, 'explain', '{30000,30000}', 5000, 0)`);
+      const generic = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_generic('{q0,q1}', 10, 'explain', '{30000,30000}', 5000)`);
       expectIndexesOnly(generic.rows[0]['QUERY PLAN'][0].Plan);
     } finally {
       await c.query('DEALLOCATE ALL; RESET plan_cache_mode').catch(() => {});

@@ -82,7 +82,7 @@ it('stamps updated_at on the engine claim, heartbeat and completion', async () =
     }),
   );
   expectStamped(await stampAfter(job.id, (tx) => tx.query(q.RenewLease, [job.id, token, 60_000])));
-  expectStamped(await stampAfter(job.id, (tx) => tx.query(q.CompleteJobs, [[job.id], [token]])));
+  expectStamped(await stampAfter(job.id, (tx) => tx.query(q.CompleteJobs, [String(job.id), token])));
 });
 
 it('stamps updated_at on a hand-written UPDATE that does not name it: a priority change, a state change', async () => {
@@ -123,7 +123,7 @@ it('runs no plpgsql for the engine hot path, and the stamping function once per 
   const engine = await plpgsqlCalls(async (tx) => {
     const [claimed] = await claimJobs(tx, { queues: ['stamp-calls'], leaseMs: [60_000], limit: 1, workerId: 'w', agingMs: 1_000 });
     await tx.query(q.RenewLease, [job.id, claimed.leaseToken, 60_000]);
-    await tx.query(q.CompleteJobs, [[job.id], [claimed.leaseToken]]);
+    await tx.query(q.CompleteJobs, [String(job.id), claimed.leaseToken]);
   });
   expect(engine).toEqual({ touch: 0, refuse: 0 });
   // In a transaction of its own: in the one above, updated_at already equals now() (see the migration).

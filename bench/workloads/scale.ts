@@ -128,7 +128,7 @@ async function explainClaim(db: Db): Promise<string> {
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN');
-    const res = await client.query(`${q.ExplainPrefix} ${workerQueries.ClaimJobs}`, [a.queues, a.limit, a.workerId, a.leaseMs, a.agingMs, 0]);
+    const res = await client.query(`${q.ExplainPrefix} ${workerQueries.ClaimJobs}`, [a.queues, a.limit, a.workerId, a.leaseMs, a.agingMs]);
     return res.rows.map((r: any) => r['QUERY PLAN']).join('\n');
   } finally {
     await client.query('ROLLBACK');

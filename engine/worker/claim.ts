@@ -9,8 +9,6 @@ export interface ClaimRequest {
   limit: number;
   workerId: string;
   agingMs: number;
-  /** How many rows this worker's other claims under way may lock (they are skipped, so the candidate window must reach past them). Default 0. */
-  alsoClaiming?: number;
 }
 
 export interface ClaimedJob extends Job {
@@ -44,7 +42,7 @@ function toClaimed(r: any, workerId: string): ClaimedJob {
 /** Claims up to `limit` due jobs in one statement (see ClaimJobs in worker.sql for why it is shaped so). */
 export async function claimJobs(db: Queryable, r: ClaimRequest): Promise<ClaimedJob[]> {
   if (r.limit <= 0) return [];
-  const res = await db.query(prepared(q.ClaimJobs, [r.queues, r.limit, r.workerId, r.leaseMs, r.agingMs, r.alsoClaiming ?? 0]));
+  const res = await db.query(prepared(q.ClaimJobs, [r.queues, r.limit, r.workerId, r.leaseMs, r.agingMs]));
   return res.rows.map((row) => toClaimed(row, r.workerId));
 }
 

@@ -1,7 +1,6 @@
 -- name: ClaimJobs
 -- Claims up to $2 due jobs from the queues in $1 for worker $3, each with the
--- lease of its queue ($4, ms, aligned with $1), in one atomic statement. $6:
--- how many rows this worker's other claim under way may lock (see below).
+-- lease of its queue ($4, ms, aligned with $1), in one atomic statement.
 --
 -- Shape, and why:
 --  * `candidates` probes the partial index jobs_due_idx once per
@@ -13,11 +12,6 @@
 --  * `locked` takes row locks in score order with SKIP LOCKED: concurrent
 --    workers skip each other's rows instead of queueing on them, and the
 --    state/run_at predicate is re-checked under the lock.
---  * The candidate window covers twice what this claim and the worker's
---    other claim under way ($6; a worker runs two claim loops) may take: cut
---    at twice this claim's own size, a claim overlapping its twin found the
---    best candidates locked by it and fell through to a lower lane, so one
---    worker ran low-priority jobs ahead of high ones it had not claimed yet.
 --  * Attempts are charged here, at claim, so a handler that kills its process
 --    still uses up an attempt.
 --  * Suspects (crash_count > 0) are left to ClaimSuspect, which runs them alone.
@@ -59,13 +53,13 @@ WITH gate AS (
               WHERE j.queue = q.queue AND j.priority = p.priority
                 AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
               ORDER BY j.run_at, j.id
-              LIMIT ($2 + $6) * 2
+              LIMIT $2 * 2
            ) l
       ORDER BY score DESC
-      LIMIT least(coalesce(g.allowance, ($2 + $6) * 4), ($2 + $6) * 4)
+      LIMIT least(coalesce(g.allowance, $2 * 4), $2 * 4)
    ) c
    ORDER BY c.score DESC
-   LIMIT ($2 + $6) * 4
+   LIMIT $2 * 4
 ), locked AS (
   SELECT j.id, c.score
     FROM candidates c

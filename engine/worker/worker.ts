@@ -23,14 +23,6 @@ const NOTIFY_TRAIL_MS = 50;
 const WAKE = new Error('worker loop woken');
 
 /**
- * Claim loops per worker: while one claim statement runs in the database,
- * the other lands its jobs, so the claim (the drain's critical path) no
- * longer waits on the worker process and back. Each asks for at most half of
- * what the worker may hold, so both have a batch to take.
- */
-const CLAIM_LOOPS = 2;
-
-/**
  * The worker loop: claims as many due jobs as it has free slots, runs them,
  * and sleeps until a NOTIFY, a freed slot or the poll interval wakes it.
  * A database error never kills the loop: it backs off and tries again, so a
@@ -51,6 +43,8 @@ export class Worker {
   private readonly heartbeats?: HeartbeatScheduler;
   /** What every JobRun of this worker shares. */
   private readonly runDeps: JobRunnerDeps;
+  /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
+  private incarnationAnnounced = false;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
   /** Claimed ahead, waiting for a slot, oldest claim first; their leases are renewed meanwhile. */
@@ -66,15 +60,9 @@ export class Worker {
   /** Wait of the oldest due suspect at the last check, ms; null when none. */
   private suspectWaitMs: number | null = null;
   private suspectsCheckedAt = -Infinity;
-  private loops: Promise<void>[] = [];
+  private loop?: Promise<void>;
   private stopping?: Promise<void>;
-  /** One wake signal per claim loop: a wake-up wakes every loop. */
-  private readonly wakes: AbortController[] = [];
-  /** Claim statements under way, and how many jobs they may still bring: counted as held before they land. */
-  private claiming = 0;
-  private reserved = 0;
-  /** This process announcing itself as a new incarnation of its id (before its first claim); shared by the claim loops. */
-  private announcing?: Promise<void>;
+  private wake = new AbortController();
   /** Woken by a NOTIFY: claim once more shortly after, for jobs whose own (throttled) NOTIFY was skipped. */
   private trailing = false;
 
@@ -144,7 +132,7 @@ export class Worker {
     this.liveness.start();
     this.listener?.start();
     this.rescuer?.start();
-    for (let i = 0; i < CLAIM_LOOPS; i++) this.loops.push(this.run(i));
+    this.loop = this.run();
   }
 
   /**
@@ -169,69 +157,45 @@ export class Worker {
    * at once; a busy one drains for it only once the oldest suspect has waited
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
-  runOnce(): Promise<number> {
-    return this.claimOnce(Infinity);
-  }
-
-  /** runOnce, taking at most `maxBatch` jobs: each claim loop asks for its share, so the other has a batch too. */
-  private async claimOnce(maxBatch: number): Promise<number> {
+  async runOnce(): Promise<number> {
     if (this.isolating) return 0;
     const db = this.options.db;
-    // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's.
-    await (this.announcing ??= this.liveness.begin().catch((err) => {
-      this.announcing = undefined;
-      throw err;
-    }));
-    if (this.isolating) return 0;
+    if (!this.incarnationAnnounced) {
+      // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's.
+      await this.liveness.begin();
+      this.incarnationAnnounced = true;
+    }
     const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
     const base = { queues: this.queues, leaseMs, workerId: this.id };
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
       this.suspectWaitMs = await oldestSuspectWaitMs(db, this.queues);
-      if (this.isolating) return 0;
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
-    if (this.suspectWaitMs !== null && (this.held() + this.reserved === 0 || this.suspectWaitMs >= patienceMs)) {
-      // Drain first, completions, jobs claimed ahead and claims still under way included: a job whose handler returned but whose
-      // completion has not committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash.
-      // A recorded outcome wakes the loop.
-      if (this.recording.size > 0 || this.claiming > 0) return 0;
-      // Isolating from here on: the other claim loop claims nothing while the suspect is claimed and run.
-      this.isolating = true;
-      const suspect = await claimSuspect(db, base).catch((err) => {
-        this.isolating = false;
-        throw err;
-      });
+    if (this.suspectWaitMs !== null && (this.held() === 0 || this.suspectWaitMs >= patienceMs)) {
+      // Drain first, completions and jobs claimed ahead included: a job whose handler returned but whose completion has not
+      // committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
+      if (this.recording.size > 0) return 0;
+      const suspect = await claimSuspect(db, base);
       if (suspect) {
+        this.isolating = true;
         void this.launch(suspect).done.finally(() => {
           this.isolating = false;
         });
         return 1;
       }
-      this.isolating = false;
       this.suspectWaitMs = null;
     }
-    const limit = Math.min(this.claimLimit(), maxBatch);
-    if (limit <= 0) return 0;
+    const free = this.freeToClaim();
+    if (free <= 0) return 0;
     // Enough claimed ahead to fill the next slots: wait until the buffer is half spent, so each claim takes a batch.
     if (this.waiting.length > this.claimAhead / 2) return 0;
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work.
     if (this.recording.size - this.held() >= 2 * this.concurrency) return 0;
-    const alsoClaiming = this.reserved;
-    this.claiming++;
-    this.reserved += limit;
-    try {
-      const jobs = await claimJobs(db, { ...base, limit, alsoClaiming, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
-      this.reserved -= limit;
-      for (const job of jobs) this.launch(job);
-      return jobs.length;
-    } catch (err) {
-      this.reserved -= limit;
-      throw err;
-    } finally {
-      this.claiming--;
-    }
+    const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+    for (const job of jobs) this.launch(job);
+    return jobs.length;
   }
 
   /** Jobs claimed and not yet done running: running ones and those waiting for a slot. */
@@ -239,9 +203,9 @@ export class Worker {
     return this.inFlight.size + this.waiting.length;
   }
 
-  /** How many jobs the next claim may take: free slots plus room in the claim-ahead buffer, less what claims under way may bring. */
-  private claimLimit(): number {
-    return this.concurrency + this.claimAhead - this.held() - this.reserved;
+  /** How many more jobs the next claim may take: free slots plus room in the claim-ahead buffer. */
+  private freeToClaim(): number {
+    return this.concurrency + this.claimAhead - this.held();
   }
 
   /** Starts waiting jobs while slots are free. */
@@ -289,23 +253,21 @@ export class Worker {
   }
 
   private wakeUp(): void {
-    for (const wake of this.wakes) if (!wake.signal.aborted) wake.abort(WAKE);
+    if (!this.wake.signal.aborted) this.wake.abort(WAKE);
   }
 
-  /** One claim loop (the worker runs CLAIM_LOOPS of them); `slot` names its wake signal. */
-  private async run(slot: number): Promise<void> {
+  private async run(): Promise<void> {
     const pollMs = this.options.pollMs ?? DEFAULTS.pollMs;
-    const share = Math.ceil((this.concurrency + this.claimAhead) / CLAIM_LOOPS);
     let failures = 0;
     while (this.running) {
       // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
-      const wake = (this.wakes[slot] = new AbortController());
+      this.wake = new AbortController();
       let claimed = 0;
       try {
-        const limit = Math.min(this.claimLimit(), share);
-        claimed = await this.claimOnce(share);
+        const free = this.freeToClaim();
+        claimed = await this.runOnce();
         failures = 0;
-        if (claimed > 0 && claimed === limit) continue; // probably more due; fill slots as they free
+        if (claimed > 0 && claimed === free) continue; // probably more due; fill slots as they free
       } catch (err) {
         failures++;
         const message = (err as Error).message;
@@ -318,14 +280,14 @@ export class Worker {
       // After a NOTIFY, one quick extra claim (see migrations/0007_notify_throttle.sql), then the poll.
       const pauseMs = this.trailing ? Math.min(pollMs, NOTIFY_TRAIL_MS) : pollMs;
       this.trailing = false;
-      await this.clock.sleep(pauseMs, wake.signal).catch(() => {});
+      await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
     }
   }
 
   private async shutdown(graceMs: number): Promise<void> {
     this.running = false;
     this.wakeUp();
-    await Promise.all(this.loops);
+    await this.loop;
     // Jobs claimed ahead that never got a slot go back at once, uncharged: another worker may run them now.
     await this.handBack(this.waiting.splice(0));
     await this.listener?.stop();
