@@ -28,9 +28,9 @@ export interface JobRunnerDeps {
   /** Renews the leases of the runs that outlive a heartbeat period; absent when heartbeats are off. */
   heartbeats?: HeartbeatScheduler;
   /** The handler returned (or was abandoned) and heartbeats stopped: the run's slot is free. Called once per run. */
-  onHandlerFinished?: (run: JobRun) => void;
+  onHandlerFinished: (run: JobRun) => void;
   /** The outcome is recorded too (or given up on). Called once per run, after onHandlerFinished. */
-  onRecorded?: (run: JobRun) => void;
+  onRecorded: (run: JobRun) => void;
 }
 
 /** A job whose effect another holder still has open is retried after 250-500 ms. */
@@ -127,13 +127,13 @@ export class JobRun implements Beating {
   private freeSlot(): void {
     if (this.slotFreed) return;
     this.slotFreed = true;
-    this.deps.onHandlerFinished?.(this);
+    this.deps.onHandlerFinished(this);
   }
 
   private markRecorded(): void {
     this.freeSlot();
     this.recorded = true;
-    this.deps.onRecorded?.(this);
+    this.deps.onRecorded(this);
     this.resolveDone?.();
   }
 

@@ -21,9 +21,9 @@
 --    queue's LIMIT keeps a limited queue's best `allowance` candidates. For
 --    unlimited queues it is one settings lookup and a shared lock: measured
 --    cost in docs/operating.md. (A top-N per queue, not a row_number() over
---    every candidate: the window's full sort was a tenth of the claim.)
---  * RETURNING gives times as epoch ms (float8, exact to the microsecond
---    at today's epochs) and leaves out what the worker knows (state,
+--    every candidate: the window and its sorts were a tenth of the backends' time.)
+--  * RETURNING gives times as epoch ms (float8: within a microsecond at
+--    today's epochs; a Date keeps milliseconds) and leaves out what the worker knows (state,
 --    lease_owner): parsing four timestamptz strings per row was the largest
 --    part of reading a claim in the worker process (claim.ts).
 --  * The final UPDATE finds its rows by primary key (`= ANY (ARRAY(...))`),
