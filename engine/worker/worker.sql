@@ -61,7 +61,7 @@ WITH gate AS (
    ORDER BY c.score DESC
    LIMIT $2 * 4
 ), locked AS (
-  SELECT j.id, c.score
+  SELECT j.id
     FROM candidates c
     JOIN stampede.jobs j ON j.id = c.id
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
