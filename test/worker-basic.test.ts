@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { enqueue, enqueueMany } from '../engine/enqueue.ts';
 import { deadLetterDepth, listDeadLetters, redrive } from '../engine/dead-letters.ts';
+import { ManualClock, systemClock } from '../engine/clock.ts';
 import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
@@ -40,6 +41,28 @@ describe('worker', () => {
     const completed = events.waitFor('job:completed', (e) => e.queue === 'notified');
     await enqueue(db, 'notified', {});
     await completed; // a 60 s poll would time the test out
+  });
+
+  it('claims once more 50 ms after a NOTIFY even when a handler woke it in between, for a job whose NOTIFY the throttle skipped', async () => {
+    // Node time stands still unless advanced, so the poll (60 s) never comes and only the trailing claim can find job B.
+    const clock = new ManualClock(Date.now());
+    const events = new Events();
+    const listening = events.waitFor('worker:listening');
+    startWorker({ handlers: { trail: () => {} }, pollMs: 60_000, clock, events });
+    await listening;
+    await db.query("SELECT setval('stampede.notify_clock_ms', 0)"); // A's enqueue notifies
+    const aDone = events.waitFor('job:completed', (e) => e.queue === 'trail');
+    await enqueue(db, 'trail', { job: 'A' });
+    await aDone; // A's handler and its recorded outcome each woke the worker: each woken claim found nothing
+    await systemClock.sleep(200); // let those claims finish, so none of them can find B
+    const silent = 9e15; // B's enqueue sees a NOTIFY "just now" and skips its own
+    await db.query('SELECT setval($1::regclass, $2)', ['stampede.notify_clock_ms', silent]);
+    const b = await enqueue(db, 'trail', { job: 'B' });
+    expect(Number((await db.query('SELECT last_value FROM stampede.notify_clock_ms')).rows[0].last_value)).toBe(silent); // B did not notify
+    await systemClock.sleep(200);
+    expect((await jobRow(db, b.id)).state).toBe('pending'); // nothing claims B before its trailing claim is due
+    clock.advance(50);
+    await until('B done by the trailing claim', async () => (await jobRow(db, b.id)).state === 'done');
   });
 
   it('retries a failing job with backoff, then dead-letters it after exactly maxAttempts with the error history', async () => {

@@ -63,8 +63,11 @@ export class Worker {
   private loop?: Promise<void>;
   private stopping?: Promise<void>;
   private wake = new AbortController();
-  /** Woken by a NOTIFY: claim once more shortly after, for jobs whose own (throttled) NOTIFY was skipped. */
-  private trailing = false;
+  /**
+   * Woken by a NOTIFY: when (node clock) to claim once more, for jobs whose own (throttled) NOTIFY was skipped; null when
+   * no trailing claim is owed. A deadline, not a flag: a claim woken earlier (a handler finishing) does not pay the debt.
+   */
+  private trailingClaimAt: number | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     validateWorkerOptions(options);
@@ -100,7 +103,7 @@ export class Worker {
         this.clock,
         this.log,
         () => {
-          this.trailing = true;
+          this.trailingClaimAt ??= this.clock.now() + NOTIFY_TRAIL_MS;
           this.wakeUp();
         },
         () => this.events.emit('worker:listening', { workerId: this.id }),
@@ -262,6 +265,7 @@ export class Worker {
     while (this.running) {
       // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
       this.wake = new AbortController();
+      if (this.trailingClaimAt !== null && this.clock.now() >= this.trailingClaimAt) this.trailingClaimAt = null; // this is that claim
       let claimed = 0;
       try {
         const free = this.freeToClaim();
@@ -277,9 +281,8 @@ export class Worker {
         continue;
       }
       if (!this.running) break;
-      // After a NOTIFY, one quick extra claim (see migrations/0007_notify_throttle.sql), then the poll.
-      const pauseMs = this.trailing ? Math.min(pollMs, NOTIFY_TRAIL_MS) : pollMs;
-      this.trailing = false;
+      // After a NOTIFY, one extra claim NOTIFY_TRAIL_MS later (see migrations/0007_notify_throttle.sql), then the poll.
+      const pauseMs = this.trailingClaimAt === null ? pollMs : Math.min(pollMs, Math.max(0, this.trailingClaimAt - this.clock.now()));
       await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
     }
   }
