@@ -14,7 +14,8 @@ interface Pending {
 /**
  * Batches job completions: while one UPDATE is in flight, the completions
  * that arrive meanwhile wait and go together in the next one. Under load
- * that turns N round trips into a few; when idle a completion goes at once.
+ * that turns N round trips into a few; when idle a completion goes at the
+ * end of the event loop's turn, with whatever else finished in it.
  * Each completion is fenced on its lease token; `complete()` resolves false
  * when the fence refused it (the lease was lost).
  */
@@ -44,6 +45,9 @@ export class CompletionBatcher {
 
   private async flushLoop(): Promise<void> {
     try {
+      // The first write waits for this turn of the event loop to end: handlers that finish together
+      // (a claimed batch of quick jobs) go in one UPDATE, not one alone and then the rest behind it.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.pending.length) {
         const batch = this.pending.splice(0, 1000);
         await this.write(batch);

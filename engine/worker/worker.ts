@@ -194,8 +194,9 @@ export class Worker {
     if (free <= 0) return 0;
     // Enough claimed ahead to fill the next slots: wait until the buffer is half spent, so each claim takes a batch.
     if (this.waiting.length > this.claimAhead / 2) return 0;
-    // Backpressure: when the database falls behind on recording outcomes, stop taking more work.
-    if (this.recording.size - this.held() >= 2 * this.concurrency) return 0;
+    // Backpressure: when the database falls behind on recording outcomes, stop taking more work. One claim's worth may
+    // still be on its way in while the next claim runs: that overlap is what keeps both the worker and the database busy.
+    if (this.recording.size - this.held() > this.concurrency + this.claimAhead) return 0;
     const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
     for (const job of jobs) this.launch(job);
     return jobs.length;
