@@ -43,8 +43,8 @@ describe('worker', () => {
     await completed; // a 60 s poll would time the test out
   });
 
-  it('claims once more 50 ms after a NOTIFY even when a handler woke it in between, for a job whose NOTIFY the throttle skipped', async () => {
-    // Node time stands still unless advanced, so the poll (60 s) never comes and only the trailing claim can find job B.
+  it('claims again 5 ms and 50 ms after a NOTIFY even when handlers woke it in between, for jobs whose NOTIFY the throttle skipped', async () => {
+    // Node time stands still unless advanced, so the poll (60 s) never comes and only the trailing claims can find B and C.
     const clock = new ManualClock(Date.now());
     const events = new Events();
     const listening = events.waitFor('worker:listening');
@@ -54,15 +54,22 @@ describe('worker', () => {
     const aDone = events.waitFor('job:completed', (e) => e.queue === 'trail');
     await enqueue(db, 'trail', { job: 'A' });
     await aDone; // A's handler and its recorded outcome each woke the worker: each woken claim found nothing
-    await systemClock.sleep(200); // let those claims finish, so none of them can find B
-    const silent = 9e15; // B's enqueue sees a NOTIFY "just now" and skips its own
+    await systemClock.sleep(200); // let those claims finish, so none of them can find what comes next
+    const silent = 9e15; // later enqueues see a NOTIFY "just now" and skip their own
     await db.query('SELECT setval($1::regclass, $2)', ['stampede.notify_clock_ms', silent]);
-    const b = await enqueue(db, 'trail', { job: 'B' });
-    expect(Number((await db.query('SELECT last_value FROM stampede.notify_clock_ms')).rows[0].last_value)).toBe(silent); // B did not notify
-    await systemClock.sleep(200);
-    expect((await jobRow(db, b.id)).state).toBe('pending'); // nothing claims B before its trailing claim is due
-    clock.advance(50);
-    await until('B done by the trailing claim', async () => (await jobRow(db, b.id)).state === 'done');
+    const silentEnqueue = async (job: string) => {
+      const j = await enqueue(db, 'trail', { job });
+      expect(Number((await db.query('SELECT last_value FROM stampede.notify_clock_ms')).rows[0].last_value)).toBe(silent); // it did not notify
+      await systemClock.sleep(200);
+      expect((await jobRow(db, j.id)).state).toBe('pending'); // nothing claims it before a trailing claim is due
+      return j;
+    };
+    const b = await silentEnqueue('B');
+    clock.advance(5);
+    await until('B done by the claim 5 ms after the NOTIFY', async () => (await jobRow(db, b.id)).state === 'done');
+    const c = await silentEnqueue('C');
+    clock.advance(45);
+    await until('C done by the claim 50 ms after the NOTIFY', async () => (await jobRow(db, c.id)).state === 'done');
   });
 
   it('retries a failing job with backoff, then dead-letters it after exactly maxAttempts with the error history', async () => {

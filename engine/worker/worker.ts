@@ -16,8 +16,13 @@ import { workerQueries as q } from './queries.ts';
 import { WorkerLiveness } from './liveness.ts';
 import { LeaseRescuer } from './rescuer.ts';
 
-/** How soon after a NOTIFY wake-up the worker claims once more: covers enqueues whose NOTIFY the 10 ms throttle skipped. */
-const NOTIFY_TRAIL_MS = 50;
+/**
+ * How soon after a NOTIFY wake-up the worker claims again: enqueues within 10 ms of a notifying one skip their own NOTIFY
+ * (migrations/0007_notify_throttle.sql). The claim at 5 ms finds those of the window's first half, the next NOTIFY (or a
+ * claim at 5 ms after it) those of its second half, so a skipped job waits about half the window, not all of it; the
+ * claim at 50 ms covers a skipped enqueue whose commit took longer.
+ */
+const NOTIFY_TRAILING_CLAIMS_MS = [5, 50];
 
 /** The reason the wake signal aborts with: one preallocated Error, so waking the loop (twice per job) captures no stack. */
 const WAKE = new Error('worker loop woken');
@@ -64,10 +69,11 @@ export class Worker {
   private stopping?: Promise<void>;
   private wake = new AbortController();
   /**
-   * Woken by a NOTIFY: when (node clock) to claim once more, for jobs whose own (throttled) NOTIFY was skipped; null when
-   * no trailing claim is owed. A deadline, not a flag: a claim woken earlier (a handler finishing) does not pay the debt.
+   * Owed by the NOTIFYs received: when (node clock) to claim again, for jobs whose own (throttled) NOTIFY was skipped.
+   * Deadlines, not a flag: a claim woken earlier (a handler finishing) pays none of them. A handful at most (two per NOTIFY
+   * of the last 50 ms).
    */
-  private trailingClaimAt: number | null = null;
+  private trailingClaimsAt: number[] = [];
 
   constructor(private readonly options: WorkerOptions) {
     validateWorkerOptions(options);
@@ -103,7 +109,8 @@ export class Worker {
         this.clock,
         this.log,
         () => {
-          this.trailingClaimAt ??= this.clock.now() + NOTIFY_TRAIL_MS;
+          const now = this.clock.now();
+          for (const ms of NOTIFY_TRAILING_CLAIMS_MS) this.trailingClaimsAt.push(now + ms);
           this.wakeUp();
         },
         () => this.events.emit('worker:listening', { workerId: this.id }),
@@ -266,7 +273,10 @@ export class Worker {
     while (this.running) {
       // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
       this.wake = new AbortController();
-      if (this.trailingClaimAt !== null && this.clock.now() >= this.trailingClaimAt) this.trailingClaimAt = null; // this is that claim
+      if (this.trailingClaimsAt.length > 0) {
+        const now = this.clock.now();
+        this.trailingClaimsAt = this.trailingClaimsAt.filter((at) => at > now); // this claim pays the ones due
+      }
       let claimed = 0;
       try {
         const free = this.freeToClaim();
@@ -282,8 +292,8 @@ export class Worker {
         continue;
       }
       if (!this.running) break;
-      // After a NOTIFY, one extra claim NOTIFY_TRAIL_MS later (see migrations/0007_notify_throttle.sql), then the poll.
-      const pauseMs = this.trailingClaimAt === null ? pollMs : Math.min(pollMs, Math.max(0, this.trailingClaimAt - this.clock.now()));
+      // The next claim owed to a NOTIFY (NOTIFY_TRAILING_CLAIMS_MS), or the poll.
+      const pauseMs = Math.max(0, Math.min(pollMs, ...this.trailingClaimsAt.map((at) => at - this.clock.now())));
       await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
     }
   }
