@@ -25,7 +25,9 @@
 --  * RETURNING gives times as epoch ms (float8: within a microsecond at
 --    today's epochs; a Date keeps milliseconds) and leaves out what the worker knows (state,
 --    lease_owner): parsing four timestamptz strings per row was the largest
---    part of reading a claim in the worker process (claim.ts).
+--    part of reading a claim in the worker process (claim.ts). date_part, not
+--    extract: extract computes in numeric and the cast back cost 1 ms of a
+--    1,000-job claim's 16 (docs/performance.md).
 --  * The final UPDATE finds its rows by primary key (`= ANY (ARRAY(...))`),
 --    and each row's lease by its queue, not by joining `locked` again:
 --    joined on `j.id = locked.id` alone, the planner hash-joined the 500
@@ -79,9 +81,9 @@ UPDATE stampede.jobs j
   FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
  WHERE j.id = ANY (ARRAY(SELECT l.id FROM locked l)) AND j.queue = q.queue
 RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
-          j.lease_token, j.last_error, extract(epoch FROM j.run_at)::float8 * 1000 AS run_at_ms,
-          extract(epoch FROM j.lease_expires_at)::float8 * 1000 AS lease_expires_at_ms,
-          extract(epoch FROM j.created_at)::float8 * 1000 AS created_at_ms, extract(epoch FROM now())::float8 * 1000 AS db_now_ms;
+          j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
+          date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
+          date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;
 
 -- name: SuspectsWaiting
 -- How long the oldest due suspect in these queues has waited, ms (null: none). Rides jobs_suspect_idx.
@@ -117,9 +119,9 @@ UPDATE stampede.jobs j
   FROM locked
  WHERE j.id = locked.id
 RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
-          j.lease_token, j.last_error, extract(epoch FROM j.run_at)::float8 * 1000 AS run_at_ms,
-          extract(epoch FROM j.lease_expires_at)::float8 * 1000 AS lease_expires_at_ms,
-          extract(epoch FROM j.created_at)::float8 * 1000 AS created_at_ms, extract(epoch FROM now())::float8 * 1000 AS db_now_ms;
+          j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
+          date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
+          date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;
 
 -- name: RenewLease
 -- Heartbeat: extends the lease only while this worker still holds it.
