@@ -25,9 +25,10 @@
 --  * RETURNING gives times as epoch ms (float8: within a microsecond at
 --    today's epochs; a Date keeps milliseconds) and leaves out what the worker knows (state,
 --    lease_owner): parsing four timestamptz strings per row was the largest
---    part of reading a claim in the worker process (claim.ts). date_part, not
---    extract: extract computes in numeric and the cast back cost 1 ms of a
---    1,000-job claim's 16 (docs/performance.md).
+--    part of reading a claim in the worker process (claim.ts).
+--  * date_part, not extract, here and in the score: extract computes in
+--    numeric, which cost 1 ms of a 1,000-job claim's 16 in RETURNING and
+--    0.8 ms more in the score over its candidates (docs/performance.md).
 --  * The final UPDATE finds its rows by primary key (`= ANY (ARRAY(...))`),
 --    and each row's lease by its queue, not by joining `locked` again:
 --    joined on `j.id = locked.id` alone, the planner hash-joined the 500
@@ -47,7 +48,7 @@ WITH gate AS (
     FROM unnest($1::text[]) AS q(queue)
     JOIN gate g ON g.queue = q.queue AND NOT g.paused
    CROSS JOIN LATERAL (
-     SELECT l.id, p.priority * $5::float8 + extract(epoch FROM now() - l.run_at) * 1000 AS score
+     SELECT l.id, p.priority * $5::float8 + date_part('epoch', now() - l.run_at) * 1000 AS score
        FROM generate_series(0, 9) AS p(priority)
       CROSS JOIN LATERAL (
              SELECT j.id, j.run_at
