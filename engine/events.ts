@@ -88,7 +88,7 @@ export class Events {
 
   emit<E extends EventName>(event: E, payload: EngineEvents[E]): void {
     // listeners() copies the list: skip it when there is nobody to tell (three events per job).
-    if (this.emitter.listenerCount(event) === 0) return;
+    if (!this.has(event)) return;
     for (const listener of this.emitter.listeners(event)) {
       try {
         (listener as (p: EngineEvents[E]) => void)(payload);
