@@ -4,11 +4,16 @@ import type { Logger } from '../log.ts';
 import { workerQueries as q } from './queries.ts';
 import { RESULT_WRITE_RETRY_MS, writeResult } from './result-write.ts';
 
-interface Pending {
-  id: number;
-  token: string;
-  resolve: (completed: boolean) => void;
-  reject: (err: unknown) => void;
+/**
+ * A completion handed to the batcher, told how it went. An object with two methods (the job's run itself), not a promise
+ * per job: a promise, its resolvers and the async frames awaiting it were the largest allocation per job of a drain.
+ */
+export interface PendingCompletion {
+  readonly job: { readonly id: number; readonly leaseToken: string };
+  /** The UPDATE committed: `completed` is false when the fence refused it (the lease was lost). */
+  completionWritten(completed: boolean): void;
+  /** The completion could not be written within the retry window. */
+  completionFailed(err: unknown): void;
 }
 
 /**
@@ -16,11 +21,11 @@ interface Pending {
  * that arrive meanwhile wait and go together in the next one. Under load
  * that turns N round trips into a few; when idle a completion goes at the
  * end of the event loop's turn, with whatever else finished in it.
- * Each completion is fenced on its lease token; `complete()` resolves false
- * when the fence refused it (the lease was lost).
+ * Each completion is fenced on its lease token; `completionWritten(false)`
+ * says the fence refused it (the lease was lost).
  */
 export class CompletionBatcher {
-  private pending: Pending[] = [];
+  private pending: PendingCompletion[] = [];
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -31,11 +36,9 @@ export class CompletionBatcher {
     private readonly retryForMs = RESULT_WRITE_RETRY_MS,
   ) {}
 
-  complete(id: number, token: string): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ id, token, resolve, reject });
-      if (!this.flushing) this.flushing = this.flushLoop();
-    });
+  complete(completion: PendingCompletion): void {
+    this.pending.push(completion);
+    if (!this.flushing) this.flushing = this.flushLoop();
   }
 
   /** Resolves when everything handed in so far has been written (or given up on). */
@@ -57,18 +60,22 @@ export class CompletionBatcher {
     }
   }
 
-  private async write(batch: Pending[]): Promise<void> {
+  private async write(batch: PendingCompletion[]): Promise<void> {
+    let done: Set<number>;
     try {
-      const res = await writeResult(() => this.db.query(prepared(q.CompleteJobs, [batch.map((b) => b.id).join(','), batch.map((b) => b.token).join(',')])), {
+      const ids = batch.map((b) => b.job.id).join(',');
+      const tokens = batch.map((b) => b.job.leaseToken).join(',');
+      const res = await writeResult(() => this.db.query(prepared(q.CompleteJobs, [ids, tokens])), {
         clock: this.clock,
         log: this.log,
         what: 'completion write',
         retryForMs: this.retryForMs,
       });
-      const done = new Set(res.rows.map((r) => r.id));
-      for (const b of batch) b.resolve(done.has(b.id));
+      done = new Set(res.rows.map((r) => r.id));
     } catch (err) {
-      for (const b of batch) b.reject(err);
+      for (const b of batch) b.completionFailed(err);
+      return;
     }
+    for (const b of batch) b.completionWritten(done.has(b.job.id));
   }
 }

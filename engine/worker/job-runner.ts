@@ -7,7 +7,7 @@ import { effectKey } from '../job.ts';
 import type { Logger } from '../log.ts';
 import type { Rng } from '../rng.ts';
 import type { ClaimedJob } from './claim.ts';
-import type { CompletionBatcher } from './completer.ts';
+import type { CompletionBatcher, PendingCompletion } from './completer.ts';
 import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
 import { writeResult } from './result-write.ts';
@@ -73,7 +73,7 @@ class RunContext implements JobContext {
  * HeartbeatScheduler renews the leases of the jobs that outlive a heartbeat
  * period), and the handler's AbortSignal is made only when it reads it.
  */
-export class JobRun implements Beating {
+export class JobRun implements Beating, PendingCompletion {
   private controller?: AbortController;
   /** Why the job was aborted (lease lost, timeout, cancel, shutdown); undefined while it may run on. */
   private abortReason?: unknown;
@@ -95,6 +95,9 @@ export class JobRun implements Beating {
   /** effectOnce found the effect held by another holder's open transaction: the job is handed back, whatever the handler did. */
   private effectBusy = false;
   private startedRun = false;
+  /** Node-clock ms when the run started, and how long its handler took (measured once it settled). */
+  private startedAt = 0;
+  private durationMs = 0;
   private slotFreed = false;
   private recorded = false;
   private donePromise?: Promise<void>;
@@ -115,7 +118,14 @@ export class JobRun implements Beating {
   start(): void {
     if (this.startedRun) return;
     this.startedRun = true;
-    void this.run();
+    this.startedAt = this.deps.clock.now();
+    // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
+    if (this.abortReason !== undefined) return this.handlerSettled(false, undefined);
+    const { job, deps } = this;
+    const ctx = new RunContext(this, job, this.attempt, deps.workerId, deps.db);
+    if (deps.events.has('job:started')) deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
+    // The handler runs in a microtask, after the whole claimed batch is launched.
+    queueMicrotask(() => this.callHandler(ctx));
   }
 
   /** Resolves when the outcome is recorded (or given up on). Made on first read: most runs are never awaited one by one. */
@@ -163,64 +173,88 @@ export class JobRun implements Beating {
     return this.job.attempts;
   }
 
-  private async run(): Promise<void> {
+  /*
+   * The common run (a handler that returns, its completion batched) is plain callbacks, no async function: each async
+   * frame, its promise and each await allocated per job, and they were the largest allocation of a drain. A failure, a
+   * hand-back for a busy effect and a completion inside effectOnce take the async path; they are rare.
+   */
+
+  private callHandler(ctx: RunContext): void {
+    if (this.abortReason !== undefined) return this.handlerSettled(true, this.abortReason);
+    let work: unknown;
     try {
-      await this.runAndRecord();
-    } finally {
-      this.markRecorded();
+      work = this.handler(this.job.payload, ctx);
+    } catch (err) {
+      return this.handlerSettled(true, err);
     }
+    if (!isThenable(work)) return this.handlerSettled(false, undefined);
+    this.race(work).then(
+      () => this.handlerSettled(false, undefined),
+      (err: unknown) => this.handlerSettled(true, err),
+    );
   }
 
-  private async runAndRecord(): Promise<void> {
-    const { job, deps } = this;
-    const started = deps.clock.now();
-    let error: unknown = undefined;
-    let failed = false;
-    // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
-    if (this.abortReason === undefined) {
-      const ctx = new RunContext(this, job, this.attempt, deps.workerId, deps.db);
-      if (deps.events.has('job:started')) deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
-      try {
-        // The handler runs in a microtask, after the whole claimed batch is launched.
-        await undefined;
-        if (this.abortReason !== undefined) throw this.abortReason;
-        await this.race(this.handler(job.payload, ctx));
-      } catch (err) {
-        failed = true;
-        error = err;
-      }
-    }
+  /** The handler returned or threw (or never ran): heartbeats stop, and once a renewal under way has landed (it may have found the lease lost), the outcome is decided. */
+  private handlerSettled(failed: boolean, error: unknown): void {
     this.beatsStopped = true;
-    deps.heartbeats?.delete(this);
-    if (this.renewal) await this.renewal;
+    this.deps.heartbeats?.delete(this);
+    if (!this.renewal) return this.recordOutcome(failed, error);
+    const record = () => this.recordOutcome(failed, error);
+    this.renewal.then(record, record);
+  }
+
+  private recordOutcome(failed: boolean, error: unknown): void {
+    const { job, deps } = this;
     this.freeSlot();
-    const durationMs = deps.clock.now() - started;
-    if (this.handedBack) return;
-    if (this.leaseLost && !this.completedInTx) return; // the new owner decides this job's fate
+    this.durationMs = deps.clock.now() - this.startedAt;
+    if (this.handedBack || (this.leaseLost && !this.completedInTx)) return this.markRecorded(); // the new owner decides this job's fate
     if (this.completedInTx) {
-      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs });
+      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
+      return this.markRecorded();
+    }
+    if (failed || this.effectBusy) {
+      void this.writeOutcome(failed, error).finally(() => this.markRecorded());
       return;
     }
+    deps.completer.complete(this);
+  }
+
+  /** CompletionBatcher: the completion committed, or its fence found the lease lost. */
+  completionWritten(completed: boolean): void {
+    const { job, deps } = this;
+    if (!completed) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete' });
+    else if (deps.events.has('job:completed')) {
+      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
+    }
+    this.markRecorded();
+  }
+
+  /** CompletionBatcher: the completion could not be written (database gone for longer than the retry window). */
+  completionFailed(err: unknown): void {
+    this.logUnrecorded(err);
+    this.markRecorded();
+  }
+
+  /** A failure, or a hand-back for a busy effect: written one job at a time. */
+  private async writeOutcome(failed: boolean, error: unknown): Promise<void> {
     try {
       if (this.effectBusy) await this.deferBusy();
-      else if (failed) await this.recordFailure(error, durationMs);
-      else await this.recordSuccess(durationMs);
+      else if (failed) await this.recordFailure(error, this.durationMs);
     } catch (err) {
-      // The result could not be written (database gone for longer than the
-      // retry window). The lease will expire and the job run again.
-      deps.log.error('could not record job result; the lease will expire and the job rerun', {
-        jobId: job.id,
-        error: (err as Error).message,
-      });
+      this.logUnrecorded(err);
     }
   }
 
-  /**
-   * Settles with the handler, or rejects as soon as the job is aborted (lease lost, timeout, shutdown).
-   * A handler that returned without a promise has nothing to race.
-   */
-  private race(work: unknown): unknown {
-    if (!isThenable(work)) return work;
+  /** The result could not be written: the lease will expire and the job run again. */
+  private logUnrecorded(err: unknown): void {
+    this.deps.log.error('could not record job result; the lease will expire and the job rerun', {
+      jobId: this.job.id,
+      error: (err as Error).message,
+    });
+  }
+
+  /** Settles with the handler's promise, or rejects as soon as the job is aborted (lease lost, timeout, shutdown). */
+  private race(work: PromiseLike<unknown>): Promise<unknown> {
     const timeoutMs = this.options.timeoutMs;
     let timeout: AbortController | undefined;
     if (timeoutMs !== undefined) {
@@ -285,16 +319,6 @@ export class JobRun implements Beating {
     } catch (err) {
       // Keep trying: a renewal that fails now may succeed before the lease runs out.
       deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });
-    }
-  }
-
-  private async recordSuccess(durationMs: number): Promise<void> {
-    const { job, deps } = this;
-    const completed = await deps.completer.complete(job.id, job.leaseToken);
-    if (completed) {
-      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs });
-    } else {
-      deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete' });
     }
   }
 
