@@ -24,7 +24,7 @@ import { LeaseRescuer } from './rescuer.ts';
  */
 const NOTIFY_TRAILING_CLAIMS_MS = [5, 50];
 
-/** The reason the wake signal aborts with: one preallocated Error, so waking the loop (twice per job) captures no stack. */
+/** The reason the wake signal aborts with: one preallocated Error, so waking the loop captures no stack. */
 const WAKE = new Error('worker loop woken');
 
 /**
@@ -46,6 +46,8 @@ export class Worker {
   private readonly rescuer?: LeaseRescuer;
   private readonly liveness: WorkerLiveness;
   private readonly heartbeats?: HeartbeatScheduler;
+  /** What every claim of this worker names: its queues, their leases (ms, aligned with them) and its id. */
+  private readonly claimBase: { queues: string[]; leaseMs: number[]; workerId: string };
   /** What every JobRun of this worker shares. */
   private readonly runDeps: JobRunnerDeps;
   /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
@@ -74,6 +76,18 @@ export class Worker {
    * of the last 50 ms).
    */
   private trailingClaimsAt: number[] = [];
+  /**
+   * The last runOnce claimed nothing because of this worker's own state (no free slot, the claim-ahead buffer not half
+   * spent, completions behind, a suspect to isolate): a handler finishing or an outcome recorded may lift that, so they
+   * wake the loop.
+   */
+  private heldBack = false;
+  /**
+   * The last claim found jobs: the queue is flowing, and enqueues the NOTIFY throttle kept silent may be due, so a handler
+   * finishing claims again. After an empty claim it does not: woken by every freed slot and every recorded outcome, the
+   * claims (most of them empty) were most of a busy worker's statements, and of its allocation, at 500 jobs/s.
+   */
+  private lastClaimFound = false;
 
   constructor(private readonly options: WorkerOptions) {
     validateWorkerOptions(options);
@@ -84,6 +98,7 @@ export class Worker {
     this.events = options.events ?? new Events((err, event) => this.log.warn('event listener threw', { event, error: String(err) }));
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
+    this.claimBase = { queues: this.queues, leaseMs: this.queues.map((name) => this.queueOptions.get(name)!.leaseMs), workerId: this.id };
     this.completer = new CompletionBatcher(options.db, this.clock, this.log);
     const beatPeriods = [...this.queueOptions.values()].map((o) => o.heartbeatMs);
     if (beatPeriods.some((ms) => ms > 0)) this.heartbeats = new HeartbeatScheduler(this.clock, Math.min(...beatPeriods.filter((ms) => ms > 0)));
@@ -126,6 +141,7 @@ export class Worker {
         log: this.log.child('rescuer'),
         onRescued: () => {
           this.suspectWaitMs ??= 0;
+          this.wakeUp(); // the rescued jobs are due now
         },
       });
     }
@@ -168,6 +184,7 @@ export class Worker {
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
   async runOnce(): Promise<number> {
+    this.heldBack = true;
     if (this.isolating) return 0;
     const db = this.options.db;
     if (!this.incarnationAnnounced) {
@@ -175,8 +192,7 @@ export class Worker {
       await this.liveness.begin();
       this.incarnationAnnounced = true;
     }
-    const leaseMs = this.queues.map((name) => this.queueOptions.get(name)!.leaseMs);
-    const base = { queues: this.queues, leaseMs, workerId: this.id };
+    const base = this.claimBase;
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
@@ -204,7 +220,9 @@ export class Worker {
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work. One claim's worth may
     // still be on its way in while the next claim runs: that overlap is what keeps both the worker and the database busy.
     if (this.recording.size - this.held() > this.concurrency + this.claimAhead) return 0;
+    this.heldBack = false;
     const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+    this.lastClaimFound = jobs.length > 0;
     for (const job of jobs) this.launch(job);
     return jobs.length;
   }
@@ -255,12 +273,12 @@ export class Worker {
   private handlerFinished(run: JobRun): void {
     this.inFlight.delete(run);
     this.fillSlots();
-    this.wakeUp();
+    if (this.heldBack || this.lastClaimFound) this.wakeUp();
   }
 
   private recorded(run: JobRun): void {
     this.recording.delete(run);
-    this.wakeUp();
+    if (this.heldBack) this.wakeUp();
   }
 
   private wakeUp(): void {
@@ -271,8 +289,8 @@ export class Worker {
     const pollMs = this.options.pollMs ?? DEFAULTS.pollMs;
     let failures = 0;
     while (this.running) {
-      // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost.
-      this.wake = new AbortController();
+      // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost (one not yet fired serves on).
+      if (this.wake.signal.aborted) this.wake = new AbortController();
       if (this.trailingClaimsAt.length > 0) {
         const now = this.clock.now();
         this.trailingClaimsAt = this.trailingClaimsAt.filter((at) => at > now); // this claim pays the ones due
@@ -293,7 +311,9 @@ export class Worker {
       }
       if (!this.running) break;
       // The next claim owed to a NOTIFY (NOTIFY_TRAILING_CLAIMS_MS), or the poll.
-      const pauseMs = Math.max(0, Math.min(pollMs, ...this.trailingClaimsAt.map((at) => at - this.clock.now())));
+      let pauseMs = pollMs;
+      for (const at of this.trailingClaimsAt) pauseMs = Math.min(pauseMs, at - this.clock.now());
+      pauseMs = Math.max(0, pauseMs);
       await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
     }
   }
