@@ -3,7 +3,9 @@
 // worker had held a claim back for its own state (no free slot); a recorded
 // outcome only in the second case. An empty claim means the queue was
 // drained, and claims woken by every freed slot and every recorded outcome
-// were most of a busy worker's statements. The clock is manual and LISTEN
+// were most of a busy worker's statements. After a full claim the next one
+// waits for the event loop's turn to end, so quick jobs free their slots
+// first and it takes them all in one batch. The clock is manual and LISTEN
 // off, so no poll and no NOTIFY wakes anything here: every claim counted is
 // one the wake policy made.
 import type pg from 'pg';
@@ -70,4 +72,13 @@ it('a slot freed while the worker held claims back for want of one claims the ne
   await until('all three jobs done', async () => (await countByState(db, 'held')).done === 3);
   expect(ran).toBe(3);
   expect(db.found.slice(0, 3)).toEqual([1, 1, 1]); // one job per claim: each came after a freed slot
+});
+
+it('after a full claim of quick jobs, the next claim takes every slot they freed in one batch', async () => {
+  await enqueueMany(db, Array.from({ length: 16 }, (_, i) => ({ queue: 'batch', payload: { i } })));
+  // Four slots and four claimed ahead: a claim takes up to eight.
+  startWorker({ handlers: { batch: () => {} }, concurrency: 4, claimAhead: 4 });
+  await until('all sixteen jobs done', async () => (await countByState(db, 'batch')).done === 16);
+  // Claimed the moment the first four handlers had returned, the second claim would have found four slots free, not eight.
+  expect(db.found.slice(0, 2)).toEqual([8, 8]);
 });

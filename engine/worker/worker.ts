@@ -300,7 +300,12 @@ export class Worker {
         const free = this.freeToClaim();
         claimed = await this.runOnce();
         failures = 0;
-        if (claimed > 0 && claimed === free) continue; // probably more due; fill slots as they free
+        if (claimed > 0 && claimed === free) {
+          // Probably more due. The next claim waits for this turn of the event loop to end: the jobs just launched run
+          // first (quick ones all finish in it), so it takes the slots they freed in one batch, not half of them.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          continue;
+        }
       } catch (err) {
         failures++;
         const message = (err as Error).message;
