@@ -1,19 +1,14 @@
-// What wakes a worker's claim loop besides a NOTIFY and the poll. A handler
-// finishing claims again only while claims keep finding jobs, or when the
-// worker had held a claim back for its own state (no free slot); a recorded
-// outcome only in the second case. An empty claim means the queue was
-// drained, and claims woken by every freed slot and every recorded outcome
-// were most of a busy worker's statements. After a full claim the next one
-// waits for the event loop's turn to end, so quick jobs free their slots
-// first and it takes them all in one batch. The clock is manual and LISTEN
-// off, so no poll and no NOTIFY wakes anything here: every claim counted is
-// one the wake policy made.
+// What wakes a worker's claim loop besides a NOTIFY and the poll: a slot
+// freed while the worker held its claim back for want of one claims the next
+// job, and after a full claim the next one waits for the event loop's turn to
+// end, so quick jobs free their slots first and it takes them all in one
+// batch. The clock is manual and LISTEN off, so no poll and no NOTIFY wakes
+// anything here.
 import type pg from 'pg';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import { enqueueMany } from '../engine/enqueue.ts';
-import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { workerQueries } from '../engine/worker/queries.ts';
 import { Worker } from '../engine/worker/worker.ts';
@@ -49,20 +44,6 @@ function startWorker(options: Omit<WorkerOptions, 'db' | 'clock' | 'listen' | 'r
   w.start();
   return w;
 }
-
-it('claims again when a handler finishes after a claim that found jobs, and not after an empty one nor for a recorded outcome', async () => {
-  await enqueueMany(db, [{ queue: 'wake', payload: { i: 0 } }]);
-  const events = new Events();
-  const recorded = events.waitFor('job:completed');
-  startWorker({ handlers: { wake: () => {} }, concurrency: 4, events });
-  await recorded;
-  expect((await countByState(db, 'wake')).done).toBe(1);
-  await until('the claim the finished handler woke', () => db.found.length >= 2);
-  await systemClock.sleep(100); // time for a claim the recorded outcome would have woken
-  // The first claim found the job; its handler finishing woke the second, which found nothing; the outcome recorded
-  // after it woke none.
-  expect(db.found).toEqual([1, 0]);
-});
 
 it('a slot freed while the worker held claims back for want of one claims the next job, with no poll and no NOTIFY', async () => {
   await enqueueMany(db, Array.from({ length: 3 }, (_, i) => ({ queue: 'held', payload: { i } })));

@@ -76,18 +76,6 @@ export class Worker {
    * of the last 50 ms).
    */
   private trailingClaimsAt: number[] = [];
-  /**
-   * The last runOnce claimed nothing because of this worker's own state (no free slot, the claim-ahead buffer not half
-   * spent, completions behind, a suspect to isolate): a handler finishing or an outcome recorded may lift that, so they
-   * wake the loop.
-   */
-  private heldBack = false;
-  /**
-   * The last claim found jobs: the queue is flowing, and enqueues the NOTIFY throttle kept silent may be due, so a handler
-   * finishing claims again. After an empty claim it does not: woken by every freed slot and every recorded outcome, the
-   * claims (most of them empty) were most of a busy worker's statements, and of its allocation, at 500 jobs/s.
-   */
-  private lastClaimFound = false;
 
   constructor(private readonly options: WorkerOptions) {
     validateWorkerOptions(options);
@@ -184,7 +172,6 @@ export class Worker {
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
   async runOnce(): Promise<number> {
-    this.heldBack = true;
     if (this.isolating) return 0;
     const db = this.options.db;
     if (!this.incarnationAnnounced) {
@@ -220,9 +207,7 @@ export class Worker {
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work. One claim's worth may
     // still be on its way in while the next claim runs: that overlap is what keeps both the worker and the database busy.
     if (this.recording.size - this.held() > this.concurrency + this.claimAhead) return 0;
-    this.heldBack = false;
     const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
-    this.lastClaimFound = jobs.length > 0;
     for (const job of jobs) this.launch(job);
     return jobs.length;
   }
@@ -273,12 +258,12 @@ export class Worker {
   private handlerFinished(run: JobRun): void {
     this.inFlight.delete(run);
     this.fillSlots();
-    if (this.heldBack || this.lastClaimFound) this.wakeUp();
+    this.wakeUp();
   }
 
   private recorded(run: JobRun): void {
     this.recording.delete(run);
-    if (this.heldBack) this.wakeUp();
+    this.wakeUp();
   }
 
   private wakeUp(): void {
