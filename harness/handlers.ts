@@ -22,6 +22,12 @@ function report(name: string, payload: Record<string, unknown>): Promise<void> {
   return new Promise((resolve) => process.send!({ kind: 'event', name, payload, nodeTime: systemClock.now() }, () => resolve()));
 }
 
+/** Resolves once every report queued on the IPC channel so far is written to it (messages go out in order; the harness ignores this one). */
+function flushReports(): Promise<void> {
+  if (!process.send || !process.connected) return Promise.resolve();
+  return new Promise((resolve) => process.send!({ kind: 'flush' }, () => resolve()));
+}
+
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs
 // this process there, so "killed mid-handler" and "killed after the effect
 // committed, before the worker heard back" happen exactly, not by luck
@@ -90,7 +96,10 @@ const handle: Handler<Payload> = async (payload, ctx) => {
   const ms = (payload.params?.durationMs ?? 0) * (ctx.attempt > 1 && (payload.kind === 'slow' || payload.kind === 'effect' || payload.kind === 'outbox') ? 0.5 : 1);
   switch (payload.kind) {
     case 'poison':
-      // Crashes the process on every attempt, as a segfaulting parser or an OOM would.
+      // Crashes the process on every attempt, as a segfaulting parser or an OOM would. What this process reported
+      // before the crash (the jobs it claimed and completed just now, this job's claim) leaves its IPC channel first:
+      // it happened, and a history that lost it would show a job done by a claim nobody saw.
+      await flushReports();
       process.kill(process.pid, 'SIGKILL');
       return;
     case 'failing':
