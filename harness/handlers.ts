@@ -18,14 +18,18 @@ interface Payload {
 
 /** Tells the harness something only this process saw (over the worker's IPC channel); resolves once it is sent. */
 function report(name: string, payload: Record<string, unknown>): Promise<void> {
-  if (!process.send || !process.connected) return Promise.resolve();
-  return new Promise((resolve) => process.send!({ kind: 'event', name, payload, nodeTime: systemClock.now() }, () => resolve()));
+  return sendToHarness({ kind: 'event', name, payload, nodeTime: systemClock.now() });
 }
 
 /** Resolves once every report queued on the IPC channel so far is written to it (messages go out in order; the harness ignores this one). */
 function flushReports(): Promise<void> {
+  return sendToHarness({ kind: 'flush' });
+}
+
+/** Sends over the worker's IPC channel; resolves once the message is written (at once when there is no channel). */
+function sendToHarness(message: Record<string, unknown>): Promise<void> {
   if (!process.send || !process.connected) return Promise.resolve();
-  return new Promise((resolve) => process.send!({ kind: 'flush' }, () => resolve()));
+  return new Promise((resolve) => process.send!(message, () => resolve()));
 }
 
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs

@@ -1,3 +1,4 @@
+import { setImmediate as endOfTurn } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import { prepared, type Db } from '../db.ts';
 import type { Logger } from '../log.ts';
@@ -50,7 +51,7 @@ export class CompletionBatcher {
     try {
       // The first write waits for this turn of the event loop to end: handlers that finish together
       // (a claimed batch of quick jobs) go in one UPDATE, not one alone and then the rest behind it.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await endOfTurn();
       while (this.pending.length) {
         const batch = this.pending.splice(0, 1000);
         await this.write(batch);

@@ -213,7 +213,7 @@ export class JobRun implements Beating, PendingCompletion {
       return this.markRecorded();
     }
     if (failed || this.effectBusy) {
-      void this.writeOutcome(failed, error).finally(() => this.markRecorded());
+      void this.writeOutcome(error).finally(() => this.markRecorded());
       return;
     }
     deps.completer.complete(this);
@@ -235,11 +235,11 @@ export class JobRun implements Beating, PendingCompletion {
     this.markRecorded();
   }
 
-  /** A failure, or a hand-back for a busy effect: written one job at a time. */
-  private async writeOutcome(failed: boolean, error: unknown): Promise<void> {
+  /** A hand-back for a busy effect, or a failure: written one job at a time. */
+  private async writeOutcome(error: unknown): Promise<void> {
     try {
       if (this.effectBusy) await this.deferBusy();
-      else if (failed) await this.recordFailure(error, this.durationMs);
+      else await this.recordFailure(error, this.durationMs);
     } catch (err) {
       this.logUnrecorded(err);
     }

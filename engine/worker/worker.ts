@@ -1,5 +1,6 @@
 import { backoffCeilingMs, RECONNECT_BACKOFF } from './backoff.ts';
 import { hostname } from 'node:os';
+import { setImmediate as endOfTurn } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
@@ -288,7 +289,7 @@ export class Worker {
         if (claimed > 0 && claimed === free) {
           // Probably more due. The next claim waits for this turn of the event loop to end: the jobs just launched run
           // first (quick ones all finish in it), so it takes the slots they freed in one batch, not half of them.
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await endOfTurn();
           continue;
         }
       } catch (err) {
