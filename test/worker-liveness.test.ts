@@ -5,10 +5,13 @@
 // is the negative control.
 import { afterEach, describe, expect, it } from 'vitest';
 import { enqueue } from '../engine/enqueue.ts';
+import { systemClock } from '../engine/clock.ts';
 import { Events, type EngineEvents } from '../engine/events.ts';
+import { createLogger } from '../engine/log.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { claimJobs } from '../engine/worker/claim.ts';
 import { livenessQueries } from '../engine/worker/queries.ts';
+import { WorkerLiveness } from '../engine/worker/liveness.ts';
 import { LeaseRescuer } from '../engine/worker/rescuer.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
@@ -99,6 +102,17 @@ describe('the rescuer tells a dead lease holder from a live one', () => {
       `INSERT INTO stampede.workers (worker_id, started_at, last_seen_at, expires_at, ttl_ms) VALUES ($1, now(), now(), now() + interval '3 seconds', 300)`,
       ['restarted'],
     );
+    expect(await rescueOnce()).toBe(1);
+    const row = await jobRow(db, id);
+    expect(row).toMatchObject({ state: 'failed', crash_count: 1 });
+    expect(row.errors.at(-1)).toMatchObject({ kind: 'lease-expired' });
+  });
+
+  it("a restarted holder's first renewal comes after it announced the new incarnation, so the old one's expired lease is still a crash", async () => {
+    await new WorkerLiveness(db, 'reborn', systemClock, createLogger('test'), 1_000).begin(); // the incarnation that takes the lease
+    const id = await expiredClaim('live-reborn', 'reborn');
+    // It died. The restarted process's liveness loop renews first thing, and a rescue pass runs right after that renewal.
+    await new WorkerLiveness(db, 'reborn', systemClock, createLogger('test'), 1_000).runOnce();
     expect(await rescueOnce()).toBe(1);
     const row = await jobRow(db, id);
     expect(row).toMatchObject({ state: 'failed', crash_count: 1 });

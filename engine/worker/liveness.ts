@@ -16,6 +16,8 @@ export const LIVENESS_PERIODS_TO_DEATH = 3;
  */
 export class WorkerLiveness {
   private readonly loop: PeriodicLoop<void>;
+  /** The announcement of this incarnation: made once, before any renewal and any claim. */
+  private announced?: Promise<void>;
 
   constructor(
     private readonly db: Db,
@@ -38,15 +40,26 @@ export class WorkerLiveness {
   }
 
   /**
-   * Announces a new incarnation of this worker id (see StartWorker). The worker
-   * calls it before its first claim, so every lease it takes is written after it.
+   * Announces a new incarnation of this worker id (see StartWorker), once: the worker awaits it before its first claim,
+   * and every renewal waits for it, so every lease this process takes and every sign of life it gives is written after
+   * it. A renewal ahead of it would refresh the earlier incarnation's row: a rescuer reading the row between the two
+   * would take that dead process's expired leases for a live holder's, and charge no crash. A failed announcement is
+   * tried again by the next caller.
    */
-  async begin(): Promise<void> {
-    await this.db.query(q.StartWorker, [this.workerId, this.intervalMs * LIVENESS_PERIODS_TO_DEATH]);
+  begin(): Promise<void> {
+    this.announced ??= this.db.query(q.StartWorker, [this.workerId, this.intervalMs * LIVENESS_PERIODS_TO_DEATH]).then(
+      () => {},
+      (err) => {
+        this.announced = undefined;
+        throw err;
+      },
+    );
+    return this.announced;
   }
 
   /** One renewal. */
   async runOnce(): Promise<void> {
+    await this.begin();
     await this.db.query(q.TouchWorker, [this.workerId, this.intervalMs * LIVENESS_PERIODS_TO_DEATH]);
   }
 }
