@@ -53,7 +53,7 @@ describe('worker', () => {
     await db.query("SELECT setval('stampede.notify_clock_ms', 0)"); // A's enqueue notifies
     const aDone = events.waitFor('job:completed', (e) => e.queue === 'trail');
     await enqueue(db, 'trail', { job: 'A' });
-    await aDone; // A's handler and its recorded outcome each woke the worker: each woken claim found nothing
+    await aDone; // A's handler woke the worker (its claim had found A): that claim found nothing
     await systemClock.sleep(200); // let those claims finish, so none of them can find what comes next
     const silent = 9e15; // later enqueues see a NOTIFY "just now" and skip their own
     await db.query('SELECT setval($1::regclass, $2)', ['stampede.notify_clock_ms', silent]);

@@ -25,6 +25,14 @@ import { LeaseRescuer } from './rescuer.ts';
  */
 const NOTIFY_TRAILING_CLAIMS_MS = [5, 50];
 
+/**
+ * After an empty claim, the next look comes this soon, then twice as late after each further empty one, until that
+ * passes the poll interval. An empty claim does not prove the queue empty: SKIP LOCKED passes over the rows another
+ * worker's claim is locking right now, and a worker with nothing of its own running has no freed slot to wake it.
+ * The doubling outlasts a slow claim; seven empty claims follow a worker's last job before the poll (1 s) takes over.
+ */
+const RECHECK_AFTER_EMPTY_MS = 10;
+
 /** The reason the wake signal aborts with: one preallocated Error, so waking the loop captures no stack. */
 const WAKE = new Error('worker loop woken');
 
@@ -77,6 +85,21 @@ export class Worker {
    * of the last 50 ms).
    */
   private trailingClaimsAt: number[] = [];
+  /**
+   * The last runOnce claimed nothing because of this worker's own state (no free slot, the claim-ahead buffer not half
+   * spent, completions behind, a suspect to isolate): a handler finishing or an outcome recorded may lift that, so they
+   * wake the loop.
+   */
+  private heldBack = false;
+  /**
+   * Claims in a row that found nothing (0: the last one found jobs, or none ran yet). While claims find jobs the queue is flowing and a
+   * handler finishing claims again; after empty ones it does not (woken by every freed slot and every recorded outcome,
+   * the claims, most of them empty, were most of a busy worker's statements at 500 jobs/s): RECHECK_AFTER_EMPTY_MS does.
+   */
+  private emptyClaims = 0;
+  /** A claim is running; an outcome was recorded meanwhile (see recorded()). */
+  private claiming = false;
+  private recordedDuringClaim = false;
 
   constructor(private readonly options: WorkerOptions) {
     validateWorkerOptions(options);
@@ -173,6 +196,7 @@ export class Worker {
    * `suspectPatienceMs`, so a mass rescue does not stall every worker at once.
    */
   async runOnce(): Promise<number> {
+    this.heldBack = true;
     if (this.isolating) return 0;
     const db = this.options.db;
     if (!this.incarnationAnnounced) {
@@ -196,6 +220,7 @@ export class Worker {
         this.isolating = true;
         void this.launch(suspect).done.finally(() => {
           this.isolating = false;
+          this.wakeUp();
         });
         return 1;
       }
@@ -208,7 +233,17 @@ export class Worker {
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work. One claim's worth may
     // still be on its way in while the next claim runs: that overlap is what keeps both the worker and the database busy.
     if (this.recording.size - this.held() > this.concurrency + this.claimAhead) return 0;
-    const jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+    this.heldBack = false;
+    this.claiming = true;
+    this.recordedDuringClaim = false;
+    let jobs: ClaimedJob[];
+    try {
+      jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
+    } finally {
+      this.claiming = false;
+    }
+    this.emptyClaims = jobs.length > 0 ? 0 : this.emptyClaims + 1;
+    if (this.emptyClaims === 1 && this.recordedDuringClaim) this.wakeUp();
     for (const job of jobs) this.launch(job);
     return jobs.length;
   }
@@ -259,12 +294,15 @@ export class Worker {
   private handlerFinished(run: JobRun): void {
     this.inFlight.delete(run);
     this.fillSlots();
-    this.wakeUp();
+    if (this.heldBack || this.emptyClaims === 0) this.wakeUp();
   }
 
   private recorded(run: JobRun): void {
     this.recording.delete(run);
-    this.wakeUp();
+    // An outcome recorded during or after the first empty claim earns one more: a queue's in-flight limit counts a job
+    // until its completion commits, so the claim its handler finishing woke may have been refused for this very job.
+    if (this.heldBack || this.emptyClaims === 1) this.wakeUp();
+    else if (this.claiming) this.recordedDuringClaim = true;
   }
 
   private wakeUp(): void {
@@ -301,8 +339,9 @@ export class Worker {
         continue;
       }
       if (!this.running) break;
-      // The next claim owed to a NOTIFY (NOTIFY_TRAILING_CLAIMS_MS), or the poll.
+      // The next claim owed to a NOTIFY (NOTIFY_TRAILING_CLAIMS_MS) or to an empty claim (RECHECK_AFTER_EMPTY_MS), or the poll.
       let pauseMs = pollMs;
+      if (claimed === 0 && !this.heldBack) pauseMs = Math.min(pauseMs, RECHECK_AFTER_EMPTY_MS * 2 ** (this.emptyClaims - 1));
       for (const at of this.trailingClaimsAt) pauseMs = Math.min(pauseMs, at - this.clock.now());
       pauseMs = Math.max(0, pauseMs);
       await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
