@@ -65,6 +65,21 @@ UPDATE raw_jobs r SET state = 1 FROM c WHERE r.id = c.id RETURNING r.id;
 -- Mark a claimed batch done (second commit).
 UPDATE raw_jobs SET state = 2 WHERE id = ANY($1::bigint[]);
 
+-- name: RawDoneThenClaim
+-- The two writes of RawClaim and RawDone, one commit per batch: the batch
+-- claimed last time is marked done in the statement that claims the next
+-- (a queue that sent its completions along with its next claim). `done` says
+-- which rows are the completions.
+WITH d AS (
+  UPDATE raw_jobs SET state = 2 WHERE id = ANY($1::bigint[]) RETURNING id
+), c AS (
+  SELECT id FROM raw_jobs WHERE state = 0 AND run_at <= now()
+   ORDER BY run_at, id LIMIT 50 FOR UPDATE SKIP LOCKED
+), u AS (
+  UPDATE raw_jobs r SET state = 1 FROM c WHERE r.id = c.id RETURNING r.id
+)
+SELECT id, false AS done FROM u UNION ALL SELECT id, true FROM d;
+
 -- name: ScaleGenerateFinished
 -- Finished rows for the scale workload, made by the server in one statement:
 -- done jobs that ran over the past week, spread over 20 queues.

@@ -13,6 +13,7 @@ export const benchQueries = loadQueries(new URL('./queries.sql', import.meta.url
   'RawClaimAndDone',
   'RawClaim',
   'RawDone',
+  'RawDoneThenClaim',
   'ScaleGenerateFinished',
   'ScaleFillPending',
   'ScaleFinishClaimed',

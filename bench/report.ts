@@ -149,6 +149,7 @@ export function tableRows(r: BenchResults): Row[] {
     rawRow('single-row INSERT + NOTIFY commits, 16 clients', raw.insertNotify16PerSec);
     rawRow(`claim 50 SKIP LOCKED + done, one commit, ${raw.clients} clients`, raw.claimDonePerSec);
     rawRow(`claim 50 SKIP LOCKED, then done, two commits, ${raw.clients} clients`, raw.claimThenDonePerSec);
+    rawRow(`claim 50, done with the next claim, one commit per batch, ${raw.clients} clients`, raw.doneWithNextClaimPerSec);
   }
   if (r.scale) {
     for (const p of r.scale.points) {

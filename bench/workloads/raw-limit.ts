@@ -14,6 +14,8 @@ export interface RawLimitResult {
   claimDonePerSec: number;
   /** Jobs/s of claim 50 then mark done as two commits (the least a queue that records claims does). */
   claimThenDonePerSec: number;
+  /** The same two writes per job in one commit per batch: each claim marks the batch before it done. */
+  doneWithNextClaimPerSec: number;
   clients: number;
 }
 
@@ -51,8 +53,11 @@ async function inserts(url: string, n: number, total: number, budgetMs: number, 
   }
 }
 
+/** How a raw claim loop records its batch: done in the claim itself, done as a second commit, or done with the next claim. */
+type ClaimShape = 'claim-and-done' | 'claim-then-done' | 'done-with-next-claim';
+
 /** Drains `total` rows with `n` loops of the given claim; jobs per second. */
-async function claims(url: string, n: number, total: number, twoCommits: boolean): Promise<number> {
+async function claims(url: string, n: number, total: number, shape: ClaimShape): Promise<number> {
   const setup = (await clients(url, 1))[0];
   await setup.query(q.RawTruncate);
   await setup.query(q.RawFill, [total]);
@@ -64,10 +69,18 @@ async function claims(url: string, n: number, total: number, twoCommits: boolean
     const started = wallMs();
     await Promise.all(
       cs.map(async (c) => {
+        let claimed: number[] = [];
         for (;;) {
-          const res = await c.query(twoCommits ? q.RawClaim : q.RawClaimAndDone);
+          if (shape === 'done-with-next-claim') {
+            const res = await c.query(q.RawDoneThenClaim, [claimed]);
+            done += claimed.length;
+            claimed = res.rows.filter((r) => !r.done).map((r) => r.id);
+            if (claimed.length === 0) return;
+            continue;
+          }
+          const res = await c.query(shape === 'claim-then-done' ? q.RawClaim : q.RawClaimAndDone);
           if (res.rowCount === 0) return;
-          if (twoCommits) await c.query(q.RawDone, [res.rows.map((r) => r.id)]);
+          if (shape === 'claim-then-done') await c.query(q.RawDone, [res.rows.map((r) => r.id)]);
           done += res.rowCount ?? 0;
         }
       }),
@@ -92,9 +105,10 @@ export async function runRawLimit(ctx: BenchContext, insertsTotal: number, claim
     const insert1PerSec = await inserts(db.url, 1, Math.round(insertsTotal / 4), budgetMs);
     const insert16PerSec = await inserts(db.url, 16, insertsTotal, budgetMs);
     const insertNotify16PerSec = await inserts(db.url, 16, insertsTotal, budgetMs, true);
-    const claimDonePerSec = await claims(db.url, claimClients, claimTotal, false);
-    const claimThenDonePerSec = await claims(db.url, claimClients, claimTotal, true);
-    return { insert1PerSec, insert16PerSec, insertNotify16PerSec, claimDonePerSec, claimThenDonePerSec, clients: claimClients };
+    const claimDonePerSec = await claims(db.url, claimClients, claimTotal, 'claim-and-done');
+    const claimThenDonePerSec = await claims(db.url, claimClients, claimTotal, 'claim-then-done');
+    const doneWithNextClaimPerSec = await claims(db.url, claimClients, claimTotal, 'done-with-next-claim');
+    return { insert1PerSec, insert16PerSec, insertNotify16PerSec, claimDonePerSec, claimThenDonePerSec, doneWithNextClaimPerSec, clients: claimClients };
   } finally {
     await db.drop();
   }
