@@ -107,6 +107,24 @@ describe('crash-loop-isolation', () => {
     ]);
   });
 
+  it("counts a crash whose rescue report died with its killed rescuer, and only then: the next claim's crash count shows it", () => {
+    // w1 is killed holding job 9; w2's rescuer takes the lease back and is killed before it reports; w3 claims it again.
+    const lostReport = [...fleet, h.settings(0, 'w3'), h.claim(10, 9, 'w1'), h.exited(20, 'w1'), h.exited(2_150, 'w2'), h.claim(2_200, 9, 'w3', 2, { crashCount: 1 }), h.completed(2_300, 9, 'w3', 2)];
+    const r = checkCrashLoopIsolation(lostReport, finalState([job(9, 'done', { crashCount: 1 })]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('0 violations; 1 suspect claims, 1 crashes charged of 1 leases taken back (1 of them unreported: their rescuer was killed before it reported), 0 convicted (maxCrashes 2)');
+    // Its claim lost too (w1 died before reporting it): the crash count of the first claim the history has.
+    const claimLost = [...fleet, h.settings(0, 'w3'), h.exited(20, 'w1'), h.exited(2_150, 'w2'), h.claim(2_200, 9, 'w3', 2, { crashCount: 1 }), h.completed(2_300, 9, 'w3', 2)];
+    expect(checkCrashLoopIsolation(claimLost, finalState([job(9, 'done', { crashCount: 1 })]), bounds).pass).toBe(true);
+    // Negative controls: no process that could have lost the report died, or the holder was alive and heartbeating.
+    const nobodyDied = lostReport.filter((e) => !(e.type === 'process:exited' && e.node === 'w2'));
+    expect(checkCrashLoopIsolation(nobodyDied, finalState([job(9, 'done', { crashCount: 1 })]), bounds).examples).toEqual([{ why: 'crash count 1, 0 rescues recorded', jobId: 9 }]);
+    const holderAlive = lostReport.filter((e) => !(e.type === 'process:exited' && e.node === 'w1'));
+    expect(checkCrashLoopIsolation(holderAlive, finalState([job(9, 'done', { crashCount: 1 })]), bounds).examples).toEqual([
+      { why: 'a crash charged while its holder was alive (running and heartbeating), its rescue unreported', jobId: 9, holder: 'w1', attempt: 1 },
+    ]);
+  });
+
   it('fails when an engine that says which expiries were crashes charges one to a live holder that stalled with heartbeats off', () => {
     const stalled = [h.settings(0, 'w3', { heartbeatMs: 0 }), h.claim(10, 8, 'w3'), { ...h.rescuedFrom(2_100, 8, 'w3'), crashed: true } as HistoryEvent, h.claim(2_200, 8, 'w3', 2, { crashCount: 1 }), h.completed(2_300, 8, 'w3', 2)];
     const r = checkCrashLoopIsolation(stalled, finalState([job(8, 'done', { crashCount: 1 })]), bounds);

@@ -125,6 +125,20 @@ describe('no-early-takeover', () => {
     expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 8 redeliveries and 5 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage, 1 clock-step');
   });
 
+  it('takes a database clock step as the window from its start to its known commit: a claim in between still had its lease end stepped over', () => {
+    // The step began at t=5,000 and was known committed at 5,400; w5 claimed at 5,100, before the commit.
+    const step = (x: Record<string, unknown>) => h.fault(5_000, 'db-clock-jump', { dbBeforeMs: 6_000, dbAfterMs: 3_606_000, ...x });
+    const rest = [
+      h.settings(0, 'w5'), h.claim(5_100, 8, 'w5', 1, { dbTime: 6_100, leaseExpiresAt: 8_100 }),
+      h.rescuedFrom(5_500, 8, 'w5', { dbTime: 3_606_500, leaseExpiredAt: 8_100 }), h.claim(5_600, 8, 'w1', 2),
+    ];
+    const r = checkNoEarlyTakeover([...fleet, step({ committedByT: 5_400 }), ...rest], finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/1 clock-step$/);
+    // Negative control: a step known only as its start, before the claim, explains nothing after it.
+    expect(checkNoEarlyTakeover([...fleet, step({}), ...rest], finalState([]), bounds).pass).toBe(false);
+  });
+
   it('takes a rescue for the attempt it reports, also when the same worker claimed the job again within the same database millisecond', () => {
     const history: HistoryEvent[] = [
       ...fleet,

@@ -1,6 +1,6 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { JobIndex } from './jobs.ts';
-import { Fleetline, jobLives, type Hold } from './lives.ts';
+import { Fleetline, jobLives, type Hold, type JobLife } from './lives.ts';
 import { firstN, fmt, maxOf, minOf, type CheckerDef } from './types.ts';
 
 export interface CrashLoopIsolationBounds {
@@ -14,6 +14,40 @@ function endIndex(h: Hold): number {
 }
 
 /**
+ * Crash rescues the history lost. A rescuer reports over its process's IPC
+ * channel, and one SIGKILLed right after its pass takes the report with it;
+ * the database still shows the rescue: the job's next claim (or its final
+ * row) carries a crash count one higher than the hold before it, and that hold
+ * ended with no report at all. Such a rescue is taken as recorded only when a
+ * process that could have been its rescuer was killed (or crashed) before the
+ * next claim: another node's, or the holder's own node a second time (its
+ * restarted incarnation). Crashes counted before the job's first recorded
+ * claim (that claim's report died with its holder too) count once any process
+ * was killed before it; with no holder to judge, they are not judged.
+ * It is then judged as a reported one is: its holder must have been killed or
+ * frozen.
+ */
+function lostRescues(life: JobLife | undefined, finalCrashCount: number | undefined, endT: number, fleet: Fleetline): { hold?: Hold; byT: number }[] {
+  const holds = life?.holds ?? [];
+  const lost: { hold?: Hold; byT: number }[] = [];
+  // Before the first hold the history has: claims whose reports died with their killed holder, and their rescues.
+  const first = holds[0];
+  const before = (first ? first.claim.crashCount : finalCrashCount) ?? 0;
+  const reportedBefore = (life?.rescues ?? []).filter((r) => r.e.crashed !== false && (!first || r.i < first.i)).length;
+  const firstT = first ? first.claim.t : endT;
+  if (before - reportedBefore > 0 && fleet.diedBetween(0, firstT)) for (let n = reportedBefore; n < before; n++) lost.push({ byT: firstT });
+  holds.forEach((h, k) => {
+    if (endIndex(h) !== Number.POSITIVE_INFINITY) return;
+    const next = holds[k + 1];
+    const nextCount = next ? next.claim.crashCount : finalCrashCount;
+    if (nextCount === undefined || nextCount - (h.claim.crashCount ?? 0) !== 1) return;
+    const byT = next ? next.claim.t : endT;
+    if (fleet.diedOtherThan(h.claim.node, h.claim.t, byT) || fleet.unexpectedExitCount(h.claim.node, h.claim.t, byT) >= 2) lost.push({ hold: h, byT });
+  });
+  return lost;
+}
+
+/**
  * A crash loop is caught without convicting anyone else:
  *
  * - a suspect (claimed with crash_count > 0) runs alone: its worker claims
@@ -21,7 +55,8 @@ function endIndex(h: Hold): number {
  *   the suspect is rescued with it (charged with the suspect's crash);
  * - every crash charged is a real one: a job's final crash count equals the
  *   rescues recorded as crashes for it (`crashed`; every rescue, from an
- *   engine that did not say), and each such rescue's holder was killed or
+ *   engine that did not say; and those whose report died with its rescuer,
+ *   see lostRescues), and each such rescue's holder was killed or
  *   frozen meanwhile. A crash charged to a live holder (a stall with
  *   heartbeats off, a dropped connection while it reported, a lock wait
  *   behind a frozen worker) is an unrelated fault counted as a crash; only
@@ -84,12 +119,23 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
     }
   }
   let convicted = 0;
+  let unreported = 0;
+  const endT = history.at(-1)?.t ?? 0;
   for (const job of final.jobs) {
     const life = lives.get(job.id);
     const charged = (life?.rescues ?? []).filter((r) => r.e.crashed !== false);
-    const recorded = charged.length;
+    const lost = lostRescues(life, job.crashCount, endT, fleet);
+    for (const l of lost) {
+      if (!l.hold) continue; // its claim was lost too: no holder to judge
+      const cause = fleet.expiryCause(l.hold, l.byT);
+      if (cause !== 'kill' && cause !== 'freeze') {
+        bad.push({ why: `a crash charged while its holder was alive (${cause ?? 'running and heartbeating'}), its rescue unreported`, jobId: job.id, holder: l.hold.claim.workerId, attempt: l.hold.claim.attempt });
+      }
+    }
+    unreported += lost.length;
+    const recorded = charged.length + lost.length;
     rescues += recorded;
-    expiries += life?.rescues.length ?? 0;
+    expiries += (life?.rescues.length ?? 0) + lost.length;
     const isPoison = poison.has(idx.kindOf(job.id) ?? '');
     if (job.crashCount !== undefined && job.crashCount !== recorded) bad.push({ why: `crash count ${job.crashCount}, ${recorded} rescues recorded`, jobId: job.id });
     for (const h of life?.holds ?? []) {
@@ -115,7 +161,9 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
     name: 'crash-loop-isolation',
     bound: 'suspects alone; crashes charged only for real crashes; conviction at exactly maxCrashes, poison only',
     figure:
-      `${fmt(bad.length)} violations; ${fmt(suspects)} suspect claims, ${fmt(rescues)} crashes charged of ${fmt(expiries)} leases taken back, ${fmt(convicted)} convicted` +
+      `${fmt(bad.length)} violations; ${fmt(suspects)} suspect claims, ${fmt(rescues)} crashes charged of ${fmt(expiries)} leases taken back` +
+      (unreported ? ` (${fmt(unreported)} of them unreported: their rescuer was killed before it reported)` : '') +
+      `, ${fmt(convicted)} convicted` +
       (settings.length ? ` (maxCrashes ${fmt(maxCrashes)}${maxOf(settings) !== maxCrashes ? `-${fmt(maxOf(settings))}` : ''})` : ''),
   };
   if (!settings.length) return { ...base, pass: 'unknown', figure: `${base.figure}; no worker:settings in the history (a run recorded before they were)` };

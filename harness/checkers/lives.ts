@@ -123,17 +123,23 @@ interface Window {
  */
 export class Fleetline {
   private readonly exits = new Map<string, number[]>();
+  /** Exits nobody asked for (a kill, a crash): a process that may have died with reports still unsent. */
+  private readonly unexpectedExits = new Map<string, number[]>();
   private readonly freezes = new Map<string, Window[]>();
   private readonly settings = new Map<string, EventOf<'worker:settings'>>();
   private readonly outages: number[] = [];
-  private readonly clockSteps: number[] = [];
+  private readonly clockSteps: Window[] = [];
 
   constructor(history: readonly HistoryEvent[]) {
     const push = <T>(m: Map<string, T[]>, k: string, v: T) => (m.get(k) ?? m.set(k, []).get(k)!).push(v);
     for (const e of history) {
-      if (e.type === 'process:exited') push(this.exits, e.node, e.t);
+      if (e.type === 'process:exited') {
+        push(this.exits, e.node, e.t);
+        if (!e.expected) push(this.unexpectedExits, e.node, e.t);
+      }
       else if (e.type === 'fault:injected' && OUTAGE_FAULTS.has(e.fault)) this.outages.push(e.t);
-      else if (e.type === 'fault:injected' && e.fault === 'db-clock-jump') this.clockSteps.push(e.t);
+      // The step took effect somewhere from its start (the event's t) to `committedByT` (absent from older stored runs).
+      else if (e.type === 'fault:injected' && e.fault === 'db-clock-jump') this.clockSteps.push({ fromT: e.t, toT: typeof e.detail.committedByT === 'number' ? e.detail.committedByT : e.t });
       else if (e.type === 'worker:settings') this.settings.set(e.workerId, e);
       else if (e.type === 'fault:injected' && e.fault === 'worker-stop') {
         const target = String(e.detail.target ?? '');
@@ -151,6 +157,23 @@ export class Fleetline {
   /** The node's process exited (was killed, or crashed) in (fromT, toT]. */
   exitedBetween(node: string, fromT: number, toT: number): boolean {
     return (this.exits.get(node) ?? []).some((t) => t > fromT && t <= toT);
+  }
+
+  /** How many times the node's process died unasked (killed, crashed) in (fromT, toT]. */
+  unexpectedExitCount(node: string, fromT: number, toT: number): number {
+    return (this.unexpectedExits.get(node) ?? []).filter((t) => t > fromT && t <= toT).length;
+  }
+
+  /** Some node died unasked in (fromT, toT]. */
+  diedBetween(fromT: number, toT: number): boolean {
+    for (const ts of this.unexpectedExits.values()) if (ts.some((t) => t > fromT && t <= toT)) return true;
+    return false;
+  }
+
+  /** Some node other than `node` died unasked in (fromT, toT]. */
+  diedOtherThan(node: string, fromT: number, toT: number): boolean {
+    for (const [n, ts] of this.unexpectedExits) if (n !== node && ts.some((t) => t > fromT && t <= toT)) return true;
+    return false;
   }
 
   /** The node was frozen at some moment of [fromT, toT]. */
@@ -192,7 +215,7 @@ export class Fleetline {
     if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
     if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
     if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
-    if (this.clockSteps.some((t) => t >= fromT && t <= untilT)) return 'clock-step';
+    if (this.clockSteps.some((w) => w.fromT <= untilT && w.toT >= fromT)) return 'clock-step';
     return undefined;
   }
 }

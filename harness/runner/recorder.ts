@@ -45,6 +45,14 @@ export class HistoryRecorder {
    * within NODE_LAG_MS of arrival the node's time is taken; a node whose clock
    * was stepped (a clock fault) falls back to arrival time.
    */
+  /**
+   * Records an event at an earlier moment of this run (`t`, from now()): a
+   * fault whose effect others can see before the call that made it returns.
+   */
+  recordAt(event: Recordable, t: number): HistoryEvent {
+    return this.insert({ t: Math.min(t, this.now()), ...event } as HistoryEvent);
+  }
+
   recordAtNodeTime(event: Recordable, nodeTimeMs: number): HistoryEvent {
     const arrived = this.now();
     const happened = nodeTimeMs - this.startedAt;

@@ -38,8 +38,11 @@ export interface InjectionContext {
 /** Carries out one planned fault action, recording it and, when it bites, its evidence. */
 export type Injector = (action: FaultAction, ctx: InjectionContext) => Promise<void>;
 
-export function injected(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>): void {
-  ctx.recorder.record({ type: 'fault:injected', node: 'nemesis', fault: action.fault, detail: { seq: action.seq, ...detail } });
+/** Records the injection: now, or at `atT` (recorder time) when it began earlier and could be seen before it returned. */
+export function injected(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>, atT?: number): void {
+  const event = { type: 'fault:injected', node: 'nemesis', fault: action.fault, detail: { seq: action.seq, ...detail } } as const;
+  if (atT === undefined) ctx.recorder.record(event);
+  else ctx.recorder.recordAt(event, atT);
 }
 
 export function evidence(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>): void {

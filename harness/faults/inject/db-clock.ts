@@ -12,7 +12,11 @@ import { evidence, injected, watchFor, type Injector } from './context.ts';
  */
 export const dbClockJump: Injector = async (action, ctx) => {
   const jumpMs = action.params.jumpMs as number;
+  // Stamped when the step began: workers see the new time from its commit on, which on a busy machine came a few
+  // hundred ms before this call returned. `committedByT` bounds it from the other side.
+  const beganT = ctx.recorder.now();
   const step = await stepDbClock(ctx.db, jumpMs);
+  const committedByT = ctx.recorder.now();
   const nodes: string[] = [];
   for (const t of action.targets) {
     const proc = t.role === 'scheduler' ? ctx.fleet.schedulers[t.index] : ctx.fleet.worker(t.index);
@@ -28,7 +32,8 @@ export const dbClockJump: Injector = async (action, ctx) => {
     dbAfterMs: toMs,
     dueAtOnce: { delayed: step.delayed, retry: step.retry, cron: step.cron },
     nodesStepped: nodes,
-  });
+    committedByT,
+  }, beganT);
   const skipped = (e: HistoryEvent) => e.type === 'job:claimed' && e.runAt > fromMs && e.runAt <= toMs;
   const first = await watchFor(ctx, skipped, 60_000);
   if (first?.type === 'job:claimed') evidence(ctx, action, { firstClaimOfASkippedJob: first.jobId, runAt: new Date(first.runAt).toISOString() });
