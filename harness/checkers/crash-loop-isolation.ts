@@ -21,11 +21,11 @@ function endIndex(h: Hold): number {
  * ended with no report at all. Such a rescue is taken as recorded only when a
  * process that could have been its rescuer was killed (or crashed) before the
  * next claim: another node's, or the holder's own node a second time (its
- * restarted incarnation). Crashes counted before the job's first recorded
- * claim (that claim's report died with its holder too) count once any process
- * was killed before it; with no holder to judge, they are not judged.
- * It is then judged as a reported one is: its holder must have been killed or
- * frozen.
+ * restarted incarnation). It is then judged as a reported one is: its holder
+ * must have been killed or frozen. Crashes counted before the job's first
+ * recorded claim (that claim's report died with its holder too) count once
+ * any process was killed before it; with no holder to judge, they are not
+ * judged.
  */
 function lostRescues(life: JobLife | undefined, finalCrashCount: number | undefined, endT: number, fleet: Fleetline): { hold?: Hold; byT: number }[] {
   const holds = life?.holds ?? [];
