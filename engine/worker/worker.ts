@@ -59,8 +59,6 @@ export class Worker {
   private readonly claimBase: { queues: string[]; leaseMs: number[]; workerId: string };
   /** What every JobRun of this worker shares. */
   private readonly runDeps: JobRunnerDeps;
-  /** Whether this process announced itself as a new incarnation of its id (before its first claim). */
-  private incarnationAnnounced = false;
   /** Jobs whose handler is running: they hold a slot. */
   private readonly inFlight = new Set<JobRun>();
   /** Claimed ahead, waiting for a slot, oldest claim first; their leases are renewed meanwhile. */
@@ -92,9 +90,10 @@ export class Worker {
    */
   private heldBack = false;
   /**
-   * Claims in a row that found nothing (0: the last one found jobs, or none ran yet). While claims find jobs the queue is flowing and a
-   * handler finishing claims again; after empty ones it does not (woken by every freed slot and every recorded outcome,
-   * the claims, most of them empty, were most of a busy worker's statements at 500 jobs/s): RECHECK_AFTER_EMPTY_MS does.
+   * Claims in a row that found nothing (0: the last one found jobs, or none ran yet). While claims find jobs the queue
+   * is flowing and a handler finishing claims again; after empty ones it does not (woken by every freed slot and every
+   * recorded outcome, the claims, most of them empty, were most of a busy worker's statements at 500 jobs/s):
+   * RECHECK_AFTER_EMPTY_MS does.
    */
   private emptyClaims = 0;
   /** A claim is running; an outcome was recorded meanwhile (see recorded()). */
@@ -199,11 +198,9 @@ export class Worker {
     this.heldBack = true;
     if (this.isolating) return 0;
     const db = this.options.db;
-    if (!this.incarnationAnnounced) {
-      // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's.
-      await this.liveness.begin();
-      this.incarnationAnnounced = true;
-    }
+    // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's
+    // (once per process: later calls return the settled announcement).
+    await this.liveness.begin();
     const base = this.claimBase;
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {

@@ -33,7 +33,7 @@ export class HistoryRecorder {
   }
 
   record(event: Recordable): HistoryEvent {
-    return this.insert({ t: this.now(), ...event } as HistoryEvent);
+    return this.recordAt(event, this.now());
   }
 
   /**

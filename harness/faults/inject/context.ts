@@ -40,9 +40,7 @@ export type Injector = (action: FaultAction, ctx: InjectionContext) => Promise<v
 
 /** Records the injection: now, or at `atT` (recorder time) when it began earlier and could be seen before it returned. */
 export function injected(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>, atT?: number): void {
-  const event = { type: 'fault:injected', node: 'nemesis', fault: action.fault, detail: { seq: action.seq, ...detail } } as const;
-  if (atT === undefined) ctx.recorder.record(event);
-  else ctx.recorder.recordAt(event, atT);
+  ctx.recorder.recordAt({ type: 'fault:injected', node: 'nemesis', fault: action.fault, detail: { seq: action.seq, ...detail } }, atT ?? ctx.recorder.now());
 }
 
 export function evidence(ctx: InjectionContext, action: FaultAction, detail: Record<string, unknown>): void {
