@@ -1,9 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Db } from '../engine/db.ts';
 import { migrate, readMigrations } from '../engine/migrator.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
-import { inject, afterAll } from 'vitest';
 import { freshDatabase } from './support/db.ts';
 
 describe('migrator', () => {
@@ -14,7 +13,7 @@ describe('migrator', () => {
     const url = await createDatabase(adminUrl, name);
     const a = new Db({ connectionString: url, maxConnections: 2 });
     const b = new Db({ connectionString: url, maxConnections: 2 });
-    afterAll(async () => {
+    onTestFinished(async () => {
       await a.close();
       await b.close();
       await dropDatabase(adminUrl, name);

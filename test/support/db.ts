@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, inject } from 'vitest';
+import { afterAll, expect, inject, onTestFinished } from 'vitest';
 import { Db } from '../../engine/db.ts';
 import { createDatabase, dropDatabase } from '../../harness/postgres/databases.ts';
 
@@ -11,17 +11,22 @@ export interface TestDatabase {
 }
 
 /**
- * A fresh database cloned from the migrated template, dropped after the file.
- * Every test file gets its own, so files never see each other's rows.
+ * A fresh database cloned from the migrated template, dropped after the file
+ * (or, made inside a test, after that test). Every test file gets its own, so
+ * files never see each other's rows.
  */
 export async function freshDatabase(options: { maxConnections?: number } = {}): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const name = `stampede_t_${randomBytes(5).toString('hex')}`;
   const url = await createDatabase(adminUrl, name, inject('pgTemplate'));
   const db = new Db({ connectionString: url, maxConnections: options.maxConnections ?? 10 });
-  afterAll(async () => {
+  const drop = async () => {
     await db.close();
     await dropDatabase(adminUrl, name);
-  });
+  };
+  // Vitest ignores an afterAll registered while a test runs, which left the
+  // database behind on a DATABASE_URL server.
+  if (expect.getState().currentTestName === undefined) afterAll(drop);
+  else onTestFinished(drop);
   return { db, url, name, adminUrl };
 }
