@@ -42,13 +42,24 @@ function joinNegativeValues(argv: string[], options: Options): string[] {
   return out;
 }
 
+/**
+ * Decimal digits, with an optional minus, as a safe integer; undefined for
+ * anything else. Number() alone takes "1e3", "0x10" and " 5 ", and rounds a
+ * 20-digit job id to some other job's id.
+ */
+export function integerText(raw: string): number | undefined {
+  if (!/^-?\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
 /** A flag's value as an integer >= min, or undefined when absent. */
 export function intFlag(values: Record<string, unknown>, name: string, min = 0): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
-  const n = Number(raw);
+  const n = integerText(String(raw));
   const expected = min === 1 ? 'a positive integer' : min === 0 ? 'an integer >= 0' : `an integer >= ${min}`;
-  if (String(raw).trim() === '' || !Number.isInteger(n) || n < min) throw new UsageError(`--${name}: expected ${expected}, got "${String(raw)}"`);
+  if (n === undefined || n < min) throw new UsageError(`--${name}: expected ${expected}, got "${String(raw)}"`);
   return n;
 }
 

@@ -22,7 +22,7 @@ import {
 } from '../engine/control/index.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { redactSecrets } from '../engine/redact.ts';
-import { databaseUrl, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, integerText, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede control <command> ... --by WHO --reason WHY
   cancel <job-id>                       pending, failed or claimed -> cancelled (a running handler aborts at its next heartbeat)
@@ -54,8 +54,8 @@ const FLAGS = {
 } as const;
 
 function jobIdArg(value: string | undefined, command: string): number {
-  const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < 1) throw new UsageError(`${command}: expected a job id (an integer >= 1), got ${value === undefined ? 'none' : `"${value}"`}`);
+  const n = value === undefined ? undefined : integerText(value);
+  if (n === undefined || n < 1) throw new UsageError(`${command}: expected a job id (an integer >= 1), got ${value === undefined ? 'none' : `"${value}"`}`);
   return n;
 }
 
@@ -64,13 +64,13 @@ function queueArg(value: string | undefined, command: string): string {
   return value;
 }
 
-/** --max-in-flight / --max-starts-per-second: a number, "none" to remove the limit, or `current` when the flag is absent. */
-function limitFlag(values: Record<string, unknown>, name: string, integer: boolean, current: number | null): number | null {
+/** --max-in-flight / --max-starts-per-second: a number, null for "none" (remove the limit), undefined when the flag is absent. */
+function limitFlag(values: Record<string, unknown>, name: string, integer: boolean): number | null | undefined {
   const raw = values[name];
-  if (raw === undefined) return current;
+  if (raw === undefined) return undefined;
   if (raw === 'none') return null;
-  const n = Number(raw);
-  if (String(raw).trim() === '' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+  const n = integer ? (integerText(String(raw)) ?? NaN) : Number(raw);
+  if (String(raw).trim() === '' || !Number.isFinite(n) || n <= 0) {
     throw new UsageError(`--${name}: expected ${integer ? 'an integer >= 1' : 'a number > 0'} or "none", got "${String(raw)}"`);
   }
   return n;
@@ -109,14 +109,16 @@ async function run(db: Db, command: string, args: string[], values: Record<strin
       return `resumed ${args[0]} at ${(await resumeQueue(db, queueArg(args[0], command), actor())).resumedAt.toISOString()}\n`;
     case 'limit': {
       const queue = queueArg(args[0], command);
-      if (values['max-in-flight'] === undefined && values['max-starts-per-second'] === undefined) {
+      const maxInFlight = limitFlag(values, 'max-in-flight', true);
+      const maxStartsPerSecond = limitFlag(values, 'max-starts-per-second', false);
+      if (maxInFlight === undefined && maxStartsPerSecond === undefined) {
         throw new UsageError('limit: expected --max-in-flight and/or --max-starts-per-second (a number, or "none" to remove it)');
       }
       // A flag left out keeps that limit as it is: setting one never silently removes the other.
       const now = await getQueueControl(db, queue);
       const limits = {
-        maxInFlight: limitFlag(values, 'max-in-flight', true, now?.maxInFlight ?? null),
-        maxStartsPerSecond: limitFlag(values, 'max-starts-per-second', false, now?.maxStartsPerSecond ?? null),
+        maxInFlight: maxInFlight === undefined ? (now?.maxInFlight ?? null) : maxInFlight,
+        maxStartsPerSecond: maxStartsPerSecond === undefined ? (now?.maxStartsPerSecond ?? null) : maxStartsPerSecond,
       };
       return describeQueue(await setQueueLimits(db, queue, limits, { ...actor(), allowNew: values.new }));
     }

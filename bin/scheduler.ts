@@ -23,7 +23,7 @@ import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
-import { databaseUrl, errorText, exitOnHelp, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, integerText, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -37,8 +37,8 @@ const log = createLogger('scheduler');
 
 function int(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n)) throw new ValidationError(flag, `"${value}" is not an integer number of milliseconds`);
+  const n = integerText(value);
+  if (n === undefined) throw new ValidationError(flag, `"${value}" is not an integer number of milliseconds`);
   return n;
 }
 

@@ -9,7 +9,7 @@
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, type Schedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { databaseUrl, errorText, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, integerText, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede schedules <add|list|pause|resume|remove> ...
   add <id> --cron EXPR --queue Q [--tz ZONE] [--payload JSON] [--priority 0-9] [--max-attempts N]
@@ -20,8 +20,8 @@ env: DATABASE_URL=postgres://user:password@host:port/database`;
 
 function int(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n)) throw new ValidationError(field, `"${value}" is not an integer`);
+  const n = integerText(value);
+  if (n === undefined) throw new ValidationError(field, `"${value}" is not an integer`);
   return n;
 }
 
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const url = databaseUrl();
   const needId = () => {
-    if (!id) throw new ValidationError('id', `"${command}" needs a schedule id`);
+    if (!id) throw new ValidationError('id', `${command}: expected a schedule id, got ${id === undefined ? 'none' : '""'}`);
     return id;
   };
   const db = new Db({ connectionString: url, maxConnections: 1, applicationName: 'stampede:schedules' });

@@ -81,6 +81,14 @@ describe('sampler-agrees', () => {
     expect(checkSamplerAgrees(claimedBetween, finalState([]), bounds).pass).toBe(true);
   });
 
+  it('agrees with an empty queue when its first due job (here an hour overdue, after a clock step) came between the reads', () => {
+    const stepBetween = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 0 }, { before: {}, ages: { q: 3_559_682 } }));
+    expect(checkSamplerAgrees(stepBetween, finalState([]), bounds).pass).toBe(true);
+    // The control: the same job already waiting at the before read, and the engine still blind to it.
+    const blind = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 0 }, { before: { q: 3_559_000 }, ages: { q: 3_559_682 } }));
+    expect(checkSamplerAgrees(blind, finalState([]), bounds).pass).toBe(false);
+  });
+
   it('fails (negative control) on an engine dead-letter depth above what is in the table', () => {
     const r = checkSamplerAgrees([h.sample(0, {}, { dlq: 1, engineDlq: 3 })], finalState([]), bounds);
     expect(r.pass).toBe(false);

@@ -33,6 +33,27 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     for (const r of [spaced, joined, lease]) expect(r.stderr).not.toContain('ambiguous');
   });
 
+  it('a number in any spelling but decimal digits, or past 2^53, is refused before the database is asked', async () => {
+    const by = ['--by', 'a', '--reason', 'b'];
+    const [huge, exp, hex, concurrency, inFlight, priority, tick] = await Promise.all([
+      stampede(['control', 'cancel', '99999999999999999999999', ...by], SOME_DB),
+      stampede(['control', 'cancel', '1e3', ...by], SOME_DB),
+      stampede(['control', 'cancel', '0x10', ...by], SOME_DB),
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--concurrency', '1e2'], SOME_DB),
+      stampede(['control', 'limit', 'q', '--max-in-flight', '2.5', '--new', ...by], SOME_DB),
+      stampede(['schedules', 'add', 's', '--cron', '* * * * *', '--queue', 'q', '--priority', '1e0'], SOME_DB),
+      stampede(['scheduler', '--tick-ms', '0x20'], SOME_DB),
+    ]);
+    // A 23-digit id read as a float would be 1e+23, and cancel some other job's id.
+    expect(huge).toMatchObject({ code: 2, stderr: expect.stringContaining('cancel: expected a job id (an integer >= 1), got "99999999999999999999999"') });
+    expect(exp).toMatchObject({ code: 2, stderr: expect.stringContaining('got "1e3"') });
+    expect(hex).toMatchObject({ code: 2, stderr: expect.stringContaining('got "0x10"') });
+    expect(concurrency).toMatchObject({ code: 2, stderr: expect.stringContaining('--concurrency: expected a positive integer, got "1e2"') });
+    expect(inFlight).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-in-flight: expected an integer >= 1 or "none", got "2.5"') });
+    expect(priority).toMatchObject({ code: 2, stderr: expect.stringContaining('priority: "1e0" is not an integer') });
+    expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: "0x20" is not an integer number of milliseconds') });
+  });
+
   it('a handlers module that does not exist: the path is named', async () => {
     const r = await stampede(['worker', '--handlers', './no/such-handlers.js'], SOME_DB);
     expect(r.code).toBe(2);

@@ -37,7 +37,9 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
     for (const q of queues) {
       const engine = s.oldestUnclaimedAgeMs[q] ?? 0;
       const own = s.harness.oldestUnclaimedAgeMs[q] ?? 0;
-      const before = s.harness.oldestBeforeMs?.[q] ?? own;
+      // A queue missing from the before reading had nothing waiting then (its
+      // first due job, or a clock step, came between the reads), not `own`.
+      const before = s.harness.oldestBeforeMs === undefined ? own : (s.harness.oldestBeforeMs[q] ?? 0);
       const lo = Math.min(before, own);
       const hi = Math.max(before, own);
       if (Math.max(engine, own) > bounds.toleranceMs) waiting++;
