@@ -84,18 +84,20 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       deadTuples?: number;
       /** Age of the oldest transaction holding the xmin horizon, ms (0: none), when the sampler read it. */
       xminAgeMs?: number;
+      /** The engine sampler's figures per queue (what /metrics serves as stampede_queue_*). */
+      queues?: Record<string, SampledQueue & { capped: boolean }>;
       /**
-       * The harness's own reading right after the engine's (harness/runner/harness.sql
-       * HarnessQueueState): the oracle judges the SLO and alerts on these, and checks the engine's
-       * figures above against them. `oldestBeforeMs`: the same ages read just before the engine's read.
-       * `afterMs`: harness time from the first of the three reads starting to the last one ending.
+       * The harness's own reading (harness/runner/harness.sql HarnessQueueState), taken in
+       * the engine sampler's transaction after its queries: the same snapshot and the same
+       * now(), so every figure must match the engine's. The oracle judges the SLO and the
+       * alerts on these, and checks the engine's figures against them (sampler-agrees).
        */
       harness?: {
         oldestUnclaimedAgeMs: Record<string, number>;
-        oldestBeforeMs?: Record<string, number>;
         deadLetterDepth: number;
         xminAgeMs: number;
-        afterMs: number;
+        queues: Record<string, SampledQueue>;
+        done: number;
       };
     }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
@@ -105,6 +107,17 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | { type: 'preload:enqueued'; origin: PreloadOrigin; queue: string; jobIds: number[]; runAtFrom: number | null; runAtTo: number | null }
 );
+
+/** One queue's figures at a sample: rows by state, due ones, expired leases not yet rescued, dead letters, the oldest due job's age (ms). */
+export interface SampledQueue {
+  pending: number;
+  failed: number;
+  due: number;
+  claimed: number;
+  overdue: number;
+  deadLetters: number;
+  oldestMs: number;
+}
 
 /** Where preloaded work comes from: `delayed` jobs enqueued to run later, `retry` jobs that failed an attempt and wait out their backoff. */
 export type PreloadOrigin = 'delayed' | 'retry';

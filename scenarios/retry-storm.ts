@@ -31,7 +31,7 @@ export default defineScenario({
     { fault: 'thundering-herd', atS: 4.5, count: 300 },
   ],
   // Hundreds of retries in backoff: none may start before its run_at, and each delay is within its ceiling.
-  checkers: { 'retry-spread': true, 'no-early-start': true, 'parameters-honoured': true },
+  checkers: { 'retry-spread': true, 'no-early-start': true, 'parameters-honoured': true, 'sampler-agrees': true },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,
 });

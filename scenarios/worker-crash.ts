@@ -45,6 +45,7 @@ export default defineScenario({
     'crash-loop-isolation': true,
     'lease-fencing': true,
     'parameters-honoured': true,
+    'sampler-agrees': true,
   },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 30,

@@ -60,43 +60,47 @@ describe('durable-acknowledgements', () => {
 });
 
 describe('sampler-agrees', () => {
-  const bounds = { toleranceMs: 500, minAgreeShare: 0.9 };
-  const agreeing = [0, 1, 2, 3, 4].map((i) => h.sample(i * 1_000, { q: 3_000 + i * 1_000 }, { ages: { q: 3_020 + i * 1_000 } }));
+  const bounds = { toleranceMs: 2 };
+  const agreeing = [0, 1, 2, 3, 4].map((i) => h.sample(i * 1_000, { q: 3_000 + i * 1_000 }, { engine: { q: { failed: 2, claimed: 5, overdue: 1 } }, harness: { q: { failed: 2, claimed: 5, overdue: 1 } }, done: 40 }));
 
-  it("passes when the engine's ages match the harness's within the tolerance", () => {
-    const r = checkSamplerAgrees(agreeing, finalState([]), bounds);
+  it('passes when every figure matches the harness reading of the same snapshot, the age within rounding', () => {
+    const rounded = [h.sample(0, { q: 3_000.6 }, { ages: { q: 3_001 } }), ...agreeing];
+    const r = checkSamplerAgrees(rounded, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('5 of 5 samples agree (100 %); engine at most 20 ms outside the harness\'s bracket; 5 queue readings with a job waiting over 500 ms');
+    expect(r.figure).toBe('6 of 6 samples agree; 41 pending, failed, claimed and dead-letter rows read over them');
   });
 
   it('fails (negative control) when the engine reads a queue as empty that has a job waiting 4 s', () => {
-    const blind = [0, 1, 2, 3, 4].map((i) => h.sample(i * 1_000, { q: 0 }, { ages: { q: 4_000 } }));
+    const blind = [0, 1, 2].map((i) => h.sample(i * 1_000, {}, { ages: { q: 4_000 } }));
     const r = checkSamplerAgrees(blind, finalState([]), bounds);
     expect(r.pass).toBe(false);
-    expect(r.examples?.[0]).toEqual({ t: 0, queue: 'q', engineMs: 0, harnessMs: 4_000, slackMs: 505 });
+    expect(r.examples?.[0]).toEqual({ t: 0, queue: 'q', field: 'pending', engine: 0, harness: 1 });
   });
 
-  it('agrees when the oldest job was claimed between the reads: the engine lies between the harness before and after', () => {
-    const claimedBetween = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 2_500 }, { before: { q: 6_000 }, ages: { q: 40 } }));
-    expect(checkSamplerAgrees(claimedBetween, finalState([]), bounds).pass).toBe(true);
+  it('fails (negative control) on one sample whose depth leaves out the failed rows, or whose age is 3 ms off', () => {
+    const noFailed = [...agreeing, h.sample(5_000, { q: 10 }, { harness: { q: { failed: 3 } } })];
+    expect(checkSamplerAgrees(noFailed, finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ t: 5_000, queue: 'q', field: 'failed', engine: 0, harness: 3 }] });
+    const age = [...agreeing, h.sample(5_000, { q: 10 }, { ages: { q: 13 } })];
+    expect(checkSamplerAgrees(age, finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ field: 'oldestMs', engine: 10, harness: 13 }] });
   });
 
-  it('agrees with an empty queue when its first due job (here an hour overdue, after a clock step) came between the reads', () => {
-    const stepBetween = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 0 }, { before: {}, ages: { q: 3_559_682 } }));
-    expect(checkSamplerAgrees(stepBetween, finalState([]), bounds).pass).toBe(true);
-    // The control: the same job already waiting at the before read, and the engine still blind to it.
-    const blind = [0, 1, 2].map((i) => h.sample(i * 1_000, { q: 0 }, { before: { q: 3_559_000 }, ages: { q: 3_559_682 } }));
-    expect(checkSamplerAgrees(blind, finalState([]), bounds).pass).toBe(false);
+  it('takes a capped count as a lower bound, and only that', () => {
+    const capped = (engine: number) => [h.sample(0, { q: 1 }, { engine: { q: { pending: engine, capped: true } }, harness: { q: { pending: 150_000 } } })];
+    expect(checkSamplerAgrees(capped(100_000), finalState([]), bounds).pass).toBe(true);
+    expect(checkSamplerAgrees(capped(150_001), finalState([]), bounds).pass).toBe(false);
   });
 
-  it('fails (negative control) on an engine dead-letter depth above what is in the table', () => {
-    const r = checkSamplerAgrees([h.sample(0, {}, { dlq: 1, engineDlq: 3 })], finalState([]), bounds);
-    expect(r.pass).toBe(false);
+  it('fails (negative control) on dead letters by queue or done rows the table does not hold', () => {
+    const dlq = [h.sample(0, { q: 1 }, { engine: { q: { deadLetters: 3 } }, harness: { q: { deadLetters: 1 } } })];
+    expect(checkSamplerAgrees(dlq, finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ field: 'deadLetters', engine: 3, harness: 1 }] });
+    const done = [h.sample(0, { q: 1 }, { engineDone: 7, done: 9 })];
+    expect(checkSamplerAgrees(done, finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ field: 'done', engine: 7, harness: 9 }] });
   });
 
-  it('is unknown with no sample carrying both readings', () => {
+  it('is unknown with no sample carrying both readings, or with no row to read', () => {
     const engineOnly = { ...h.sample(0, { q: 1 }), harness: undefined } as HistoryEvent;
     expect(checkSamplerAgrees([engineOnly], finalState([]), bounds).pass).toBe('unknown');
+    expect(checkSamplerAgrees([h.sample(0, {}), h.sample(1_000, {})], finalState([]), bounds).pass).toBe('unknown');
   });
 });
 

@@ -175,7 +175,10 @@ export class QueueStateSampler {
     let rows: Record<string, any[]>;
     try {
       rows = await this.db.transaction(async (tx) => {
-        await tx.query('SET TRANSACTION READ ONLY');
+        // One snapshot for the whole round: depth, claimed, dead letters and done
+        // are counted at one instant, so they add up (read-only, so it never
+        // conflicts with a writer).
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
         await tx.query(`SET LOCAL statement_timeout = ${this.config.statementTimeoutMs}`);
         const out: Record<string, any[]> = {};
         for (const query of this.plannedQueries()) out[query.name] = (await tx.query(query.text, query.params)).rows;

@@ -5,6 +5,7 @@ import { cronKeySpelling } from './cron-key-spelling.ts';
 import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
 import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
+import { depthIgnoresRetries } from './depth-ignores-retries.ts';
 import { effectLockWait } from './effect-lock-wait.ts';
 import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
@@ -51,6 +52,7 @@ export const MUTANTS = {
   'db-clock-as-wall-time': dbClockAsWallTime,
   'async-commit': asyncCommit,
   'oldest-age-priority-blind': oldestAgePriorityBlind,
+  'depth-ignores-retries': depthIgnoresRetries,
   'no-dead-letter-row': noDeadLetterRow,
   'crash-on-any-expiry': crashOnAnyExpiry,
   'effect-lock-wait': effectLockWait,

@@ -111,18 +111,33 @@ SELECT txid_current();
 
 -- name: HarnessQueueState
 -- The harness's own instrument, deliberately not the engine's sampler
--- (engine/metrics/queue-state.sql): the oldest due, unclaimed job per queue
--- by a plain GROUP BY (a run's table is small, so a scan is fine here), the
--- dead-letter rows, and the oldest open snapshot of a client session. The
--- engine's figures are checked against these (sampler-agrees), and the SLO
--- and alert crossings are judged on these.
-SELECT (SELECT coalesce(jsonb_object_agg(queue, age_ms), '{}'::jsonb) FROM (
-          SELECT queue, round(extract(epoch FROM now() - min(run_at)) * 1000)::float8 AS age_ms
-            FROM stampede.jobs
-           WHERE state IN ('pending', 'failed') AND run_at <= now()
-           GROUP BY queue) o) AS oldest,
-       (SELECT count(*)::int FROM stampede.dead_letters) AS dead_letters,
-       (SELECT coalesce(max(extract(epoch FROM now() - xact_start)) * 1000, 0)::float8
+-- (engine/metrics/queue-state.sql): per queue, rows by state, due rows, expired
+-- leases and the oldest due, unclaimed job by a plain GROUP BY (a run's table
+-- is small, so a scan is fine here), the dead-letter rows, the done rows, and
+-- the oldest open snapshot of another client session. It runs inside the
+-- engine sampler's REPEATABLE READ transaction, so it sees what the engine saw
+-- at the same now(): sampler-agrees checks the engine's figures against these
+-- exactly, and the SLO and alert crossings are judged on these.
+SELECT (SELECT coalesce(jsonb_object_agg(queue, jsonb_build_object(
+                 'pending', pending, 'failed', failed, 'due', due, 'claimed', claimed, 'overdue', overdue,
+                 'deadLetters', 0, 'oldestMs', oldest_ms)), '{}'::jsonb)
+          FROM (SELECT queue,
+                       count(*) FILTER (WHERE state = 'pending') AS pending,
+                       count(*) FILTER (WHERE state = 'failed') AS failed,
+                       count(*) FILTER (WHERE state IN ('pending', 'failed') AND run_at <= now()) AS due,
+                       count(*) FILTER (WHERE state = 'claimed') AS claimed,
+                       count(*) FILTER (WHERE state = 'claimed' AND lease_expires_at < now()) AS overdue,
+                       coalesce(round(extract(epoch FROM now() - min(run_at) FILTER (
+                         WHERE state IN ('pending', 'failed') AND run_at <= now())) * 1000), 0)::float8 AS oldest_ms
+                  FROM stampede.jobs
+                 WHERE state IN ('pending', 'failed', 'claimed')
+                 GROUP BY queue) q) AS queues,
+       (SELECT coalesce(jsonb_object_agg(queue, n), '{}'::jsonb)
+          FROM (SELECT queue, count(*)::int AS n FROM stampede.dead_letters GROUP BY queue) d) AS dead_letters,
+       (SELECT count(*)::int FROM stampede.jobs WHERE state = 'done') AS done,
+       -- xact_start is the server's own stamp: pg_catalog.now() by name, which a
+       -- simulated database clock (harness/db-clock) does not move.
+       (SELECT coalesce(max(extract(epoch FROM pg_catalog.now() - xact_start)) * 1000, 0)::float8
           FROM pg_stat_activity
          WHERE datname = current_database() AND backend_type = 'client backend'
            AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()) AS xmin_age_ms;

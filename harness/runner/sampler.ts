@@ -1,8 +1,10 @@
+import type pg from 'pg';
 import type { Clock } from '../../engine/clock.ts';
-import type { Db } from '../../engine/db.ts';
+import { Db } from '../../engine/db.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PeriodicLoop } from '../../engine/periodic.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
+import type { SampledQueue } from '../history.ts';
 import { harnessQueries as q } from './queries.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
@@ -18,31 +20,69 @@ export interface HarnessReading {
   oldestUnclaimedAgeMs: Record<string, number>;
   deadLetterDepth: number;
   xminAgeMs: number;
+  queues: Record<string, SampledQueue>;
+  done: number;
 }
+
+/**
+ * The engine sampler's Db, with the harness's own query appended to each of
+ * the sampler's transactions, after the sampler's queries: the same snapshot
+ * (the sampler reads at REPEATABLE READ) and the same now(). The engine's code
+ * and SQL run unchanged; only its connection carries one more read.
+ */
+class ReadAlongDb extends Db {
+  reading: HarnessReading | null = null;
+
+  override transaction<T>(fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.reading = null;
+    return super.transaction(async (tx) => {
+      const out = await fn(tx);
+      this.reading = toReading((await tx.query(q.HarnessQueueState)).rows[0]);
+      return out;
+    });
+  }
+}
+
+function toReading(r: { queues: Record<string, SampledQueue>; dead_letters: Record<string, number>; done: number; xmin_age_ms: number }): HarnessReading {
+  const queues = { ...r.queues };
+  for (const [queue, n] of Object.entries(r.dead_letters)) queues[queue] = { ...(queues[queue] ?? EMPTY), deadLetters: n };
+  return {
+    queues,
+    // Only queues with a due job, as the engine's gauge: a queue whose jobs all wait for later has no age.
+    oldestUnclaimedAgeMs: Object.fromEntries(Object.entries(queues).filter(([, f]) => f.due > 0).map(([queue, f]) => [queue, f.oldestMs])),
+    deadLetterDepth: Object.values(r.dead_letters).reduce((a, b) => a + b, 0),
+    done: r.done,
+    xminAgeMs: r.xmin_age_ms,
+  };
+}
+
+const EMPTY: SampledQueue = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
 
 /**
  * Samples queue state once a second into `sample` history events: with the
  * engine's own sampler (the same queries /metrics serves), whose figures are
- * under test, and just before and after it with the harness's own query,
- * whose figures the oracle trusts. Records the moment each alert signal crosses its
+ * under test, and in the same transaction with the harness's own query, whose
+ * figures the oracle trusts. Records the moment each alert signal crosses its
  * threshold, up or down, by the harness's figures: that is how a run shows
  * when the incident was detectable and when it recovered.
  */
 export class RunSampler {
+  private readonly db: ReadAlongDb;
   private readonly sampler: QueueStateSampler;
   private above = { age: false, dlq: false, xmin: false };
   private readonly loop: PeriodicLoop<void>;
   latest: QueueStateSnapshot | null = null;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     clock: Clock,
     private readonly recorder: HistoryRecorder,
     private readonly thresholds: AlertThresholds,
     log: Logger,
     intervalMs = 1000,
   ) {
-    this.sampler = new QueueStateSampler(db, clock, null, { intervalMs, doneCount: 'exact' }, log);
+    this.db = new ReadAlongDb({ ...db.options, maxConnections: 1, applicationName: 'stampede:harness-sampler' });
+    this.sampler = new QueueStateSampler(this.db, clock, null, { intervalMs, doneCount: 'exact' }, log);
     this.loop = new PeriodicLoop({ clock, log, what: 'sample', intervalMs, runOnce: () => this.runOnce() });
   }
 
@@ -50,21 +90,17 @@ export class RunSampler {
     this.loop.start();
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
+  async stop(): Promise<void> {
+    await this.loop.stop();
+    await this.db.close();
   }
 
   /** One sample now; the run takes a last one after the drain. */
   async runOnce(): Promise<void> {
-    // The harness reads before and after the engine: the engine's figure must lie between the two
-    // (the oldest job may be claimed in between, which no fixed tolerance covers).
-    const startedT = this.recorder.now();
-    const before = await this.readOwn();
-    // Its own return value, not `latest`: a failed read must not pair a stale snapshot with fresh readings.
+    // A failed read (an outage the run injected) throws here and records nothing: the loop carries on.
     const s = await this.sampler.runOnce();
     this.latest = s;
-    const own = await this.readOwn();
-    if (!own || !before) return;
+    const own = this.db.reading!;
     this.recorder.record({
       type: 'sample',
       node: 'sampler',
@@ -77,23 +113,19 @@ export class RunSampler {
       dead: s.dead,
       deadTuples: s.jobsDeadTuples,
       xminAgeMs: s.xminHorizonAgeMs,
-      harness: { ...own, oldestBeforeMs: before.oldestUnclaimedAgeMs, afterMs: this.recorder.now() - startedT },
+      queues: Object.fromEntries(
+        Object.entries(s.queues).map(([queue, f]) => [
+          queue,
+          { pending: f.pending, failed: f.failed, due: f.due, claimed: f.claimed, overdue: f.leasesOverdue, deadLetters: f.deadLetters, oldestMs: f.oldestUnclaimedAgeMs, capped: f.depthCapped },
+        ]),
+      ),
+      harness: own,
     });
     const maxAge = Math.max(0, ...Object.values(own.oldestUnclaimedAgeMs));
     const t = this.thresholds;
     this.cross('oldest-unclaimed-age', 'age', maxAge, t.oldestAgeSloMs, maxAge > t.oldestAgeSloMs);
     this.cross('dead-letter-depth', 'dlq', own.deadLetterDepth, t.deadLetterDepthAlert, own.deadLetterDepth >= t.deadLetterDepthAlert);
     this.cross('xmin-horizon-age', 'xmin', own.xminAgeMs, t.xminAgeAlertMs, own.xminAgeMs > t.xminAgeAlertMs);
-  }
-
-  /** The harness's own query; null when the database is away (an outage the run injected): no sample then. */
-  private async readOwn(): Promise<HarnessReading | null> {
-    try {
-      const r = (await this.db.query(q.HarnessQueueState)).rows[0];
-      return { oldestUnclaimedAgeMs: r.oldest as Record<string, number>, deadLetterDepth: r.dead_letters as number, xminAgeMs: r.xmin_age_ms as number };
-    } catch {
-      return null;
-    }
   }
 
   /** The alert signals over their thresholds at the last sample, for the live status line. */

@@ -1,4 +1,4 @@
-import type { FinalState, HistoryEvent, JobKind } from '../../harness/history.ts';
+import type { FinalState, HistoryEvent, JobKind, SampledQueue } from '../../harness/history.ts';
 import type { ReportInput } from '../../reports/render/index.ts';
 
 /**
@@ -6,6 +6,8 @@ import type { ReportInput } from '../../reports/render/index.ts';
  * harness time `t` explicitly, so a test reads as a timeline.
  */
 type Extra = { node?: string; dbTime?: number; nodeTime?: number };
+
+const NO_ROWS: SampledQueue = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
 
 export const h = {
   invoke: (t: number, op: number, kind: JobKind = 'normal', queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:invoke', op, queue, intendedAt: t, kind }),
@@ -65,11 +67,29 @@ export const h = {
   rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
   fault: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:injected', fault, detail }),
   evidence: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:evidence', fault, detail }),
-  /** A sample where the engine's sampler and the harness's own query read the same ages (`own` overrides the harness's). */
-  sample: (t: number, ages: Record<string, number>, own: { ages?: Record<string, number>; before?: Record<string, number>; dlq?: number; engineDlq?: number; afterMs?: number } = {}): HistoryEvent => ({
-    t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: own.engineDlq ?? own.dlq ?? 0, claimed: 0, done: 0, failed: 0, dead: 0,
-    harness: { oldestUnclaimedAgeMs: own.ages ?? ages, ...(own.before ? { oldestBeforeMs: own.before } : {}), deadLetterDepth: own.dlq ?? 0, xminAgeMs: 0, afterMs: own.afterMs ?? 5 },
-  }),
+  /**
+   * A sample where the engine's sampler and the harness's own query read the same figures: one due
+   * job per queue in `ages`, that old. `own.ages` overrides the harness's ages; `engine` and
+   * `harness` override single figures of a queue on one side.
+   */
+  sample: (
+    t: number,
+    ages: Record<string, number>,
+    own: { ages?: Record<string, number>; dlq?: number; engineDlq?: number; done?: number; engineDone?: number; engine?: Record<string, Partial<SampledQueue & { capped: boolean }>>; harness?: Record<string, Partial<SampledQueue>> } = {},
+  ): HistoryEvent => {
+    const queues = (a: Record<string, number>, over: Record<string, Partial<SampledQueue>> = {}) => {
+      const out: Record<string, SampledQueue> = {};
+      for (const [queue, ms] of Object.entries(a)) out[queue] = { ...NO_ROWS, pending: 1, due: 1, oldestMs: ms };
+      for (const [queue, f] of Object.entries(over)) out[queue] = { ...(out[queue] ?? NO_ROWS), ...f };
+      return out;
+    };
+    const harnessAges = own.ages ?? ages;
+    return {
+      t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: own.engineDlq ?? own.dlq ?? 0, claimed: 0, done: own.engineDone ?? own.done ?? 0, failed: 0, dead: 0,
+      queues: Object.fromEntries(Object.entries(queues(ages, own.engine)).map(([queue, f]) => [queue, { capped: false, ...f }])),
+      harness: { oldestUnclaimedAgeMs: harnessAges, deadLetterDepth: own.dlq ?? 0, xminAgeMs: 0, queues: queues(harnessAges, own.harness), done: own.done ?? 0 },
+    };
+  },
   alert: (t: number, signal: string, direction: 'up' | 'down'): HistoryEvent => ({ t, node: 'sampler', type: 'alert:crossed', signal, value: 0, threshold: 0, direction }),
 };
 
