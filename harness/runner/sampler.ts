@@ -95,8 +95,20 @@ export class RunSampler {
     await this.db.close();
   }
 
-  /** One sample now; the run takes a last one after the drain. */
-  async runOnce(): Promise<void> {
+  private sampling: Promise<void> = Promise.resolve();
+
+  /**
+   * One sample now; the run takes a last one after the drain, maybe while the
+   * loop takes one: samples run one at a time, since each reads the reading its
+   * own transaction left on the Db.
+   */
+  runOnce(): Promise<void> {
+    const next = this.sampling.then(() => this.sample());
+    this.sampling = next.catch(() => {});
+    return next;
+  }
+
+  private async sample(): Promise<void> {
     // A failed read (an outage the run injected) throws here and records nothing: the loop carries on.
     const s = await this.sampler.runOnce();
     this.latest = s;
