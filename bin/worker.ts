@@ -161,10 +161,11 @@ async function main(): Promise<void> {
   worker.start();
   sampler?.start();
   await server?.start();
-  log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed });
+  log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed, ...(server ? { metricsPort: server.port } : {}) });
   // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
   send?.({ kind: 'event', name: 'worker:settings', payload: workerSettings(worker.id, options), nodeTime: clock.now() });
-  send?.({ kind: 'ready', workerId: worker.id, pid: process.pid });
+  // With --metrics-port 0 the port is the system's choice: the parent learns it here.
+  send?.({ kind: 'ready', workerId: worker.id, pid: process.pid, ...(server ? { metricsPort: server.port } : {}) });
 }
 
 main().catch((err) => {

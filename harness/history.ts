@@ -100,6 +100,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
         done: number;
       };
     }
+  /** A live worker's RED counters as its own /metrics served them (red-metrics judges them against its events). */
+  | { type: 'metrics:scraped'; workerId: string; red: RedCounts }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
   /**
    * Work the scenario put in place before the load started (delayed reminders, retries left in
@@ -117,6 +119,15 @@ export interface SampledQueue {
   overdue: number;
   deadLetters: number;
   oldestMs: number;
+}
+
+/** A worker's RED series, summed over their other labels, by queue; durations by outcome label, then queue. */
+export interface RedCounts {
+  claimed: Record<string, number>;
+  completed: Record<string, number>;
+  failed: Record<string, number>;
+  leasesLost: Record<string, number>;
+  durations: Record<string, Record<string, number>>;
 }
 
 /** Where preloaded work comes from: `delayed` jobs enqueued to run later, `retry` jobs that failed an attempt and wait out their backoff. */

@@ -151,6 +151,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
     'no-concurrent-claim': true,
     'no-stale-completion': true,
     'dead-letter-routing': true,
+    'red-metrics': true,
     'queue-drained': true,
     'faults-exercised': true,
   },

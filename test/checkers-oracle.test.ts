@@ -67,7 +67,7 @@ describe('sampler-agrees', () => {
     const rounded = [h.sample(0, { q: 3_000.6 }, { ages: { q: 3_001 } }), ...agreeing];
     const r = checkSamplerAgrees(rounded, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('6 of 6 samples agree; 41 pending, failed, claimed and dead-letter rows read over them');
+    expect(r.figure).toBe('6 of 6 samples agree; 241 rows read over them (pending, failed, claimed, done and dead letters)');
   });
 
   it('fails (negative control) when the engine reads a queue as empty that has a job waiting 4 s', () => {

@@ -1,6 +1,6 @@
 // The mutant registry (harness/mutants/): every query patch still applies to
 // the query production runs, really changes it, and still prepares in
-// Postgres; every strategy swap and connection setting really changes behaviour; applying and undoing
+// Postgres; every strategy swap, RED recorder swap and connection setting really changes behaviour; applying and undoing
 // restores the real engine exactly; a patch whose text production no longer
 // has fails loudly.
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,8 @@ import { Db } from '../engine/db.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { claimJobs } from '../engine/worker/claim.ts';
+import { createMetrics } from '../engine/metrics/index.ts';
+import { redRecorders } from '../engine/metrics/event-metrics.ts';
 import { workerStrategies, type WorkerStrategies } from '../engine/worker/strategies.ts';
 import { patchedQueryText } from '../harness/mutants/apply.ts';
 import { applyMutant, MUTANTS, type MutantName } from '../harness/mutants/index.ts';
@@ -65,22 +67,39 @@ describe('the mutant registry', () => {
     },
   );
 
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'red-recorder' ? [[name, c.event, c.use] as const] : []))))(
+    '%s: its %s recorder really feeds other series than the real one',
+    async (_name, event, use) => {
+      // One event of the kind, through each recorder, read back as the text /metrics serves.
+      const served = async (recorder: (...args: any[]) => void) => {
+        const metrics = createMetrics();
+        const payload = { jobId: 1, queue: 'q', priority: 0, attempt: 1, workerId: 'w', durationMs: 5, error: 'Error: boom', dbFailedAt: 0, retryAt: 0, dbClaimedAt: 0, runAt: 0, reason: 'x', phase: 'heartbeat', attempts: 1, nodeId: 'n', skewMs: 0 };
+        recorder(metrics, payload, () => 'error');
+        return metrics.registry.metrics();
+      };
+      expect(await served(use as any)).not.toEqual(await served(redRecorders[event] as any));
+    },
+  );
+
   it('applies every change of a mutant and undoes them all, leaving the real engine exactly', () => {
     for (const [name, m] of entries) {
       const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
       const strategies = { ...workerStrategies };
+      const recorders = { ...redRecorders };
       const env = { ...process.env };
-      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' ? c.use : c.value));
+      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'red-recorder' ? c.use : c.value));
       const undo = applyMutant(name);
       m.changes.forEach((change, i) => {
         if (change.kind === 'query') expect((QUERY_SOURCES[change.file] as Record<string, string>)[change.query]).toBe(expected[i]);
         else if (change.kind === 'strategy') expect(workerStrategies[change.strategy]).toBe(expected[i]);
+        else if (change.kind === 'red-recorder') expect(redRecorders[change.event]).toBe(expected[i]);
         else expect(process.env[change.name]).toBe(expected[i]);
       });
       expect(() => applyMutant(name), 'one mutant at a time').toThrow(/already applied/);
       undo();
       expect(Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]))).toEqual(before);
       expect({ ...workerStrategies }).toEqual(strategies);
+      expect({ ...redRecorders }).toEqual(recorders);
       expect({ ...process.env }).toEqual(env);
     }
   });

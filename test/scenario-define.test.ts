@@ -21,7 +21,7 @@ describe('defineScenario', () => {
     expect(s.engine).toEqual({ ...BASE_SCENARIO.engine, leaseMs: 5_000, heartbeatMs: 0 });
     expect(s.lanes.map((l) => l.queue)).toEqual(['high', 'low']);
     expect(s.durationS).toBe(BASE_SCENARIO.durationS);
-    expect(enabledCheckers(s)).toEqual(['no-job-lost', 'exactly-one-effect', 'no-concurrent-claim', 'dead-letter-routing', 'fairness', 'no-stale-completion', 'queue-drained']);
+    expect(enabledCheckers(s)).toEqual(['no-job-lost', 'exactly-one-effect', 'no-concurrent-claim', 'dead-letter-routing', 'fairness', 'no-stale-completion', 'red-metrics', 'queue-drained']);
   });
 
   it('returns a frozen copy and leaves the caller’s objects alone', () => {

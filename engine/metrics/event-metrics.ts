@@ -1,4 +1,4 @@
-import type { Events } from '../events.ts';
+import type { EngineEvents, Events } from '../events.ts';
 import type { StampedeMetrics } from './registry.ts';
 
 /**
@@ -49,6 +49,44 @@ function snakeCase(name: string): string {
     .toLowerCase();
 }
 
+/** The engine events the RED series are fed from. */
+type RedEvent = 'job:claimed' | 'job:completed' | 'job:failed' | 'job:dead' | 'lease:lost' | 'lease:rescued' | 'cron:refused';
+
+/** What one event adds to the series; `reason` bounds a failure's error text to a label value. */
+export type RedRecorder<E extends RedEvent> = (metrics: StampedeMetrics, e: EngineEvents[E], reason: (error: string) => string) => void;
+
+/**
+ * INTERNAL. Which series each engine event feeds, one entry per event, so that
+ * the harness can swap one for a deliberately broken variant (a negative
+ * control of its red-metrics check, harness/mutants/) without a switch in
+ * production code. Not exported from engine/index.ts and reachable through no
+ * option or flag: nothing but harness/mutants/apply.ts ever assigns to it.
+ */
+export const redRecorders: { [E in RedEvent]: RedRecorder<E> } = {
+  'job:claimed': (m, e) => {
+    m.claims.inc({ queue: e.queue });
+    // Both instants come from the database, so node skew cannot distort the lane wait.
+    const delaySeconds = (e.dbClaimedAt - e.runAt) / 1000;
+    if (Number.isFinite(delaySeconds)) m.claimDelay.observe({ queue: e.queue, priority: String(e.priority) }, Math.max(0, delaySeconds));
+  },
+  'job:completed': (m, e) => {
+    m.completions.inc({ queue: e.queue });
+    m.duration.observe({ queue: e.queue, outcome: 'completed' }, e.durationMs / 1000);
+  },
+  'job:failed': (m, e, reason) => {
+    m.failures.inc({ queue: e.queue, reason: reason(e.error) });
+    m.duration.observe({ queue: e.queue, outcome: 'failed' }, e.durationMs / 1000);
+  },
+  'job:dead': (m, e) => m.deadLettered.inc({ queue: e.queue, reason: deadReason(e.reason) }),
+  'lease:lost': (m, e) => m.leasesLost.inc({ queue: e.queue, phase: e.phase }),
+  'lease:rescued': (m, e) => m.leasesExpired.inc({ queue: e.queue }),
+  'cron:refused': (m, e) => {
+    m.cronRefusals.inc({ node: e.nodeId });
+    // A refusal carries a fresh measurement of the skew that caused it.
+    if (Number.isFinite(e.skewMs)) m.setClockSkew(e.nodeId, e.skewMs / 1000);
+  },
+};
+
 /**
  * Feeds the RED counters and histograms from the engine's typed events.
  * Returns the function that unsubscribes every listener. The listeners only
@@ -64,36 +102,8 @@ export function bindEngineEvents(events: Events, metrics: StampedeMetrics): () =
     reasons.add(r);
     return r;
   };
-  const offs = [
-    events.on('job:claimed', (e) => {
-      metrics.claims.inc({ queue: e.queue });
-      // Both instants come from the database, so node skew cannot distort the lane wait.
-      const delaySeconds = (e.dbClaimedAt - e.runAt) / 1000;
-      if (Number.isFinite(delaySeconds)) metrics.claimDelay.observe({ queue: e.queue, priority: String(e.priority) }, Math.max(0, delaySeconds));
-    }),
-    events.on('job:completed', (e) => {
-      metrics.completions.inc({ queue: e.queue });
-      metrics.duration.observe({ queue: e.queue, outcome: 'completed' }, e.durationMs / 1000);
-    }),
-    events.on('job:failed', (e) => {
-      metrics.failures.inc({ queue: e.queue, reason: boundedReason(e.error) });
-      metrics.duration.observe({ queue: e.queue, outcome: 'failed' }, e.durationMs / 1000);
-    }),
-    events.on('job:dead', (e) => {
-      metrics.deadLettered.inc({ queue: e.queue, reason: deadReason(e.reason) });
-    }),
-    events.on('lease:lost', (e) => {
-      metrics.leasesLost.inc({ queue: e.queue, phase: e.phase });
-    }),
-    events.on('lease:rescued', (e) => {
-      metrics.leasesExpired.inc({ queue: e.queue });
-    }),
-    events.on('cron:refused', (e) => {
-      metrics.cronRefusals.inc({ node: e.nodeId });
-      // A refusal carries a fresh measurement of the skew that caused it.
-      if (Number.isFinite(e.skewMs)) metrics.setClockSkew(e.nodeId, e.skewMs / 1000);
-    }),
-  ];
+  const bind = <E extends RedEvent>(name: E) => events.on(name, (e) => (redRecorders[name] as RedRecorder<E>)(metrics, e, boundedReason));
+  const offs = (Object.keys(redRecorders) as RedEvent[]).map(bind);
   return () => {
     for (const off of offs) off();
   };

@@ -32,7 +32,8 @@ export interface Exit {
 export class NodeProcess {
   readonly events = new Events();
   readonly exited: Promise<Exit>;
-  readonly ready: Promise<{ workerId?: string; pid: number }>;
+  /** The child's `ready` message: its id and pid, and the port of its /metrics when it serves one. */
+  readonly ready: Promise<{ workerId?: string; pid: number; metricsPort?: number }>;
   private readonly child: ChildProcess;
   stderr = '';
   /** Node time of the last event, per event: handy for skew checks. */

@@ -30,6 +30,7 @@ import { oldestAgeSlo } from './oldest-age-slo.ts';
 import { pausedQueueIdle } from './paused-queue-idle.ts';
 import { parametersHonoured } from './parameters-honoured.ts';
 import { retrySpread } from './retry-spread.ts';
+import { redMetrics } from './red-metrics.ts';
 import { samplerAgrees } from './sampler-agrees.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
@@ -50,6 +51,7 @@ export const CHECKERS = {
   'cron-skew-refusal': cronSkewRefusal,
   'durable-acknowledgements': durableAcknowledgements,
   'sampler-agrees': samplerAgrees,
+  'red-metrics': redMetrics,
   'declared-alerts': declaredAlerts,
   'dead-letter-rows': deadLetterRows,
   // The whole life of every job (docs/job-life-checks.md).

@@ -46,12 +46,13 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
       }
       if (Math.abs(engine.oldestMs - own.oldestMs) > bounds.toleranceMs) off ??= { t: s.t, queue, field: 'oldestMs', engine: engine.oldestMs, harness: own.oldestMs };
     }
+    rowsSeen += s.harness.done;
     if (s.done !== s.harness.done) off ??= { t: s.t, field: 'done', engine: s.done, harness: s.harness.done };
     if (off) disagreements.push(off);
   }
   const agreed = samples.length - disagreements.length;
-  const figure = `${fmt(agreed)} of ${fmt(samples.length)} samples agree; ${fmt(rowsSeen)} pending, failed, claimed and dead-letter rows read over them`;
-  // Samples of an empty queue agree with any sampler that reads zeros: with no row to misjudge, nothing was tested.
+  const figure = `${fmt(agreed)} of ${fmt(samples.length)} samples agree; ${fmt(rowsSeen)} rows read over them (pending, failed, claimed, done and dead letters)`;
+  // Samples of an empty table agree with any sampler that reads zeros: with no row to misjudge, nothing was tested.
   if (disagreements.length === 0 && rowsSeen === 0) return { ...base, pass: 'unknown', figure: `${figure}: nothing to judge` };
   return { ...base, pass: disagreements.length === 0, figure, ...(disagreements.length ? { examples: firstN(disagreements) } : {}) };
 }

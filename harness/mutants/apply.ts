@@ -1,3 +1,4 @@
+import { redRecorders } from '../../engine/metrics/event-metrics.ts';
 import { workerStrategies, type WorkerStrategies } from '../../engine/worker/strategies.ts';
 import { QUERY_SOURCES, type Mutant, type QueryPatch } from './types.ts';
 
@@ -39,14 +40,16 @@ let applied: string | null = null;
 
 /**
  * Applies a mutant to this process: patches the loaded query records, swaps
- * internal strategies and sets the connection environment it names. Every change is checked before any is made, so
+ * internal strategies and RED recorders and sets the connection environment it names. Every change is checked before any is made, so
  * a patch that no longer applies leaves the engine untouched. Returns the
  * undo (tests run a mutant in-process, then restore the real engine). One
  * mutant at a time per process.
  */
 export function applyMutant(name: string, mutant: Mutant): () => void {
   if (applied !== null) throw new Error(`mutant ${name}: mutant ${applied} is already applied in this process`);
-  const targets = mutant.changes.map((c) => (c.kind === 'query' ? `${c.file} ${c.query}` : c.kind === 'strategy' ? `strategy ${c.strategy}` : `env ${c.name}`));
+  const targets = mutant.changes.map((c) =>
+    c.kind === 'query' ? `${c.file} ${c.query}` : c.kind === 'strategy' ? `strategy ${c.strategy}` : c.kind === 'red-recorder' ? `red recorder ${c.event}` : `env ${c.name}`,
+  );
   const twice = targets.find((t, i) => targets.indexOf(t) !== i);
   if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
   const queries = mutant.changes
@@ -64,6 +67,13 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
     const original = strategies[change.strategy];
     strategies[change.strategy] = change.use;
     undo.push(() => (strategies[change.strategy] = original));
+  }
+  const recorders = redRecorders as Record<string, unknown>;
+  for (const change of mutant.changes) {
+    if (change.kind !== 'red-recorder') continue;
+    const original = recorders[change.event];
+    recorders[change.event] = change.use;
+    undo.push(() => (recorders[change.event] = original));
   }
   for (const change of mutant.changes) {
     if (change.kind !== 'env') continue;

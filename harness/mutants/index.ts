@@ -22,6 +22,7 @@ import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
 import { failOneOverBudget } from './fail-one-over-budget.ts';
+import { failuresCountedAsCompletions } from './failures-counted-as-completions.ts';
 import { renewalDoublesLease } from './renewal-doubles-lease.ts';
 import { renewalUnfenced } from './renewal-unfenced.ts';
 import { rescueFinishesLiveHolder } from './rescue-finishes-live-holder.ts';
@@ -53,6 +54,7 @@ export const MUTANTS = {
   'async-commit': asyncCommit,
   'oldest-age-priority-blind': oldestAgePriorityBlind,
   'depth-ignores-retries': depthIgnoresRetries,
+  'failures-counted-as-completions': failuresCountedAsCompletions,
   'no-dead-letter-row': noDeadLetterRow,
   'crash-on-any-expiry': crashOnAnyExpiry,
   'effect-lock-wait': effectLockWait,

@@ -1,5 +1,6 @@
 import type { CheckerName } from '../checkers/index.ts';
 import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
+import type { redRecorders } from '../../engine/metrics/event-metrics.ts';
 import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
 import { archiveQueries } from '../../engine/archive/job-archiver.ts';
@@ -45,6 +46,12 @@ export type StrategySwap = {
   [K in keyof WorkerStrategies]: { kind: 'strategy'; strategy: K; use: WorkerStrategies[K] };
 }[keyof WorkerStrategies];
 
+type RedRecorders = typeof redRecorders;
+/** One entry of engine/metrics/event-metrics.ts's redRecorders (which series an event feeds) swapped for a broken one. */
+export type RedRecorderSwap = {
+  [E in keyof RedRecorders]: { kind: 'red-recorder'; event: E; use: RedRecorders[E] };
+}[keyof RedRecorders];
+
 /**
  * A libpq environment variable set in the process before the engine connects
  * (node-postgres reads PGOPTIONS and the rest for every connection it opens):
@@ -56,7 +63,7 @@ export interface EnvSetting {
   value: string;
 }
 
-export type MutantChange = QueryPatch | StrategySwap | EnvSetting;
+export type MutantChange = QueryPatch | StrategySwap | RedRecorderSwap | EnvSetting;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {

@@ -7,6 +7,7 @@ import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
 import { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
 import { BASE_SCENARIO, engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
+import { redCounts } from './metrics-scrape.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
@@ -103,6 +104,24 @@ export class Fleet {
     return p?.alive ? p : undefined;
   }
 
+  /** Every live worker's RED counters, from its own /metrics, into the history (red-metrics judges them). */
+  async scrapeMetrics(): Promise<void> {
+    const live = [...this.current.values()].filter((p) => p.alive);
+    await Promise.all(
+      live.map(async (p) => {
+        const ready = await p.ready.catch(() => null);
+        if (!ready?.workerId || ready.metricsPort === undefined) return;
+        try {
+          const res = await fetch(`http://127.0.0.1:${ready.metricsPort}/metrics`, { signal: AbortSignal.timeout(2_000) });
+          const red = redCounts(await res.text());
+          this.recorder.record({ type: 'metrics:scraped', node: 'harness', workerId: ready.workerId, red });
+        } catch (err) {
+          this.log.warn("could not read a worker's /metrics", { workerId: ready.workerId, error: (err as Error).message });
+        }
+      }),
+    );
+  }
+
   private stoppingSchedulers = false;
 
   async stopSchedulers(): Promise<void> {
@@ -132,6 +151,8 @@ export class Fleet {
       '--grace-ms', '2000',
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
+      // /metrics on a port of the system's choosing (the ready message names it): red-metrics reads it.
+      '--metrics-port', '0',
     ];
     const proc = new NodeProcess({
       // A mutant runs through the harness's own entry, which applies it and then runs bin/worker.ts.

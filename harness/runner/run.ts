@@ -203,6 +203,11 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       faultsOver.abort();
       await settling;
       await sampler.runOnce();
+      // Twice, a moment apart: a worker whose counters did not move in between was idle, so its
+      // counters and the events it reported must match (red-metrics).
+      await fleet.scrapeMetrics();
+      await clock.sleep(300);
+      await fleet.scrapeMetrics();
     } finally {
       ticker.stop();
       progress.done();

@@ -1,0 +1,68 @@
+// red-metrics (harness/checkers/red-metrics.ts) and the scrape it judges (harness/runner/metrics-scrape.ts).
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../engine/metrics/index.ts';
+import { bindEngineEvents } from '../engine/metrics/event-metrics.ts';
+import { Events } from '../engine/events.ts';
+import { checkRedMetrics } from '../harness/checkers/red-metrics.ts';
+import type { HistoryEvent, RedCounts } from '../harness/history.ts';
+import { redCounts } from '../harness/runner/metrics-scrape.ts';
+import { finalState, h } from './support/history-builder.ts';
+
+const scrape = (t: number, workerId: string, red: Partial<RedCounts>): HistoryEvent => ({
+  t, node: 'harness', type: 'metrics:scraped', workerId, red: { claimed: {}, completed: {}, failed: {}, leasesLost: {}, durations: {}, ...red },
+});
+
+describe('redCounts', () => {
+  it("reads the RED series of a real registry's exposition, summed over reason and phase, per queue", async () => {
+    const metrics = createMetrics({ defaultLabels: { worker: 'w-1' } });
+    const events = new Events();
+    bindEngineEvents(events, metrics);
+    const claim = (jobId: number, queue: string) => events.emit('job:claimed', { jobId, queue, priority: 0, attempt: 1, workerId: 'w-1', runAt: 0, dbClaimedAt: 0, dbLeaseExpiresAt: 0, leaseToken: 't', crashCount: 0 } as any);
+    claim(1, 'mail');
+    claim(2, 'mail');
+    claim(3, 'sms');
+    events.emit('job:completed', { jobId: 1, queue: 'mail', attempt: 1, workerId: 'w-1', durationMs: 4 });
+    events.emit('job:failed', { jobId: 2, queue: 'mail', attempt: 1, workerId: 'w-1', durationMs: 4, error: 'TypeError: x', dbFailedAt: 0, retryAt: 0 });
+    events.emit('job:failed', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', durationMs: 4, error: 'timed out', dbFailedAt: 0, retryAt: 0 });
+    events.emit('lease:lost', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', phase: 'complete' });
+    expect(redCounts(await metrics.registry.metrics())).toEqual({
+      claimed: { mail: 2, sms: 1 },
+      completed: { mail: 1 },
+      failed: { mail: 1, sms: 1 },
+      leasesLost: { sms: 1 },
+      durations: { completed: { mail: 1 }, failed: { mail: 1, sms: 1 } },
+    });
+  });
+});
+
+describe('red-metrics', () => {
+  const work = [h.claim(10, 1, 'w-1'), h.completed(20, 1, 'w-1'), h.claim(30, 2, 'w-1'), h.failed(40, 2, 'w-1')];
+  const served: Partial<RedCounts> = { claimed: { default: 2 }, completed: { default: 1 }, failed: { default: 1 }, durations: { completed: { default: 1 }, failed: { default: 1 } } };
+
+  it("passes when an idle worker's counts equal its own events up to its scrape", () => {
+    const r = checkRedMetrics([...work, scrape(100, 'w-1', served), scrape(400, 'w-1', served)], finalState([]));
+    expect(r).toMatchObject({ pass: true, figure: '1 workers judged (0 left out), 0 counts off, of 6 events counted' });
+  });
+
+  it('fails (negative control) when failures are served as completions', () => {
+    const wrong: Partial<RedCounts> = { claimed: { default: 2 }, completed: { default: 2 }, durations: { completed: { default: 2 } } };
+    const r = checkRedMetrics([...work, scrape(100, 'w-1', wrong), scrape(400, 'w-1', wrong)], finalState([]));
+    expect(r.pass).toBe(false);
+    expect(r.examples).toContainEqual({ workerId: 'w-1', queue: 'default', series: 'failed', served: 0, events: 1 });
+  });
+
+  it("does not count another worker's events, or this worker's after its scrape", () => {
+    const later = [h.claim(500, 3, 'w-1'), h.completed(510, 3, 'w-1'), h.claim(50, 4, 'w-2')];
+    expect(checkRedMetrics([...work, ...later, scrape(100, 'w-1', served), scrape(400, 'w-1', served)], finalState([])).pass).toBe(true);
+  });
+
+  it('leaves out a worker whose counts moved between its two scrapes, and is unknown with nobody judged', () => {
+    const moved = [...work, scrape(100, 'w-1', served), scrape(400, 'w-1', { ...served, claimed: { default: 3 } })];
+    expect(checkRedMetrics(moved, finalState([]))).toMatchObject({ pass: 'unknown', figure: expect.stringContaining('1 busy or scraped once') });
+    expect(checkRedMetrics([...work, scrape(100, 'w-1', served)], finalState([])).pass).toBe('unknown');
+  });
+
+  it('is unknown when the judged workers did nothing', () => {
+    expect(checkRedMetrics([scrape(100, 'w-1', {}), scrape(400, 'w-1', {})], finalState([])).pass).toBe('unknown');
+  });
+});
