@@ -7,7 +7,7 @@ import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { JobArchiver } from '../engine/archive/job-archiver.ts';
 import { createLogger } from '../engine/log.ts';
-import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = 'usage: stampede archiver [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
 
@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const url = databaseUrl();
   const log = createLogger('archiver');
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: 'stampede:archiver' });
+  await requireMigrated(db, log);
   let archiver: JobArchiver;
   try {
     archiver = new JobArchiver({
@@ -53,6 +54,6 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   const usage = err instanceof UsageError;
-  process.stderr.write(`stampede archiver: ${errorText(err)}\n` + (usage ? `${USAGE}\n` : ''));
+  process.stderr.write(`stampede archiver: ${errorText(err)}\n` + usageAfter(err, USAGE));
   process.exit(usage ? 2 : 1);
 });

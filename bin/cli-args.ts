@@ -2,11 +2,27 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../engine/clock.ts';
+import type { Db } from '../engine/db.ts';
+import type { Logger } from '../engine/log.ts';
+import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
 
 /** A command-line mistake: the message says which flag and what was expected; exit code 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
+
+  /** `withUsage` false: the flags were right, the environment was not (the usage text would not help). */
+  constructor(
+    message: string,
+    readonly withUsage = true,
+  ) {
+    super(message);
+  }
+}
+
+/** The usage text to print after an error, if it is a usage error that asks for it. */
+export function usageAfter(err: unknown, usage: string): string {
+  return err instanceof UsageError && err.withUsage ? `${usage}\n` : '';
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -141,4 +157,23 @@ export function interruptCounter(windowMs = 1000): () => number {
     }
     return count;
   };
+}
+
+/**
+ * A long-running node refuses a database that stampede's migrations have not
+ * (all) reached, with one message that says what to run, instead of retrying
+ * "relation does not exist" forever. A database it cannot reach yet is not
+ * refused: the node starts and its loops retry, as they do after an outage.
+ */
+export async function requireMigrated(db: Db, log: Logger): Promise<void> {
+  let missing: string[];
+  try {
+    missing = await unappliedMigrations(db);
+  } catch (err) {
+    log.warn('could not check the schema; starting anyway', { error: (err as Error).message });
+    return;
+  }
+  if (missing.length === 0) return;
+  const what = missing.length === readMigrations().length ? 'has no stampede schema' : `lacks ${missing.length} of stampede's migrations (${missing[0]} first)`;
+  throw new UsageError(`DATABASE_URL: the database ${what}; expected a migrated one: run \`npx stampede migrate\` first`, false);
 }

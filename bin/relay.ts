@@ -12,7 +12,7 @@ import { Events, type EventName } from '../engine/events.ts';
 import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
-import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
   [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   }
   const batchSize = intFlag(values, 'batch-size', 1);
   const db = new Db({ connectionString: url, maxConnections: Math.min(50, (batchSize ?? 20) + 2), applicationName: 'stampede:relay' });
+  await requireMigrated(db, log);
   const seed = values.seed ?? String(randomSeed());
   const rng = new SeededRng(seed);
   const relay = new OutboxRelay({
@@ -102,6 +103,6 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   const usage = err instanceof UsageError || err?.name === 'ValidationError';
-  process.stderr.write(`stampede relay: ${(err as Error).message}\n${usage ? USAGE + '\n' : ''}`);
+  process.stderr.write(`stampede relay: ${(err as Error).message}\n` + (err?.name === 'ValidationError' ? `${USAGE}\n` : usageAfter(err, USAGE)));
   process.exit(usage ? 2 : 1);
 });

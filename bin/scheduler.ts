@@ -23,7 +23,7 @@ import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
-import { databaseUrl, errorText, exitOnHelp, integerText, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitOnHelp, integerText, parseFlags, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -70,6 +70,7 @@ async function main(): Promise<number> {
   const events = new ForwardingEvents(() => clock.now());
   const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
+  await requireMigrated(db, log);
   let worldShiftMs = 0;
   const m = new CronMaterializer({
     db,
@@ -139,7 +140,7 @@ try {
   if (process.connected) process.disconnect();
 } catch (err) {
   const usage = err instanceof UsageError;
-  process.stderr.write(`stampede scheduler: ${errorText(err)}\n` + (usage ? `${USAGE}\n` : ''));
+  process.stderr.write(`stampede scheduler: ${errorText(err)}\n` + usageAfter(err, USAGE));
   process.exitCode = err instanceof ValidationError || usage ? 2 : 1;
   if (process.connected) process.disconnect();
 }

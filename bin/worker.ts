@@ -12,7 +12,7 @@ import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -112,6 +112,7 @@ async function main(): Promise<void> {
     applicationName: 'stampede:worker',
     preparedStatements: !values['no-prepared-statements'],
   });
+  await requireMigrated(db, log);
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
   const clock = new SkewedClock(systemClock, skewMs);
   const send = process.send?.bind(process);
@@ -170,6 +171,6 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   const usage = err instanceof UsageError;
-  process.stderr.write(`stampede worker: ${(err as Error).message}\n${usage ? USAGE + '\n' : ''}`);
+  process.stderr.write(`stampede worker: ${(err as Error).message}\n` + usageAfter(err, USAGE));
   process.exit(usage ? 2 : 1);
 });

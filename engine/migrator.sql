@@ -9,6 +9,10 @@ CREATE TABLE IF NOT EXISTS stampede.migrations (
   applied_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- name: MigrationsTablePresent
+-- Whether stampede was ever migrated here, without creating anything.
+SELECT to_regclass('stampede.migrations') IS NOT NULL AS present;
+
 -- name: AppliedMigrations
 SELECT name FROM stampede.migrations ORDER BY name;
 

@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Db } from './db.ts';
+import type { Db, Queryable } from './db.ts';
 import { loadQueries } from './sql.ts';
 
 const q = loadQueries(new URL('./migrator.sql', import.meta.url), [
   'LockMigrations',
   'CreateMigrationsTable',
+  'MigrationsTablePresent',
   'AppliedMigrations',
   'RecordMigration',
   'UnlockMigrations',
@@ -59,4 +60,14 @@ export async function migrate(db: Db, migrations = readMigrations()): Promise<st
     client.release();
   }
   return applied;
+}
+
+/**
+ * The migrations of this version that the database has not applied, in order:
+ * all of them where stampede was never migrated. Reads only; creates nothing.
+ */
+export async function unappliedMigrations(db: Queryable, migrations = readMigrations()): Promise<string[]> {
+  const present = (await db.query<{ present: boolean }>(q.MigrationsTablePresent)).rows[0].present;
+  const done = new Set(present ? (await db.query<{ name: string }>(q.AppliedMigrations)).rows.map((r) => r.name) : []);
+  return migrations.map((m) => m.name).filter((name) => !done.has(name));
 }

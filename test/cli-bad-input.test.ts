@@ -2,8 +2,9 @@
 // message that names the input and what was expected, without the password.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { compiledEntry } from '../engine/supervisor/compiled-entry.ts';
+import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
 
 const run = promisify(execFile);
 const BIN = compiledEntry('bin/stampede.ts');
@@ -52,6 +53,25 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(inFlight).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-in-flight: expected an integer >= 1 or "none", got "2.5"') });
     expect(priority).toMatchObject({ code: 2, stderr: expect.stringContaining('priority: "1e0" is not an integer') });
     expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: "0x20" is not an integer number of milliseconds') });
+  });
+
+  it('a node started on a database stampede was never migrated to: exit 2 saying to migrate, not a loop of missing relations', async () => {
+    const admin = inject('pgAdminUrl');
+    const name = `stampede_unmigrated_${process.pid}`;
+    await dropDatabase(admin, name);
+    const url = await createDatabase(admin, name);
+    onTestFinished(() => dropDatabase(admin, name));
+    const env = { DATABASE_URL: url };
+    const results = await Promise.all([
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs'], env),
+      stampede(['scheduler'], env),
+      stampede(['archiver'], env),
+      stampede(['relay', '--deliver', compiledEntry('harness/outbox-deliver.ts')], env),
+    ]);
+    for (const r of results) {
+      expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('DATABASE_URL: the database has no stampede schema; expected a migrated one: run `npx stampede migrate` first') });
+      expect(r.stderr, 'no usage text: the flags were right').not.toContain('usage:');
+    }
   });
 
   it('a handlers module that does not exist: the path is named', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Db } from '../engine/db.ts';
-import { migrate, readMigrations } from '../engine/migrator.ts';
+import { migrate, readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
 import { freshDatabase } from './support/db.ts';
@@ -24,6 +24,26 @@ describe('migrator', () => {
     expect(await migrate(a)).toEqual([]);
     const recorded = (await a.query('SELECT name FROM stampede.migrations ORDER BY name')).rows.map((r) => r.name);
     expect(recorded).toEqual(all);
+  });
+});
+
+describe('unappliedMigrations', () => {
+  it('names what a database still lacks, in order, and creates nothing to find out', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const name = `stampede_lack_${process.pid}`;
+    await dropDatabase(adminUrl, name);
+    const db = new Db({ connectionString: await createDatabase(adminUrl, name), maxConnections: 1 });
+    onTestFinished(async () => {
+      await db.close();
+      await dropDatabase(adminUrl, name);
+    });
+    const all = readMigrations();
+    expect(await unappliedMigrations(db)).toEqual(all.map((m) => m.name));
+    expect((await db.query(`SELECT to_regnamespace('stampede') AS schema`)).rows[0].schema).toBeNull();
+    await migrate(db, all.slice(0, 3));
+    expect(await unappliedMigrations(db)).toEqual(all.slice(3).map((m) => m.name));
+    await migrate(db);
+    expect(await unappliedMigrations(db)).toEqual([]);
   });
 });
 
