@@ -121,6 +121,9 @@ export interface SampledQueue {
   oldestMs: number;
 }
 
+/** A queue with no row in any state: what a side that does not list a queue read for it. */
+export const NO_ROWS: Readonly<SampledQueue> = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
+
 /** A worker's RED series, summed over their other labels, by queue; durations by outcome label, then queue. */
 export interface RedCounts {
   claimed: Record<string, number>;

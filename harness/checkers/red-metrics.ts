@@ -13,6 +13,7 @@ const FED_BY: [label: string, read: (r: RedCounts) => Record<string, number>, ev
   ['durations of failed', (r) => r.durations.failed ?? {}, 'job:failed'],
 ];
 
+const FED = new Set<string>(FED_BY.map(([, , event]) => event));
 const same = (a: RedCounts, b: RedCounts) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
@@ -31,7 +32,12 @@ const same = (a: RedCounts, b: RedCounts) => JSON.stringify(a) === JSON.stringif
 export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalState): InvariantResult {
   const base = { name: 'red-metrics', bound: "per worker and queue, each RED count equal to that worker's own events up to its scrape" };
   const scrapes = new Map<string, Scrape[]>();
-  for (const e of history) if (e.type === 'metrics:scraped') scrapes.set(e.workerId, [...(scrapes.get(e.workerId) ?? []), e]);
+  for (const e of history) {
+    if (e.type !== 'metrics:scraped') continue;
+    const list = scrapes.get(e.workerId) ?? [];
+    list.push(e);
+    scrapes.set(e.workerId, list);
+  }
   const judged: Scrape[] = [];
   let busy = 0;
   for (const list of scrapes.values()) {
@@ -44,7 +50,8 @@ export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalS
   const off: Record<string, unknown>[] = [];
   let counted = 0;
   for (const scrape of judged) {
-    const own = history.filter((e): e is HistoryEvent & { workerId: string; queue: string } => 'workerId' in e && e.workerId === scrape.workerId && e.t <= scrape.t);
+    const own = history.filter((e): e is HistoryEvent & { workerId: string; queue: string } => FED.has(e.type) && 'workerId' in e && e.workerId === scrape.workerId && e.t <= scrape.t);
+    counted += own.length;
     for (const [label, read, event] of FED_BY) {
       const served = read(scrape.red);
       const seen: Record<string, number> = {};
@@ -52,7 +59,6 @@ export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalS
       for (const queue of new Set([...Object.keys(served), ...Object.keys(seen)])) {
         const s = served[queue] ?? 0;
         const n = seen[queue] ?? 0;
-        counted += n;
         if (s !== n) off.push({ workerId: scrape.workerId, queue, series: label, served: s, events: n });
       }
     }

@@ -1,4 +1,4 @@
-import type { EventOf, FinalState, HistoryEvent, InvariantResult, SampledQueue } from '../history.ts';
+import { NO_ROWS, type EventOf, type FinalState, type HistoryEvent, type InvariantResult, type SampledQueue } from '../history.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export interface SamplerAgreesBounds {
@@ -11,7 +11,6 @@ type Sample = EventOf<'sample'> & { harness: NonNullable<EventOf<'sample'>['harn
 const COUNTS = ['pending', 'failed', 'due', 'claimed', 'overdue', 'deadLetters'] as const satisfies readonly (keyof SampledQueue)[];
 /** The counts that stop at the sampler's depthCapRows, and are lower bounds when it says capped. */
 const CAPPED = new Set<string>(['pending', 'failed', 'due']);
-const NONE: SampledQueue = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
 
 /**
  * The engine's QueueStateSampler (what /metrics serves and alerts fire on)
@@ -37,8 +36,8 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
   for (const s of samples) {
     let off: Record<string, unknown> | undefined;
     for (const queue of new Set([...Object.keys(s.queues), ...Object.keys(s.harness.queues)])) {
-      const engine = s.queues[queue] ?? { ...NONE, capped: false };
-      const own = s.harness.queues[queue] ?? NONE;
+      const engine = s.queues[queue] ?? { ...NO_ROWS, capped: false };
+      const own = s.harness.queues[queue] ?? NO_ROWS;
       rowsSeen += own.pending + own.failed + own.claimed + own.deadLetters;
       for (const field of COUNTS) {
         const agrees = engine.capped && CAPPED.has(field) ? engine[field] <= own[field] : engine[field] === own[field];

@@ -4,7 +4,7 @@ import { Db } from '../../engine/db.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PeriodicLoop } from '../../engine/periodic.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
-import type { SampledQueue } from '../history.ts';
+import { NO_ROWS, type SampledQueue } from '../history.ts';
 import { harnessQueries as q } from './queries.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
@@ -45,7 +45,7 @@ class ReadAlongDb extends Db {
 
 function toReading(r: { queues: Record<string, SampledQueue>; dead_letters: Record<string, number>; done: number; xmin_age_ms: number }): HarnessReading {
   const queues = { ...r.queues };
-  for (const [queue, n] of Object.entries(r.dead_letters)) queues[queue] = { ...(queues[queue] ?? EMPTY), deadLetters: n };
+  for (const [queue, n] of Object.entries(r.dead_letters)) queues[queue] = { ...(queues[queue] ?? NO_ROWS), deadLetters: n };
   return {
     queues,
     // Only queues with a due job, as the engine's gauge: a queue whose jobs all wait for later has no age.
@@ -55,8 +55,6 @@ function toReading(r: { queues: Record<string, SampledQueue>; dead_letters: Reco
     xminAgeMs: r.xmin_age_ms,
   };
 }
-
-const EMPTY: SampledQueue = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
 
 /**
  * Samples queue state once a second into `sample` history events: with the

@@ -1,4 +1,4 @@
-import type { FinalState, HistoryEvent, JobKind, SampledQueue } from '../../harness/history.ts';
+import { NO_ROWS, type FinalState, type HistoryEvent, type JobKind, type SampledQueue } from '../../harness/history.ts';
 import type { ReportInput } from '../../reports/render/index.ts';
 
 /**
@@ -6,8 +6,6 @@ import type { ReportInput } from '../../reports/render/index.ts';
  * harness time `t` explicitly, so a test reads as a timeline.
  */
 type Extra = { node?: string; dbTime?: number; nodeTime?: number };
-
-const NO_ROWS: SampledQueue = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
 
 export const h = {
   invoke: (t: number, op: number, kind: JobKind = 'normal', queue = 'default'): HistoryEvent => ({ t, node: 'load', type: 'enqueue:invoke', op, queue, intendedAt: t, kind }),
