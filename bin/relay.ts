@@ -5,6 +5,7 @@
 // like: they share the work with SKIP LOCKED. SIGTERM/SIGINT: finish the
 // deliveries in flight, exit 0.
 import { systemClock } from '../engine/clock.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { Db } from '../engine/db.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
   const send = process.send?.bind(process);
   if (send) {
-    for (const name of FORWARDED) events.on(name, (payload) => send({ kind: 'event', name, payload, nodeTime: systemClock.now() }));
+    for (const name of FORWARDED) events.on(name, (payload) => send(eventMessage(name, payload, systemClock.now())));
   }
   const batchSize = intFlag(values, 'batch-size', 1);
   const db = new Db({ connectionString: url, maxConnections: Math.min(50, (batchSize ?? 20) + 2), applicationName: 'stampede:relay' });

@@ -8,7 +8,7 @@
 // STAMPEDE_CLOCK_SKEW_MS skews this node's clock (a SkewedClock over the
 // system clock), so a scenario can run nodes ahead of or behind the database.
 // Started with an IPC channel (child_process.fork), it forwards every engine
-// event as {kind:'event', name, payload, nodeTime} and accepts
+// event as {kind:'event', name, payload, nodeTime, hostTime} (EventMessage) and accepts
 // {kind:'clock:jump', deltaMs} (step this node's clock) and {kind:'stop'}.
 // Simulation only: {kind:'clock:jump', deltaMs, world: true} moves the node's
 // reading of the database clock by the same delta, so the node lives at another
@@ -16,6 +16,7 @@
 // still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { CRON_DEFAULTS, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
@@ -49,7 +50,7 @@ class ForwardingEvents extends Events {
   }
   override emit<E extends EventName>(event: E, payload: EngineEvents[E]): void {
     super.emit(event, payload);
-    if (process.send && process.connected) process.send({ kind: 'event', name: event, payload, nodeTime: this.nodeTime() });
+    if (process.send && process.connected) process.send(eventMessage(event, payload, this.nodeTime()));
   }
 }
 

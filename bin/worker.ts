@@ -2,6 +2,7 @@
 // Reads DATABASE_URL. SIGTERM/SIGINT: stop claiming, let in-flight jobs
 // finish within --grace-ms, hand back the rest, exit 0.
 import { SkewedClock, systemClock } from '../engine/clock.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { Db } from '../engine/db.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
   const send = process.send?.bind(process);
   if (send) {
     for (const name of FORWARDED) {
-      events.on(name, (payload) => send({ kind: 'event', name, payload, nodeTime: clock.now() }));
+      events.on(name, (payload) => send(eventMessage(name, payload, clock.now())));
     }
   }
   const seed = values.seed ?? String(randomSeed());
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
   await server?.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed, ...(server ? { metricsPort: server.port } : {}) });
   // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
-  send?.({ kind: 'event', name: 'worker:settings', payload: workerSettings(worker.id, options), nodeTime: clock.now() });
+  send?.(eventMessage('worker:settings', workerSettings(worker.id, options), clock.now()));
   // With --metrics-port 0 the port is the system's choice: the parent learns it here.
   send?.({ kind: 'ready', workerId: worker.id, pid: process.pid, ...(server ? { metricsPort: server.port } : {}) });
 }

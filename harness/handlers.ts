@@ -3,6 +3,7 @@
 // does in production, and reports what the harness cannot see from outside.
 // Loaded by bin/worker.ts inside each worker process.
 import { systemClock } from '../engine/clock.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { Db } from '../engine/db.ts';
 import type { Handler, Handlers, JobContext } from '../engine/handler.ts';
 import { effectKey } from '../engine/job.ts';
@@ -18,7 +19,7 @@ interface Payload {
 
 /** Tells the harness something only this process saw (over the worker's IPC channel); resolves once it is sent. */
 function report(name: string, payload: Record<string, unknown>): Promise<void> {
-  return sendToHarness({ kind: 'event', name, payload, nodeTime: systemClock.now() });
+  return sendToHarness(eventMessage(name, payload, systemClock.now()));
 }
 
 /** Resolves once every report queued on the IPC channel so far is written to it (messages go out in order; the harness ignores this one). */
@@ -27,7 +28,7 @@ function flushReports(): Promise<void> {
 }
 
 /** Sends over the worker's IPC channel; resolves once the message is written (at once when there is no channel). */
-function sendToHarness(message: Record<string, unknown>): Promise<void> {
+function sendToHarness(message: object): Promise<void> {
   if (!process.send || !process.connected) return Promise.resolve();
   return new Promise((resolve) => process.send!(message, () => resolve()));
 }

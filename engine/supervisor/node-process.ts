@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { systemClock } from '../clock.ts';
 import { Events, type EventName } from '../events.ts';
 import { compiledEntry } from './compiled-entry.ts';
+import type { EventMessage } from './event-message.ts';
 
 export interface ProcessOptions {
   /** The package's script by its source path, e.g. bin/worker.ts; its compiled .js is what runs. */
@@ -26,8 +27,8 @@ export interface Exit {
 /**
  * A stampede node (worker or scheduler) as a real OS process, started as
  * compiled JavaScript on plain node (in the caller's working directory, so
- * relative module paths in its flags mean what the caller meant) with an IPC channel over which it forwards its engine events with its own
- * node time. The harness and the tests share this one way of starting nodes.
+ * relative module paths in its flags mean what the caller meant) with an IPC channel over which it forwards its engine events
+ * (EventMessage). The harness and the tests share this one way of starting nodes.
  */
 export class NodeProcess {
   readonly events = new Events();
@@ -36,8 +37,8 @@ export class NodeProcess {
   readonly ready: Promise<{ workerId?: string; pid: number; metricsPort?: number }>;
   private readonly child: ChildProcess;
   stderr = '';
-  /** Node time of the last event, per event: handy for skew checks. */
-  onEvent?: (name: EventName, payload: unknown, nodeTime: number) => void;
+  /** Each event the child reports, with its node time and host time (see EventMessage). */
+  onEvent?: (name: EventName, payload: unknown, nodeTime: number, hostTime: number) => void;
 
   constructor(options: ProcessOptions) {
     this.child = spawn(process.execPath, [compiledEntry(options.script), ...options.args], {
@@ -64,9 +65,9 @@ export class NodeProcess {
       void this.exited.then((e) => reject(new Error(`process exited (${e.code ?? e.signal}) before it was ready:\n${this.stderr}`)));
     });
     this.ready.catch(() => {});
-    this.child.on('message', (m: { kind?: string; name: EventName; payload: never; nodeTime: number }) => {
+    this.child.on('message', (m: EventMessage & { name: EventName; payload: never }) => {
       if (m?.kind !== 'event') return;
-      this.onEvent?.(m.name, m.payload, m.nodeTime);
+      this.onEvent?.(m.name, m.payload, m.nodeTime, m.hostTime);
       this.events.emit(m.name, m.payload);
     });
   }

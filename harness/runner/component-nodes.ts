@@ -106,10 +106,10 @@ export class ComponentNodes {
       stderr: 'lines',
       onStderrLine: this.relayLog,
     });
-    proc.onEvent = (name, payload, nodeTime) => {
+    proc.onEvent = (name, payload, nodeTime, hostTime) => {
       const p = payload as Record<string, any>;
       if (name !== 'outbox:delivered') return;
-      this.recorder.recordAtNodeTime({ type: 'outbox:delivered', node, nodeTime, id: p.id, topic: p.topic, key: p.key, attempt: p.attempt, relayId: p.relayId }, nodeTime);
+      this.recorder.recordReported({ type: 'outbox:delivered', node, nodeTime, id: p.id, topic: p.topic, key: p.key, attempt: p.attempt, relayId: p.relayId }, hostTime);
     };
     return proc;
   }

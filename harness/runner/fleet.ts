@@ -171,14 +171,14 @@ export class Fleet {
     this.current.set(slot, proc);
     const flying = new Set<number>();
     this.inFlight.set(slot, flying);
-    proc.onEvent = (name, payload, nodeTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime);
+    proc.onEvent = (name, payload, nodeTime, hostTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime, hostTime);
     return proc;
   }
 
-  private onWorkerEvent(node: string, flying: Set<number>, name: string, p: Record<string, any>, nodeTime: number): void {
+  private onWorkerEvent(node: string, flying: Set<number>, name: string, p: Record<string, any>, nodeTime: number, hostTime: number): void {
     if (name === 'job:claimed') {
       flying.add(p.jobId);
-      this.recorder.recordAtNodeTime({
+      this.recorder.recordReported({
         type: 'job:claimed',
         node,
         nodeTime,
@@ -191,12 +191,12 @@ export class Fleet {
         runAt: p.runAt,
         ...(p.crashCount !== undefined ? { crashCount: p.crashCount } : {}),
         ...(p.dbLeaseExpiresAt !== undefined ? { leaseExpiresAt: p.dbLeaseExpiresAt } : {}),
-      }, nodeTime);
+      }, hostTime);
       return;
     }
     if (name === 'job:completed' || name === 'job:failed' || name === 'lease:lost') flying.delete(p.jobId);
     if (name === 'fault:bit') {
-      this.recorder.recordAtNodeTime({ type: 'fault:evidence', node, nodeTime, fault: p.fault, detail: p }, nodeTime);
+      this.recorder.recordReported({ type: 'fault:evidence', node, nodeTime, fault: p.fault, detail: p }, hostTime);
       return;
     }
     if (!PASSED_THROUGH.has(name)) return;
@@ -207,7 +207,7 @@ export class Fleet {
       if ((DB_TIME_FIELD as readonly string[]).includes(k)) dbTime = v;
       else rest[RENAMED[k] ?? k] = v;
     }
-    this.recorder.recordAtNodeTime({ type: name, node, nodeTime, ...(dbTime !== undefined ? { dbTime } : {}), ...rest } as Recordable, nodeTime);
+    this.recorder.recordReported({ type: name, node, nodeTime, ...(dbTime !== undefined ? { dbTime } : {}), ...rest } as Recordable, hostTime);
   }
 
   private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {
@@ -234,9 +234,9 @@ export class Fleet {
       stderr: 'lines',
       onStderrLine: this.relayLog,
     });
-    proc.onEvent = (name, payload, nodeTime) => {
+    proc.onEvent = (name, payload, nodeTime, hostTime) => {
       const p = payload as Record<string, any>;
-      if (name === 'cron:materialized' || name === 'cron:refused') this.recorder.record({ type: name, node, nodeTime, ...(p as any) });
+      if (name === 'cron:materialized' || name === 'cron:refused') this.recorder.recordReported({ type: name, node, nodeTime, ...(p as any) }, hostTime);
     };
     this.recorder.record({ type: 'process:started', node, pid: proc.pid, role: 'scheduler' });
     void proc.exited.then((e) =>

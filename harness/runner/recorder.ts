@@ -5,16 +5,15 @@ import type { HistoryEvent } from '../history.ts';
 /** A history event as a component reports it: the recorder stamps `t`. */
 export type Recordable = HistoryEvent extends infer E ? (E extends HistoryEvent ? Omit<E, 't'> : never) : never;
 
-/** How late a node's report may arrive and still be placed at the node's own time. */
-const NODE_LAG_MS = 5_000;
-
 /**
  * Appends every event of a run to the history, stamped with `t` (ms since the
  * run started, harness clock), in memory for the checkers and line by line
  * to history.jsonl, so an interrupted run still leaves what it saw.
  */
 export class HistoryRecorder {
-  readonly events: HistoryEvent[] = [];
+  /** Every event so far, in arrival order; `inOrder` says whether that is also time order. */
+  private readonly arrived: HistoryEvent[] = [];
+  private inOrder = true;
   private readonly out?: WriteStream;
   // A set: removing a listener twice, or while events are delivered, must not touch another one.
   private readonly listeners = new Set<(e: HistoryEvent) => void>();
@@ -36,15 +35,15 @@ export class HistoryRecorder {
     return this.recordAt(event, this.now());
   }
 
-  /**
-   * Records an event a node reported, at the moment it happened by the node's
-   * clock (epoch ms) rather than when the report arrived. Reports from a busy
-   * process can arrive a second or more late and in bursts; stamped on arrival,
-   * a worker's failure could land after another worker's claim of the retry
-   * and read as two holders at once. Node clocks are this host's clock, so
-   * within NODE_LAG_MS of arrival the node's time is taken; a node whose clock
-   * was stepped (a clock fault) falls back to arrival time.
-   */
+  /** The events in time order (a late report where it happened; equal times in arrival order). */
+  get events(): HistoryEvent[] {
+    if (!this.inOrder) {
+      this.arrived.sort((a, b) => a.t - b.t); // stable: equal times keep their arrival order
+      this.inOrder = true;
+    }
+    return this.arrived;
+  }
+
   /**
    * Records an event at an earlier moment of this run (`t`, from now()): a
    * fault whose effect others can see before the call that made it returns.
@@ -53,18 +52,22 @@ export class HistoryRecorder {
     return this.insert({ t: Math.min(t, this.now()), ...event } as HistoryEvent);
   }
 
-  recordAtNodeTime(event: Recordable, nodeTimeMs: number): HistoryEvent {
-    const arrived = this.now();
-    const happened = nodeTimeMs - this.startedAt;
-    const t = happened <= arrived && happened >= arrived - NODE_LAG_MS ? happened : arrived;
-    return this.insert({ t, ...event } as HistoryEvent);
+  /**
+   * Records an event a node reported, at the moment it happened by the host's
+   * clock (`hostTime` of its EventMessage, epoch ms), not when the report
+   * arrived. A busy harness reads its IPC channels seconds late and in bursts;
+   * stamped on arrival, a worker's failure could land after another worker's
+   * claim of the retry and read as two holders at once.
+   */
+  recordReported(event: Recordable, hostTimeMs: number): HistoryEvent {
+    return this.recordAt(event, hostTimeMs - this.startedAt);
   }
 
-  /** Keeps `events` in time order (a late report goes where it happened); the file keeps arrival order and is sorted when read back. */
+  /** Appends in arrival order, which the file keeps (it is sorted when read back); `events` sorts on demand. */
   private insert(e: HistoryEvent): HistoryEvent {
-    let i = this.events.length;
-    while (i > 0 && this.events[i - 1].t > e.t) i--;
-    this.events.splice(i, 0, e);
+    const last = this.arrived[this.arrived.length - 1];
+    if (last !== undefined && last.t > e.t) this.inOrder = false;
+    this.arrived.push(e);
     this.out?.write(JSON.stringify(e) + '\n');
     for (const l of this.listeners) l(e);
     return e;
