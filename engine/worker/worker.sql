@@ -9,6 +9,9 @@
 --  * Aging: a job's score is priority * $5 (agingMs) plus how long it has been
 --    due, so a lower-priority job overtakes a higher one after waiting
 --    (q - p) * agingMs longer. A pure ORDER BY priority starves low lanes.
+--    now() is the same for every row of the statement, so it drops out of
+--    the order: the score is priority * agingMs - run_at (ms), one
+--    subtraction per candidate and no clock read.
 --  * `locked` takes row locks in score order with SKIP LOCKED: concurrent
 --    workers skip each other's rows instead of queueing on them, and the
 --    state/run_at predicate is re-checked under the lock.
@@ -48,7 +51,7 @@ WITH gate AS (
     FROM unnest($1::text[]) AS q(queue)
     JOIN gate g ON g.queue = q.queue AND NOT g.paused
    CROSS JOIN LATERAL (
-     SELECT l.id, p.priority * $5::float8 + date_part('epoch', now() - l.run_at) * 1000 AS score
+     SELECT l.id, p.priority * $5::float8 - date_part('epoch', l.run_at) * 1000 AS score
        FROM generate_series(0, 9) AS p(priority)
       CROSS JOIN LATERAL (
              SELECT j.id, j.run_at

@@ -7,7 +7,7 @@ export const noAging: Mutant = {
   scenario: 'priority-starvation',
   changes: [
     queryPatch('engine/worker/worker.sql', 'ClaimJobs', [
-      { find: 'p.priority * $5::float8 + date_part(', replace: 'p.priority * 1e12 + 0 * $5::float8 + date_part(' },
+      { find: 'p.priority * $5::float8 - date_part(', replace: 'p.priority * 1e12 + 0 * $5::float8 - date_part(' },
     ]),
   ],
 };
