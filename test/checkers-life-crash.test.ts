@@ -207,6 +207,22 @@ describe('parameters-honoured', () => {
     ].filter((x) => !x.what.startsWith('renewal lease')));
   });
 
+  it('leaves out a renewal gap across a step of the database clock, which measures the step (negative control: the same gap without the step)', () => {
+    const acrossStep = (steps: HistoryEvent[]): HistoryEvent[] => [
+      ...fleet,
+      h.claim(10, 2, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }),
+      ...steps,
+      h.renewed(520, 2, 'w1', 1, 3_601_510, 3_603_510), // 510 ms later by the worker; the database clock stepped an hour between
+    ];
+    const step = { t: 300, node: 'nemesis', type: 'fault:injected', fault: 'db-clock-jump', detail: { jumpMs: 3_600_000, committedByT: 310 } } as HistoryEvent;
+    const r = checkParametersHonoured(acrossStep([step]), finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toBe('0 off their settings; 0 retry delays, 2 lease lengths, 0 heartbeat gaps judged');
+    expect(checkParametersHonoured(acrossStep([]), finalState([]), bounds).examples).toEqual([
+      { what: 'median renewal gap 3,600,510 ms, heartbeatMs 500', jobId: 2, attempt: 1, workerId: 'w1' },
+    ]);
+  });
+
   it('is unknown without settings or with nothing to judge', () => {
     expect(checkParametersHonoured(good.slice(2), finalState([]), bounds).pass).toBe('unknown');
     expect(checkParametersHonoured(fleet, finalState([]), bounds).pass).toBe('unknown');

@@ -215,7 +215,12 @@ export class Fleetline {
     if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
     if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
     if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
-    if (this.clockSteps.some((w) => w.fromT <= untilT && w.toT >= fromT)) return 'clock-step';
+    if (this.clockStepBetween(fromT, untilT)) return 'clock-step';
     return undefined;
+  }
+
+  /** The database clock stepped (a db-clock-jump) at some moment of [fromT, toT]: database times across it differ by the step. */
+  clockStepBetween(fromT: number, toT: number): boolean {
+    return this.clockSteps.some((w) => w.fromT <= toT && w.toT >= fromT);
   }
 }

@@ -20,7 +20,8 @@ export interface ParametersHonouredBounds {
  *   leaseMs after its own instant;
  * - heartbeats: no renewal came sooner than heartbeatMs after the claim or
  *   the previous renewal, and each claim's median gap is at most
- *   heartbeatMs + heartbeatLateMs. Gaps across a freeze of the worker are left out.
+ *   heartbeatMs + heartbeatLateMs. Gaps across a freeze of the worker, or a step of
+ *   the database clock, are left out.
  *
  * Unknown when none of the three had anything to judge, or without settings.
  */
@@ -63,6 +64,8 @@ export function checkParametersHonoured(history: readonly HistoryEvent[], _final
         const [a, b] = [beats[k - 1], beats[k]];
         if (a.dbTime === undefined || b.dbTime === undefined) continue;
         if (fleet.freezesOf(h.claim.node).some((w) => w.fromT <= b.t && w.toT >= a.t)) continue;
+        // Measured on the database clock: a gap across a step of it measures the step, not the heartbeat.
+        if (fleet.clockStepBetween(a.t, b.t)) continue;
         const gap = b.dbTime - a.dbTime;
         gaps.push(gap);
         if (gap < s.heartbeatMs - bounds.slackMs) bad.push({ what: `renewed ${fmt(gap)} ms after the last, heartbeatMs ${fmt(s.heartbeatMs)}`, ...who });
