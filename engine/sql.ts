@@ -38,3 +38,8 @@ export function loadQueries<const Names extends string>(
   if (extra.length) throw new Error(`${fileUrl.pathname} has queries no code names: ${extra.join(', ')}`);
   return out;
 }
+
+/** A loaded query as a subquery of another statement: in parentheses, its closing semicolon dropped (a trailing comment stays on its own line). */
+export function asSubquery(sql: string): string {
+  return `(\n${sql.replace(/;\s*$/, '')}\n)`;
+}

@@ -139,6 +139,26 @@ describe('sampling queries stay off the done rows', () => {
     for (const q of sampler.plannedQueries()) {
       expect({ query: q.name, seqScans: await seqScansOnJobs(q.text, q.params) }).toEqual({ query: q.name, seqScans: [] });
     }
+    // Composed into the one statement a round runs, they keep their plans.
+    expect(await seqScansOnJobs(sampler.roundQuery(), sampler.roundParams())).toEqual([]);
+  });
+
+  it('a round is one statement, so one snapshot: the transaction around it only scopes its timeout and forbids writes', async () => {
+    const sent: string[] = [];
+    class Recording extends Db {
+      override transaction<T>(fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+        return super.transaction((tx) => fn(new Proxy(tx, { get: (t, k) => (k === 'query' ? (text: string, p?: unknown[]) => (sent.push(text), t.query(text, p)) : Reflect.get(t, k)) })));
+      }
+    }
+    const recording = new Recording({ connectionString: url, maxConnections: 1 });
+    try {
+      const sampler = new QueueStateSampler(recording, systemClock, null, { doneCount: 'exact' }, quiet);
+      await sampler.runOnce();
+      expect(sent.filter((t) => !t.startsWith('SET '))).toEqual([sampler.roundQuery()]);
+      expect(sent.filter((t) => t.startsWith('SET '))).toEqual(['SET TRANSACTION READ ONLY', 'SET LOCAL statement_timeout = 2000']);
+    } finally {
+      await recording.close();
+    }
   });
 
   it('ClaimableByQueue reads stampede.jobs through index-only scans: no heap visit per claimable row', async () => {

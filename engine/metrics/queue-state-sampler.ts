@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
 import { ValidationError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { loadQueries } from '../sql.ts';
+import { asSubquery, loadQueries } from '../sql.ts';
 import { validateInt } from '../validate.ts';
 import type { StampedeMetrics } from './registry.ts';
 
@@ -27,7 +27,7 @@ export interface QueueStateSamplerConfig {
    * whole table, only for small harness databases.
    */
   doneCount?: 'estimate' | 'exact';
-  /** statement_timeout for each sampling query, in ms. Default 2000: a sampler must never become the load. */
+  /** statement_timeout of each round (one statement), in ms. Default 2000: a sampler must never become the load. */
   statementTimeoutMs?: number;
 }
 
@@ -97,8 +97,10 @@ export interface QueueStateSnapshot {
  * Prometheus scrapes. Run one sampler per deployment (or a few, for
  * redundancy), not one per worker process: the figures are global.
  *
- * Each round runs in one read-only transaction, so all figures share one
- * now() and one statement_timeout guards every query.
+ * Each round is one statement (roundQuery): one snapshot, so every figure
+ * is true at the same instant and they add up, in one round trip, with no
+ * snapshot held between statements while the process's event loop is busy
+ * elsewhere (which would hold back VACUUM meanwhile).
  */
 export class QueueStateSampler {
   readonly config: Required<QueueStateSamplerConfig>;
@@ -156,10 +158,10 @@ export class QueueStateSampler {
     }
   }
 
-  /** The queries one round runs, with their parameters, in order. For EXPLAIN in tests and for operators. */
+  /** The queries a round is made of, with their parameters, in order. For EXPLAIN in tests and for operators. */
   plannedQueries(): { name: (typeof QUERY_NAMES)[number]; text: string; params: unknown[] }[] {
     return [
-      { name: 'ClaimableByQueue', text: q.ClaimableByQueue, params: [this.config.depthCapRows] },
+      { name: 'ClaimableByQueue', text: q.ClaimableByQueue, params: this.roundParams() },
       { name: 'ClaimedByQueue', text: q.ClaimedByQueue, params: [] },
       { name: 'QueueControls', text: q.QueueControls, params: [] },
       { name: 'DeadLettersByQueue', text: q.DeadLettersByQueue, params: [] },
@@ -169,20 +171,30 @@ export class QueueStateSampler {
     ];
   }
 
+  /**
+   * The round as one statement: each planned query's rows as one json column
+   * named after it. Its one parameter, $1, is depthCapRows (ClaimableByQueue's).
+   */
+  roundQuery(): string {
+    const columns = this.plannedQueries().map((p) => `(SELECT coalesce(json_agg(r), '[]'::json) FROM ${asSubquery(p.text)} r) AS "${p.name}"`);
+    return `-- queue-state round\nSELECT ${columns.join(',\n       ')}`;
+  }
+
+  /** The round's parameters, for roundQuery. */
+  roundParams(): unknown[] {
+    return [this.config.depthCapRows];
+  }
+
   /** One round: query, update the gauges, return the snapshot. Throws if a query fails (the loop logs and carries on). */
   async runOnce(): Promise<QueueStateSnapshot> {
     const started = this.clock.now();
     let rows: Record<string, any[]>;
     try {
       rows = await this.db.transaction(async (tx) => {
-        // One snapshot for the whole round: depth, claimed, dead letters and done
-        // are counted at one instant, so they add up (read-only, so it never
-        // conflicts with a writer).
-        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        // A transaction only to scope the timeout and forbid writes; the round is one statement, so one snapshot.
+        await tx.query('SET TRANSACTION READ ONLY');
         await tx.query(`SET LOCAL statement_timeout = ${this.config.statementTimeoutMs}`);
-        const out: Record<string, any[]> = {};
-        for (const query of this.plannedQueries()) out[query.name] = (await tx.query(query.text, query.params)).rows;
-        return out;
+        return (await tx.query(this.roundQuery(), this.roundParams())).rows[0];
       });
     } catch (err) {
       this.metrics?.sampleErrors.inc();

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../engine/clock.ts';
 import { Db } from '../../engine/db.ts';
+import { asSubquery } from '../../engine/sql.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PeriodicLoop } from '../../engine/periodic.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
@@ -25,21 +26,31 @@ export interface HarnessReading {
 }
 
 /**
- * The engine sampler's Db, with the harness's own query appended to each of
- * the sampler's transactions, after the sampler's queries: the same snapshot
- * (the sampler reads at REPEATABLE READ) and the same now(). The engine's code
- * and SQL run unchanged; only its connection carries one more read.
+ * The engine sampler's Db, with the harness's own query joined to each of the
+ * sampler's rounds: the round is one statement, and the harness's reading
+ * becomes one more column of it, so both read one snapshot at one now(). The
+ * engine's code and SQL run unchanged; only its connection carries one more
+ * read.
  */
 class ReadAlongDb extends Db {
   reading: HarnessReading | null = null;
+  /** The sampler's round (QueueStateSampler.roundQuery), the one statement read along with; asked at each query, as a mutant may patch it. */
+  round: () => string = () => '';
 
   override transaction<T>(fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
     this.reading = null;
-    return super.transaction(async (tx) => {
-      const out = await fn(tx);
-      this.reading = toReading((await tx.query(q.HarnessQueueState)).rows[0]);
-      return out;
-    });
+    return super.transaction((tx) => fn(this.readingAlong(tx)));
+  }
+
+  /** The client, its query() of the round answered by the round joined with the harness's reading. */
+  private readingAlong(tx: pg.PoolClient): pg.PoolClient {
+    const query = async (text: string, params?: unknown[]) => {
+      if (text !== this.round()) return tx.query(text, params);
+      const res = await tx.query(`SELECT e.*, to_json(h) AS harness_reading FROM ${asSubquery(text)} e, ${asSubquery(q.HarnessQueueState)} h`, params);
+      this.reading = toReading(res.rows[0].harness_reading);
+      return res;
+    };
+    return new Proxy(tx, { get: (target, key) => (key === 'query' ? query : Reflect.get(target, key)) });
   }
 }
 
@@ -80,7 +91,9 @@ export class RunSampler {
     intervalMs = 1000,
   ) {
     this.db = new ReadAlongDb({ ...db.options, maxConnections: 1, applicationName: 'stampede:harness-sampler' });
-    this.sampler = new QueueStateSampler(this.db, clock, null, { intervalMs, doneCount: 'exact' }, log);
+    // The round reads the whole table here (the exact done count, the harness's GROUP BY): it may take longer than production's.
+    this.sampler = new QueueStateSampler(this.db, clock, null, { intervalMs, doneCount: 'exact', statementTimeoutMs: 10_000 }, log);
+    this.db.round = () => this.sampler.roundQuery();
     this.loop = new PeriodicLoop({ clock, log, what: 'sample', intervalMs, runOnce: () => this.runOnce() });
   }
 
