@@ -131,6 +131,10 @@ export interface RedCounts {
   failed: Record<string, number>;
   leasesLost: Record<string, number>;
   durations: Record<string, Record<string, number>>;
+  /** Jobs this worker dead-lettered (by its failure path or its rescuer). Absent from runs recorded before it was read. */
+  deadLettered?: Record<string, number>;
+  /** Expired leases this worker's rescuer took back. Absent from runs recorded before it was read. */
+  leasesExpired?: Record<string, number>;
 }
 
 /** Where preloaded work comes from: `delayed` jobs enqueued to run later, `retry` jobs that failed an attempt and wait out their backoff. */

@@ -25,12 +25,18 @@ describe('redCounts', () => {
     events.emit('job:failed', { jobId: 2, queue: 'mail', attempt: 1, workerId: 'w-1', durationMs: 4, error: 'TypeError: x', dbFailedAt: 0, retryAt: 0 });
     events.emit('job:failed', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', durationMs: 4, error: 'timed out', dbFailedAt: 0, retryAt: 0 });
     events.emit('lease:lost', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', phase: 'complete' });
+    events.emit('lease:rescued', { jobId: 4, queue: 'sms', attempts: 1, crashCount: 1, dead: false, crashed: true });
+    events.emit('lease:rescued', { jobId: 5, queue: 'sms', attempts: 2, crashCount: 2, dead: true, crashed: true });
+    events.emit('job:dead', { jobId: 5, queue: 'sms', attempt: 2, reason: 'crashed its worker 2 times' });
+    events.emit('job:dead', { jobId: 6, queue: 'mail', attempt: 3, reason: 'attempts exhausted: TypeError: x' });
     expect(redCounts(await metrics.registry.metrics())).toEqual({
       claimed: { mail: 2, sms: 1 },
       completed: { mail: 1 },
       failed: { mail: 1, sms: 1 },
       leasesLost: { sms: 1 },
       durations: { completed: { mail: 1 }, failed: { mail: 1, sms: 1 } },
+      deadLettered: { sms: 1, mail: 1 },
+      leasesExpired: { sms: 2 },
     });
   });
 });
@@ -60,6 +66,43 @@ describe('red-metrics', () => {
     const moved = [...work, scrape(100, 'w-1', served), scrape(400, 'w-1', { ...served, claimed: { default: 3 } })];
     expect(checkRedMetrics(moved, finalState([]))).toMatchObject({ pass: 'unknown', figure: expect.stringContaining('1 busy or scraped once') });
     expect(checkRedMetrics([...work, scrape(100, 'w-1', served)], finalState([])).pass).toBe('unknown');
+  });
+
+  describe('dead letters and expired leases, which name no worker: the process on their node since its worker:settings', () => {
+    const settings = (t: number, node: string, workerId: string) => ({ ...h.settings(t, workerId), node }) as HistoryEvent;
+    const rescued = (t: number, node: string, jobId: number, dead: boolean) =>
+      ({ t, node, type: 'lease:rescued', jobId, queue: 'default', attempts: 2, crashCount: 2, dead, crashed: true }) as HistoryEvent;
+    const died = (t: number, node: string, jobId: number) => ({ t, node, type: 'job:dead', jobId, queue: 'default', attempt: 2, reason: 'crashed its worker 2 times' }) as HistoryEvent;
+    const history = [
+      settings(0, 'worker-0', 'w-0.1'),
+      rescued(50, 'worker-0', 7, false), // the process before the restart: its counters died with it
+      settings(60, 'worker-0', 'w-0.2'),
+      settings(0, 'worker-1', 'w-1.1'),
+      rescued(70, 'worker-1', 8, false), // another node's worker
+      rescued(80, 'worker-0', 9, true),
+      died(80, 'worker-0', 9),
+    ];
+    const counts: Partial<RedCounts> = { deadLettered: { default: 1 }, leasesExpired: { default: 1 } };
+
+    it('passes when the served counts are its own node\'s events since it started', () => {
+      const r = checkRedMetrics([...history, scrape(100, 'w-0.2', counts), scrape(400, 'w-0.2', counts)], finalState([]));
+      expect(r).toMatchObject({ pass: true, figure: '1 workers judged (0 left out), 0 counts off, of 2 events counted' });
+    });
+
+    it('fails (negative control) when a dead-lettered job or a rescue goes uncounted', () => {
+      const none: Partial<RedCounts> = { deadLettered: {}, leasesExpired: {} };
+      const r = checkRedMetrics([...history, scrape(100, 'w-0.2', none), scrape(400, 'w-0.2', none)], finalState([]));
+      expect(r.pass).toBe(false);
+      expect(r.examples).toEqual([
+        { workerId: 'w-0.2', queue: 'default', series: 'dead-lettered', served: 0, events: 1 },
+        { workerId: 'w-0.2', queue: 'default', series: 'leases expired', served: 0, events: 1 },
+      ]);
+    });
+
+    it('does not judge them in a stored run whose scrape did not read them', () => {
+      const r = checkRedMetrics([...history, scrape(100, 'w-0.2', {}), scrape(400, 'w-0.2', {})].map((e) => (e.type === 'metrics:scraped' ? { ...e, red: { ...e.red, deadLettered: undefined, leasesExpired: undefined } } : e)), finalState([]));
+      expect(r.pass).toBe('unknown'); // nothing else happened: the judged worker did nothing it could be held to
+    });
   });
 
   it('is unknown when the judged workers did nothing', () => {

@@ -3,25 +3,31 @@ import { firstN, fmt, type CheckerDef } from './types.ts';
 
 type Scrape = EventOf<'metrics:scraped'>;
 
-/** Each RED count and the events of the worker's own that must add up to it. */
-const FED_BY: [label: string, read: (r: RedCounts) => Record<string, number>, event: HistoryEvent['type']][] = [
+/** Each RED count and the events of the worker's own that must add up to it; undefined: a stored run that did not read it. */
+const FED_BY: [label: string, read: (r: RedCounts) => Record<string, number> | undefined, event: HistoryEvent['type']][] = [
   ['claimed', (r) => r.claimed, 'job:claimed'],
   ['completed', (r) => r.completed, 'job:completed'],
   ['failed', (r) => r.failed, 'job:failed'],
   ['leases lost', (r) => r.leasesLost, 'lease:lost'],
   ['durations of completed', (r) => r.durations.completed ?? {}, 'job:completed'],
   ['durations of failed', (r) => r.durations.failed ?? {}, 'job:failed'],
+  ['dead-lettered', (r) => r.deadLettered, 'job:dead'],
+  ['leases expired', (r) => r.leasesExpired, 'lease:rescued'],
 ];
 
 const FED = new Set<string>(FED_BY.map(([, , event]) => event));
 const same = (a: RedCounts, b: RedCounts) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * The RED series each worker serves on /metrics (jobs claimed, completed and
- * failed, leases lost, and the duration histogram's count per outcome) against
- * what that worker process reported doing: its own job:claimed, job:completed,
- * job:failed and lease:lost events, per queue. An operator's error-rate and
- * throughput alerts read those series.
+ * The RED series each worker serves on /metrics (jobs claimed, completed,
+ * failed and dead-lettered, leases lost and expired, and the duration
+ * histogram's count per outcome) against what that worker process reported
+ * doing: its own job:claimed, job:completed, job:failed, job:dead, lease:lost
+ * and lease:rescued events, per queue. An operator's error-rate, throughput
+ * and dead-letter alerts read those series. job:dead and lease:rescued name no
+ * worker (a rescuer's pass is not any one claim's): they are the worker's
+ * whose process reported them, the one its node ran since that worker's
+ * worker:settings.
  *
  * Judged per worker alive at the end and scraped twice with no count moving
  * in between: an idle worker, so every event behind its first scrape's counts
@@ -47,15 +53,24 @@ export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalS
   }
   if (judged.length === 0) return { ...base, pass: 'unknown', figure: `no worker scraped twice while idle (${fmt(busy)} busy or scraped once): nothing to judge` };
 
+  const started = new Map<string, { node: string; t: number }>();
+  for (const e of history) if (e.type === 'worker:settings') started.set(e.workerId, { node: e.node, t: e.t });
   const off: Record<string, unknown>[] = [];
-  let counted = 0;
+  const counted = new Set<HistoryEvent>(); // an event feeding two series (a count and a duration) is one event
   for (const scrape of judged) {
-    const own = history.filter((e): e is HistoryEvent & { workerId: string; queue: string } => FED.has(e.type) && 'workerId' in e && e.workerId === scrape.workerId && e.t <= scrape.t);
-    counted += own.length;
+    const process = started.get(scrape.workerId);
+    const ownedBy = (e: HistoryEvent) =>
+      'workerId' in e ? e.workerId === scrape.workerId : process !== undefined && e.node === process.node && e.t >= process.t;
+    const own = history.filter((e): e is HistoryEvent & { queue: string } => FED.has(e.type) && e.t <= scrape.t && ownedBy(e));
     for (const [label, read, event] of FED_BY) {
       const served = read(scrape.red);
+      if (served === undefined) continue;
       const seen: Record<string, number> = {};
-      for (const e of own) if (e.type === event) seen[e.queue] = (seen[e.queue] ?? 0) + 1;
+      for (const e of own) {
+        if (e.type !== event) continue;
+        seen[e.queue] = (seen[e.queue] ?? 0) + 1;
+        counted.add(e);
+      }
       for (const queue of new Set([...Object.keys(served), ...Object.keys(seen)])) {
         const s = served[queue] ?? 0;
         const n = seen[queue] ?? 0;
@@ -63,14 +78,14 @@ export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalS
       }
     }
   }
-  const figure = `${fmt(judged.length)} workers judged (${fmt(busy)} left out), ${fmt(off.length)} counts off, of ${fmt(counted)} events counted`;
-  if (off.length === 0 && counted === 0) return { ...base, pass: 'unknown', figure: `${figure}: the judged workers did nothing` };
+  const figure = `${fmt(judged.length)} workers judged (${fmt(busy)} left out), ${fmt(off.length)} counts off, of ${fmt(counted.size)} events counted`;
+  if (off.length === 0 && counted.size === 0) return { ...base, pass: 'unknown', figure: `${figure}: the judged workers did nothing` };
   return { ...base, pass: off.length === 0, figure, ...(off.length ? { examples: firstN(off) } : {}) };
 }
 
 export const redMetrics: CheckerDef<Record<string, never>> = {
   name: 'red-metrics',
-  says: "each worker's RED series on /metrics (claimed, completed, failed, leases lost, durations by outcome) count what that worker reported doing",
+  says: "each worker's RED series on /metrics (claimed, completed, failed, dead-lettered, leases lost and expired, durations by outcome) count what that worker reported doing",
   check: checkRedMetrics,
   bounds: {},
   defaults: {},

@@ -6,6 +6,8 @@ const RED_SERIES: Record<string, keyof Omit<RedCounts, 'durations'>> = {
   stampede_jobs_completed_total: 'completed',
   stampede_jobs_failed_total: 'failed',
   stampede_leases_lost_total: 'leasesLost',
+  stampede_jobs_dead_lettered_total: 'deadLettered',
+  stampede_leases_expired_total: 'leasesExpired',
 };
 const DURATION_COUNT = 'stampede_job_duration_seconds_count';
 
@@ -16,7 +18,7 @@ const DURATION_COUNT = 'stampede_job_duration_seconds_count';
  * (engine/validate.ts), and nothing else here is read from a label.
  */
 export function redCounts(text: string): RedCounts {
-  const out: RedCounts = { claimed: {}, completed: {}, failed: {}, leasesLost: {}, durations: {} };
+  const out: Required<RedCounts> = { claimed: {}, completed: {}, failed: {}, leasesLost: {}, durations: {}, deadLettered: {}, leasesExpired: {} };
   const add = (into: Record<string, number>, queue: string, n: number) => (into[queue] = (into[queue] ?? 0) + n);
   for (const line of text.split('\n')) {
     const m = /^(\w+)\{([^}]*)\} (\S+)$/.exec(line);
