@@ -187,7 +187,7 @@ describe('parameters-honoured', () => {
   it('passes when delays, leases and heartbeats are what the worker said it would do', () => {
     const r = checkParametersHonoured(good, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 off their settings; 1 retry delays, 3 lease lengths, 2 heartbeat gaps judged (median of medians 510 ms)');
+    expect(r.figure).toBe('0 off their settings; 1 retry delays, 3 lease lengths, 2 heartbeat gaps judged (median of the workers\' medians 510 ms)');
   });
 
   it('fails (negative control) on a retry past its ceiling, a lease of the wrong length and a heartbeat too slow', () => {
@@ -203,8 +203,18 @@ describe('parameters-honoured', () => {
       { what: 'retry delay outside [0, ceiling]', jobId: 1, attempt: 2, delayMs: 2_500, ceilingMs: 2_000 },
       { what: 'claim lease of 3,000 ms, configured 2,000', jobId: 2, attempt: 1, workerId: 'w1' },
       { what: 'renewal lease of 2,000 ms, configured 2,000', jobId: 2, attempt: 1, workerId: 'w1' },
-      { what: 'median renewal gap 1,500 ms, heartbeatMs 500', jobId: 2, attempt: 1, workerId: 'w1' },
+      { what: 'median renewal gap 1,500 ms over 1 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
     ].filter((x) => !x.what.startsWith('renewal lease')));
+  });
+
+  it("holds each worker's period, not each claim's: one late timer on a busy machine passes, a slow schedule (negative control) fails", () => {
+    // Jobs 2-6 each renewed once: four on time, one 300 ms late (its worker's event loop was busy).
+    const renewedAfter = (gapsMs: number[]): HistoryEvent[] =>
+      gapsMs.flatMap((gap, k) => [h.claim(10 + k, 2 + k, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }), h.renewed(10 + k + gap, 2 + k, 'w1', 1, 1_000 + gap, 3_000 + gap)]);
+    const oneLate = checkParametersHonoured([...fleet, ...renewedAfter([505, 510, 503, 800, 507])], finalState([]), bounds);
+    expect(oneLate).toMatchObject({ pass: true, figure: expect.stringContaining("5 heartbeat gaps judged (median of the workers' medians 507 ms)") });
+    const slow = checkParametersHonoured([...fleet, ...renewedAfter([790, 810, 800, 805, 795])], finalState([]), bounds);
+    expect(slow.examples).toEqual([{ what: 'median renewal gap 800 ms over 5 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' }]);
   });
 
   it('leaves out a renewal gap across a step of the database clock, which measures the step (negative control: the same gap without the step)', () => {
@@ -219,7 +229,7 @@ describe('parameters-honoured', () => {
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 off their settings; 0 retry delays, 2 lease lengths, 0 heartbeat gaps judged');
     expect(checkParametersHonoured(acrossStep([]), finalState([]), bounds).examples).toEqual([
-      { what: 'median renewal gap 3,600,510 ms, heartbeatMs 500', jobId: 2, attempt: 1, workerId: 'w1' },
+      { what: 'median renewal gap 3,600,510 ms over 1 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
     ]);
   });
 

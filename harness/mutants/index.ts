@@ -23,6 +23,7 @@ import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
 import { failOneOverBudget } from './fail-one-over-budget.ts';
 import { failuresCountedAsCompletions } from './failures-counted-as-completions.ts';
+import { rescuesUncounted } from './rescues-uncounted.ts';
 import { renewalDoublesLease } from './renewal-doubles-lease.ts';
 import { renewalUnfenced } from './renewal-unfenced.ts';
 import { rescueFinishesLiveHolder } from './rescue-finishes-live-holder.ts';
@@ -55,6 +56,7 @@ export const MUTANTS = {
   'oldest-age-priority-blind': oldestAgePriorityBlind,
   'depth-ignores-retries': depthIgnoresRetries,
   'failures-counted-as-completions': failuresCountedAsCompletions,
+  'rescues-uncounted': rescuesUncounted,
   'no-dead-letter-row': noDeadLetterRow,
   'crash-on-any-expiry': crashOnAnyExpiry,
   'effect-lock-wait': effectLockWait,
