@@ -11,7 +11,7 @@ export type Recordable = HistoryEvent extends infer E ? (E extends HistoryEvent 
  * to history.jsonl, so an interrupted run still leaves what it saw.
  */
 export class HistoryRecorder {
-  /** Every event so far, in arrival order; `inOrder` says whether that is also time order. */
+  /** Every event so far, appended as it arrives; `inOrder` says whether that is also time order (`events` sorts it when not). */
   private readonly arrived: HistoryEvent[] = [];
   private inOrder = true;
   private readonly out?: WriteStream;
