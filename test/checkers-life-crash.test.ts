@@ -203,7 +203,7 @@ describe('parameters-honoured', () => {
       { what: 'retry delay outside [0, ceiling]', jobId: 1, attempt: 2, delayMs: 2_500, ceilingMs: 2_000 },
       { what: 'claim lease of 3,000 ms, configured 2,000', jobId: 2, attempt: 1, workerId: 'w1' },
       { what: 'renewal lease of 2,000 ms, configured 2,000', jobId: 2, attempt: 1, workerId: 'w1' },
-      { what: 'median renewal gap 1,500 ms over 1 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
+      { what: 'median first renewal gap 1,500 ms over 1 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
     ].filter((x) => !x.what.startsWith('renewal lease')));
   });
 
@@ -214,7 +214,15 @@ describe('parameters-honoured', () => {
     const oneLate = checkParametersHonoured([...fleet, ...renewedAfter([505, 510, 503, 800, 507])], finalState([]), bounds);
     expect(oneLate).toMatchObject({ pass: true, figure: expect.stringContaining("5 heartbeat gaps judged (median of the workers' medians 507 ms)") });
     const slow = checkParametersHonoured([...fleet, ...renewedAfter([790, 810, 800, 805, 795])], finalState([]), bounds);
-    expect(slow.examples).toEqual([{ what: 'median renewal gap 800 ms over 5 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' }]);
+    expect(slow.examples).toEqual([{ what: 'median first renewal gap 800 ms over 5 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' }]);
+    // A schedule that starts late, on time after that: two long jobs renewed 800 ms after their claims, then every 505 ms.
+    const lateStart = [1, 2].flatMap((job) => [
+      h.claim(10, job, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }),
+      ...[0, 1, 2, 3, 4].map((k) => h.renewed(810 + k * 505, job, 'w1', 1, 1_800 + k * 505, 3_800 + k * 505)),
+    ]);
+    expect(checkParametersHonoured([...fleet, ...lateStart], finalState([]), bounds).examples).toEqual([
+      { what: 'median first renewal gap 800 ms over 2 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
+    ]);
   });
 
   it('leaves out a renewal gap across a step of the database clock, which measures the step (negative control: the same gap without the step)', () => {
@@ -229,7 +237,7 @@ describe('parameters-honoured', () => {
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 off their settings; 0 retry delays, 2 lease lengths, 0 heartbeat gaps judged');
     expect(checkParametersHonoured(acrossStep([]), finalState([]), bounds).examples).toEqual([
-      { what: 'median renewal gap 3,600,510 ms over 1 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
+      { what: 'median first renewal gap 3,600,510 ms over 1 renewals, heartbeatMs 500', workerId: 'w1', queue: 'default' },
     ]);
   });
 
