@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db.ts';
+import { ValidationError } from '../engine/errors.ts';
 import type { Logger } from '../engine/log.ts';
 import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
@@ -20,9 +21,9 @@ export class UsageError extends Error {
   }
 }
 
-/** The usage text to print after an error, if it is a usage error that asks for it. */
+/** The usage text to print after an error: after a usage error that asks for it, or an option value the engine refused. */
 export function usageAfter(err: unknown, usage: string): string {
-  return err instanceof UsageError && err.withUsage ? `${usage}\n` : '';
+  return (err instanceof UsageError && err.withUsage) || err instanceof ValidationError ? `${usage}\n` : '';
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -166,14 +167,15 @@ export function interruptCounter(windowMs = 1000): () => number {
  * refused: the node starts and its loops retry, as they do after an outage.
  */
 export async function requireMigrated(db: Db, log: Logger): Promise<void> {
+  const migrations = readMigrations();
   let missing: string[];
   try {
-    missing = await unappliedMigrations(db);
+    missing = await unappliedMigrations(db, migrations);
   } catch (err) {
     log.warn('could not check the schema; starting anyway', { error: (err as Error).message });
     return;
   }
   if (missing.length === 0) return;
-  const what = missing.length === readMigrations().length ? 'has no stampede schema' : `lacks ${missing.length} of stampede's migrations (${missing[0]} first)`;
+  const what = missing.length === migrations.length ? 'has no stampede schema' : `lacks ${missing.length} of stampede's migrations (${missing[0]} first)`;
   throw new UsageError(`DATABASE_URL: the database ${what}; expected a migrated one: run \`npx stampede migrate\` first`, false);
 }

@@ -5,14 +5,15 @@
 // like: they share the work with SKIP LOCKED. SIGTERM/SIGINT: finish the
 // deliveries in flight, exit 0.
 import { systemClock } from '../engine/clock.ts';
-import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { Db } from '../engine/db.ts';
+import { ValidationError } from '../engine/errors.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
@@ -103,7 +104,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const usage = err instanceof UsageError || err?.name === 'ValidationError';
-  process.stderr.write(`stampede relay: ${(err as Error).message}\n` + (err?.name === 'ValidationError' ? `${USAGE}\n` : usageAfter(err, USAGE)));
+  const usage = err instanceof UsageError || err instanceof ValidationError;
+  process.stderr.write(`stampede relay: ${(err as Error).message}\n` + usageAfter(err, USAGE));
   process.exit(usage ? 2 : 1);
 });

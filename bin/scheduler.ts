@@ -16,7 +16,6 @@
 // still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
-import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { CRON_DEFAULTS, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
@@ -24,6 +23,7 @@ import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { databaseUrl, errorText, exitOnHelp, integerText, parseFlags, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]

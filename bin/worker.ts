@@ -2,7 +2,6 @@
 // Reads DATABASE_URL. SIGTERM/SIGINT: stop claiming, let in-flight jobs
 // finish within --grace-ms, hand back the rest, exit 0.
 import { SkewedClock, systemClock } from '../engine/clock.ts';
-import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { Db } from '../engine/db.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
@@ -10,6 +9,7 @@ import type { Handlers } from '../engine/handler.ts';
 import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
+import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';

@@ -100,7 +100,8 @@ describe('red-metrics', () => {
     });
 
     it('does not judge them in a stored run whose scrape did not read them', () => {
-      const r = checkRedMetrics([...history, scrape(100, 'w-0.2', {}), scrape(400, 'w-0.2', {})].map((e) => (e.type === 'metrics:scraped' ? { ...e, red: { ...e.red, deadLettered: undefined, leasesExpired: undefined } } : e)), finalState([]));
+      // scrape() builds a scrape with neither series, as a run recorded before they were read has.
+      const r = checkRedMetrics([...history, scrape(100, 'w-0.2', {}), scrape(400, 'w-0.2', {})], finalState([]));
       expect(r.pass).toBe('unknown'); // nothing else happened: the judged worker did nothing it could be held to
     });
   });
