@@ -20,6 +20,9 @@ describe('the simulated database clock', () => {
   it('moves now() in open sessions, the engine claim and plpgsql triggers together, and leaves pg_catalog.now() alone', async () => {
     const before = await nowOf(engine);
     expect(Math.abs(before - (await nowOf(engine, 'pg_catalog.now()')))).toBeLessThan(50);
+    // A statement prepared before the step, whose plan inlined the old clock, must read the new one after it.
+    const prepared = async () => ((await engine.query({ name: 'db-clock-now', text: 'SELECT now() AS t' })).rows[0].t as Date).getTime();
+    expect(Math.abs((await prepared()) - before)).toBeLessThan(5_000);
     // Due in 30 minutes by the database clock: not claimable yet.
     const job = await enqueue(engine, 'dbclock', { kind: 'normal' }, { delayMs: 30 * 60_000 });
     expect(await claim()).toHaveLength(0);
@@ -30,6 +33,11 @@ describe('the simulated database clock', () => {
     const after = await nowOf(engine);
     expect(after - before).toBeGreaterThanOrEqual(3_600_000);
     expect(after - before).toBeLessThan(3_600_000 + 5_000);
+    expect((await prepared()) - before).toBeGreaterThanOrEqual(3_600_000);
+    // Inlined: the plan reads the server's clock plus a constant, as cheap as production's now(), not a call that runs a query.
+    const plan = (await engine.query('EXPLAIN VERBOSE SELECT count(*) FROM stampede.jobs WHERE run_at <= now()')).rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toContain("(pg_catalog.now() + '01:00:00'::interval)");
+    expect(plan).not.toContain('stampede_sim');
     // The real clock did not move.
     expect(Math.abs((await nowOf(engine, 'pg_catalog.now()')) - before)).toBeLessThan(5_000);
 

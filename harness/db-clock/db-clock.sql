@@ -1,21 +1,36 @@
 -- name: InstallDbClock
 -- The simulated database clock (docs/time.md). A function stampede_sim.now()
--- that reads the real clock plus an offset the harness moves, in a schema the
--- run's database puts BEFORE pg_catalog in its search_path (SetSearchPath):
--- every unqualified now() the engine sends, and every plpgsql function
--- without its own SET search_path, then resolves to it. Production never
--- creates this schema; its SQL is the same text either way.
--- STABLE, as pg_catalog.now() is: evaluated once per index scan key, and the
--- same value within a statement as long as the offset does not move.
+-- in a schema the run's database puts BEFORE pg_catalog in its search_path
+-- (SetSearchPath): every unqualified now() the engine sends, and every plpgsql
+-- function without its own SET search_path, then resolves to it. Production
+-- never creates this schema; its SQL is the same text either way.
+--
+-- Its body is the real clock plus the offset as a constant, and set_offset
+-- rewrites it at each step. A body that read the offset from a table would
+-- not be inlined (a subquery stops the planner from inlining a SQL function),
+-- so every now() would be a function call that runs a query: 8 µs each on
+-- the shared 2-core machine, over a million of them in a poison-herd run.
+-- Inlined, `run_at <= now()`
+-- plans as `run_at <= (pg_catalog.now() + '01:00:00'::interval)`, as cheap as
+-- production's. Redefining the function invalidates every session's cached
+-- plans that inlined it, so each open session sees the new offset from its
+-- next statement on. The table keeps the offset the body was written from.
 CREATE SCHEMA IF NOT EXISTS stampede_sim;
 CREATE TABLE IF NOT EXISTS stampede_sim.clock (
   id        int PRIMARY KEY DEFAULT 1 CHECK (id = 1),
   offset_ms float8 NOT NULL DEFAULT 0
 );
 INSERT INTO stampede_sim.clock (id) VALUES (1) ON CONFLICT DO NOTHING;
-CREATE OR REPLACE FUNCTION stampede_sim.now() RETURNS timestamptz
-  LANGUAGE sql STABLE PARALLEL SAFE
-  AS $$ SELECT pg_catalog.now() + make_interval(secs => (SELECT offset_ms FROM stampede_sim.clock) / 1000) $$;
+CREATE OR REPLACE FUNCTION stampede_sim.set_offset(new_offset_ms float8) RETURNS float8
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+BEGIN
+  UPDATE stampede_sim.clock SET offset_ms = new_offset_ms;
+  EXECUTE format('CREATE OR REPLACE FUNCTION stampede_sim.now() RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE AS %L',
+                 format('SELECT pg_catalog.now() + %L::interval', new_offset_ms || ' milliseconds'));
+  RETURN new_offset_ms;
+END $$;
+SELECT stampede_sim.set_offset(offset_ms) FROM stampede_sim.clock;
 
 -- name: SetSearchPath
 -- Puts stampede_sim before pg_catalog for every session opened from now on
@@ -30,12 +45,14 @@ END $$;
 -- Steps the simulated database clock forward by $1 ms (NTP correcting a
 -- drifted clock, a VM resumed after suspend) and says what became due: the
 -- claimable jobs whose run_at fell inside the step, by origin. Returns the
--- database time before and after. One transaction: nothing can be claimed in
--- between by the old time and counted by the new.
+-- database time before and after. One statement, so one transaction: nothing
+-- can be claimed in between by the old time and counted by the new. Its own
+-- now() was inlined when it was planned, so `before` is the old time however
+-- the CTEs are ordered.
 WITH before AS (
   SELECT now() AS t
 ), stepped AS (
-  UPDATE stampede_sim.clock SET offset_ms = offset_ms + $1::float8 RETURNING offset_ms
+  SELECT stampede_sim.set_offset(c.offset_ms + $1::float8) AS offset_ms FROM stampede_sim.clock c
 ), jumped AS (
   SELECT j.state, j.idempotency_key, j.attempts
     FROM stampede.jobs j, before b
