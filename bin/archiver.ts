@@ -4,10 +4,9 @@
 // whole ones past retention. Safe to run on several nodes (SKIP LOCKED).
 // Reads DATABASE_URL. SIGTERM/SIGINT: finish the batch in flight and exit 0.
 import { Db } from '../engine/db.ts';
-import { ValidationError } from '../engine/errors.ts';
 import { JobArchiver } from '../engine/archive/job-archiver.ts';
 import { createLogger } from '../engine/log.ts';
-import { databaseUrl, errorText, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter } from './cli-args.ts';
 
 const USAGE = 'usage: stampede archiver [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
 
@@ -22,21 +21,16 @@ async function main(): Promise<void> {
   const url = databaseUrl();
   const log = createLogger('archiver');
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: 'stampede:archiver' });
+  const archiver = new JobArchiver({
+    db,
+    log,
+    archiveAfterMs: intFlag(values, 'archive-after-ms'),
+    retentionDays: intFlag(values, 'retention-days', 1),
+    batchSize: intFlag(values, 'batch-size', 1),
+    intervalMs: intFlag(values, 'interval-ms', 1),
+  });
+  // Only once every input has been judged (as the worker does).
   await requireMigrated(db, log);
-  let archiver: JobArchiver;
-  try {
-    archiver = new JobArchiver({
-      db,
-      log,
-      archiveAfterMs: intFlag(values, 'archive-after-ms'),
-      retentionDays: intFlag(values, 'retention-days', 1),
-      batchSize: intFlag(values, 'batch-size', 1),
-      intervalMs: intFlag(values, 'interval-ms', 1),
-    });
-  } catch (err) {
-    if (err instanceof ValidationError) throw new UsageError(err.message);
-    throw err;
-  }
   // Once: Ctrl-C under npm run arrives twice (from the terminal and from npm).
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -53,7 +47,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const usage = err instanceof UsageError;
   process.stderr.write(`stampede archiver: ${errorText(err)}\n` + usageAfter(err, USAGE));
-  process.exit(usage ? 2 : 1);
+  process.exit(exitCodeOf(err));
 });

@@ -26,6 +26,11 @@ export function usageAfter(err: unknown, usage: string): string {
   return (err instanceof UsageError && err.withUsage) || err instanceof ValidationError ? `${usage}\n` : '';
 }
 
+/** A node's exit code for what stopped it: 2 for input it refused (a flag, or an option value the engine refused), else 1. */
+export function exitCodeOf(err: unknown): number {
+  return err instanceof UsageError || err instanceof ValidationError ? 2 : 1;
+}
+
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>>;
 

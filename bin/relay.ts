@@ -6,7 +6,6 @@
 // deliveries in flight, exit 0.
 import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
-import { ValidationError } from '../engine/errors.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
 import { Events, type EventName } from '../engine/events.ts';
@@ -14,7 +13,7 @@ import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
   [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
@@ -61,7 +60,6 @@ async function main(): Promise<void> {
   }
   const batchSize = intFlag(values, 'batch-size', 1);
   const db = new Db({ connectionString: url, maxConnections: Math.min(50, (batchSize ?? 20) + 2), applicationName: 'stampede:relay' });
-  await requireMigrated(db, log);
   const seed = values.seed ?? String(randomSeed());
   const rng = new SeededRng(seed);
   const relay = new OutboxRelay({
@@ -84,6 +82,8 @@ async function main(): Promise<void> {
     retentionMs === undefined
       ? undefined
       : new Pruner({ db, retentionMs, intervalMs: intFlag(values, 'prune-interval-ms', 1), events, log: log.child('pruner') });
+  // Only once every input has been judged (as the worker does).
+  await requireMigrated(db, log);
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
@@ -104,7 +104,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const usage = err instanceof UsageError || err instanceof ValidationError;
   process.stderr.write(`stampede relay: ${(err as Error).message}\n` + usageAfter(err, USAGE));
-  process.exit(usage ? 2 : 1);
+  process.exit(exitCodeOf(err));
 });

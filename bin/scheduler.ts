@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { databaseUrl, errorText, exitOnHelp, integerText, parseFlags, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, parseFlags, requireMigrated, usageAfter } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -71,7 +71,6 @@ async function main(): Promise<number> {
   const events = new ForwardingEvents(() => clock.now());
   const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
-  await requireMigrated(db, log);
   let worldShiftMs = 0;
   const m = new CronMaterializer({
     db,
@@ -100,6 +99,8 @@ async function main(): Promise<number> {
       if (m.clockSkewMs !== null) metrics?.setClockSkew(nodeId, m.clockSkewMs / 1000);
     },
   });
+  // Only once every input has been judged (as the worker does).
+  await requireMigrated(db, log);
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -140,8 +141,7 @@ try {
   process.exitCode = await main();
   if (process.connected) process.disconnect();
 } catch (err) {
-  const usage = err instanceof UsageError;
   process.stderr.write(`stampede scheduler: ${errorText(err)}\n` + usageAfter(err, USAGE));
-  process.exitCode = err instanceof ValidationError || usage ? 2 : 1;
+  process.exitCode = exitCodeOf(err);
   if (process.connected) process.disconnect();
 }

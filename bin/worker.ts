@@ -13,7 +13,7 @@ import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, existingModule, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -113,7 +113,6 @@ async function main(): Promise<void> {
     applicationName: 'stampede:worker',
     preparedStatements: !values['no-prepared-statements'],
   });
-  await requireMigrated(db, log);
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
   const clock = new SkewedClock(systemClock, skewMs);
   const send = process.send?.bind(process);
@@ -141,6 +140,8 @@ async function main(): Promise<void> {
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
   const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;
   const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;
+  // Only once every input has been judged: a bad flag is named as such, not hidden behind the schema's state.
+  await requireMigrated(db, log);
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
@@ -171,7 +172,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const usage = err instanceof UsageError;
   process.stderr.write(`stampede worker: ${(err as Error).message}\n` + usageAfter(err, USAGE));
-  process.exit(usage ? 2 : 1);
+  process.exit(exitCodeOf(err));
 });

@@ -10,7 +10,7 @@ export const DEFAULTS = {
   priority: 0,
   /** Visibility timeout: how long a claim lasts without a heartbeat. */
   leaseMs: 30_000,
-  /** Heartbeat period; renewals push the lease to now() + leaseMs. */
+  /** Heartbeat period; renewals push the lease to now() + leaseMs. Unset with a lease under 30 s: a third of the lease. */
   heartbeatMs: 10_000,
   /** First retry ceiling; attempt n waits random(0, min(cap, base * 2^(n-1))). */
   backoffBaseMs: 1_000,

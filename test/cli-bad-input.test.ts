@@ -72,6 +72,18 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
       expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('DATABASE_URL: the database has no stampede schema; expected a migrated one: run `npx stampede migrate` first') });
       expect(r.stderr, 'no usage text: the flags were right').not.toContain('usage:');
     }
+    // A bad flag is named as such on that same database: every input is judged before the schema is.
+    const [worker, scheduler, archiver, relay] = await Promise.all([
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--lease-ms', '1000', '--heartbeat-ms', '1000'], env),
+      stampede(['scheduler', '--lookahead-ms', 'soon'], env),
+      stampede(['archiver', '--batch-size', '0'], env),
+      stampede(['relay', '--deliver', compiledEntry('harness/outbox-deliver.ts'), '--poll-ms', 'x'], env),
+    ]);
+    expect(worker).toMatchObject({ code: 2, stderr: expect.stringContaining('heartbeatMs: 1000 ms is not shorter than queue') });
+    expect(scheduler).toMatchObject({ code: 2, stderr: expect.stringContaining('--lookahead-ms: "soon" is not an integer') });
+    expect(archiver).toMatchObject({ code: 2, stderr: expect.stringContaining('--batch-size: expected a positive integer, got "0"') });
+    expect(relay).toMatchObject({ code: 2, stderr: expect.stringContaining('--poll-ms: expected a positive integer, got "x"') });
+    for (const r of [worker, scheduler, archiver, relay]) expect(r.stderr).not.toContain('migrate');
   });
 
   it('a handlers module that does not exist: the path is named', async () => {

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { enqueue, enqueueMany } from '../engine/enqueue.ts';
 import { deadLetterDepth, listDeadLetters, redrive } from '../engine/dead-letters.ts';
+import { DEFAULTS } from '../engine/defaults.ts';
 import { ManualClock, systemClock } from '../engine/clock.ts';
 import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { Worker } from '../engine/worker/worker.ts';
-import type { WorkerOptions } from '../engine/worker/options.ts';
+import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { freshDatabase } from './support/db.ts';
 import { countByState, jobRow } from './support/jobs.ts';
@@ -161,5 +162,19 @@ describe('worker', () => {
     expect(() => new Worker({ db, handlers: {} })).toThrow(ValidationError);
     expect(() => new Worker({ db, handlers: { q: () => {} }, leaseMs: -5 })).toThrow(/leaseMs/);
     expect(() => new Worker({ db, handlers: { q: () => {} }, concurrency: 0 })).toThrow(/concurrency/);
+  });
+
+  it('refuses a heartbeat not shorter than its lease, and gives a short lease a heartbeat a third of it', () => {
+    const handlers = { q: () => {}, r: () => {} };
+    expect(() => new Worker({ db, handlers, leaseMs: 1_000, heartbeatMs: 1_000 })).toThrow(
+      /^heartbeatMs: 1000 ms is not shorter than queue "q"'s leaseMs \(1000 ms\)/,
+    );
+    expect(() => new Worker({ db, handlers, leaseMs: 5_000, queues: { r: { heartbeatMs: 6_000 } } })).toThrow(/^queues\["r"\]\.heartbeatMs: 6000 ms/);
+    // Off is allowed whatever the lease.
+    expect(() => new Worker({ db, handlers, leaseMs: 1_000, heartbeatMs: 0 })).not.toThrow();
+    expect(resolveQueueOptions({ db, handlers, leaseMs: 3_000 }, 'q').heartbeatMs).toBe(1_000);
+    expect(resolveQueueOptions({ db, handlers }, 'q').heartbeatMs).toBe(DEFAULTS.heartbeatMs);
+    expect(resolveQueueOptions({ db, handlers, leaseMs: 3_000, queues: { r: { leaseMs: 90_000 } } }, 'r').heartbeatMs).toBe(DEFAULTS.heartbeatMs);
+    expect(resolveQueueOptions({ db, handlers, leaseMs: 3_000, heartbeatMs: 2_000 }, 'q').heartbeatMs).toBe(2_000);
   });
 });

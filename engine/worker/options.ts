@@ -99,6 +99,15 @@ export function validateWorkerOptions(o: WorkerOptions): void {
   }
   validateQueueOptions(o, '');
   for (const [q, qo] of Object.entries(o.queues ?? {})) validateQueueOptions(qo, `queues["${q}"].`);
+  // A renewal period as long as the lease lets every lease run out between two renewals: each job that runs longer
+  // than the lease would be taken back and run again while its handler is still running.
+  for (const q of queues) {
+    const { leaseMs, heartbeatMs } = resolveQueueOptions(o, q);
+    if (heartbeatMs > 0 && heartbeatMs >= leaseMs) {
+      const field = o.queues?.[q]?.heartbeatMs !== undefined ? `queues["${q}"].heartbeatMs` : 'heartbeatMs';
+      throw new ValidationError(field, `${heartbeatMs} ms is not shorter than queue "${q}"'s leaseMs (${leaseMs} ms); expected a period below the lease, a third of it by default`);
+    }
+  }
   if (o.concurrency !== undefined && (!Number.isInteger(o.concurrency) || o.concurrency < 1)) {
     throw new ValidationError('concurrency', `${o.concurrency} is not a positive integer`);
   }
@@ -118,9 +127,11 @@ export function validateWorkerOptions(o: WorkerOptions): void {
 
 export function resolveQueueOptions(o: WorkerOptions, queue: string): ResolvedQueueOptions {
   const q = o.queues?.[queue] ?? {};
+  const leaseMs = q.leaseMs ?? o.leaseMs ?? DEFAULTS.leaseMs;
   return {
-    leaseMs: q.leaseMs ?? o.leaseMs ?? DEFAULTS.leaseMs,
-    heartbeatMs: q.heartbeatMs ?? o.heartbeatMs ?? DEFAULTS.heartbeatMs,
+    leaseMs,
+    // Unset, the period follows a lease shorter than the defaults': a third of it, so two renewals can be late.
+    heartbeatMs: q.heartbeatMs ?? o.heartbeatMs ?? Math.min(DEFAULTS.heartbeatMs, Math.max(1, Math.floor(leaseMs / 3))),
     timeoutMs: q.timeoutMs ?? o.timeoutMs,
     backoffBaseMs: q.backoffBaseMs ?? o.backoffBaseMs ?? DEFAULTS.backoffBaseMs,
     backoffCapMs: q.backoffCapMs ?? o.backoffCapMs ?? DEFAULTS.backoffCapMs,
