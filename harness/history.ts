@@ -40,6 +40,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean; owner?: string | null; leaseExpiredAt?: number }
   /** What a worker process resolved from its options, per queue, as it started. */
   | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings> }
+  /** The worker's LISTEN connection is up (at start, and again after each reconnect). */
+  | { type: 'worker:listening'; workerId: string }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' | 'archiver' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }

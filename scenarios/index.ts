@@ -7,6 +7,7 @@ import dstFallBack from './dst-fall-back.ts';
 import dstSpringForward from './dst-spring-forward.ts';
 import poisonHerd from './poison-herd.ts';
 import priorityStarvation from './priority-starvation.ts';
+import quietHours from './quiet-hours.ts';
 import retryStorm from './retry-storm.ts';
 import slowWorker from './slow-worker.ts';
 import slowWorkerNoHeartbeat from './slow-worker-no-heartbeat.ts';
@@ -31,5 +32,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     poisonHerd,
     downstreamLimit,
     effectsPipeline,
+    quietHours,
   ].map((s) => [s.name, s]),
 );

@@ -1,4 +1,5 @@
 import { backoffCeilingMs, RECONNECT_BACKOFF } from './backoff.ts';
+import { workerQueries } from './queries.ts';
 import type pg from 'pg';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
@@ -50,7 +51,7 @@ export class EnqueueListener {
           client.once('error', () => resolve());
         });
         client.on('notification', () => this.onNotify());
-        await client.query('LISTEN stampede_jobs');
+        await client.query(workerQueries.ListenForEnqueues);
         failures = 0;
         this.onListening();
         this.onNotify(); // anything enqueued while we were not listening

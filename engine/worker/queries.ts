@@ -12,6 +12,7 @@ export const workerQueries = loadQueries(new URL('./worker.sql', import.meta.url
   'DeferJob',
   'RecordEffectKey',
   'CompleteJobInTx',
+  'ListenForEnqueues',
 ] as const);
 
 export const livenessQueries = loadQueries(new URL('./liveness.sql', import.meta.url), ['StartWorker', 'TouchWorker', 'ForgetWorker'] as const);

@@ -223,3 +223,8 @@ UPDATE stampede.jobs
        updated_at = now()
  WHERE id = $1 AND lease_token = $2 AND state = 'claimed'
 RETURNING id;
+
+-- name: ListenForEnqueues
+-- The channel the enqueue trigger notifies (migrations/0007_notify_throttle.sql):
+-- an idle worker wakes on it instead of waiting for its poll.
+LISTEN stampede_jobs;

@@ -28,6 +28,7 @@ import { noPhantomFinish } from './no-phantom-finish.ts';
 import { noStaleCompletion } from './no-stale-completion.ts';
 import { oldestAgeSlo } from './oldest-age-slo.ts';
 import { pausedQueueIdle } from './paused-queue-idle.ts';
+import { promptWakeup } from './prompt-wakeup.ts';
 import { parametersHonoured } from './parameters-honoured.ts';
 import { retrySpread } from './retry-spread.ts';
 import { redMetrics } from './red-metrics.ts';
@@ -63,6 +64,7 @@ export const CHECKERS = {
   'lease-fencing': leaseFencing,
   'no-effect-lock-wait': noEffectLockWait,
   'parameters-honoured': parametersHonoured,
+  'prompt-wakeup': promptWakeup,
   // Every shipped component under chaos (docs/job-life-checks.md): the outbox relay, the archiver, the
   // pruner, graceful shutdown's hand-back, idempotent re-enqueue.
   'outbox-delivery': outboxDelivery,

@@ -7,6 +7,7 @@ import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
 import { depthIgnoresRetries } from './depth-ignores-retries.ts';
 import { effectLockWait } from './effect-lock-wait.ts';
+import { listenWrongChannel } from './listen-wrong-channel.ts';
 import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
@@ -81,6 +82,8 @@ export const MUTANTS = {
   'prune-ignores-retention': pruneIgnoresRetention,
   'release-charges-attempt': releaseChargesAttempt,
   'enqueue-ignores-key': enqueueIgnoresKey,
+  // Wake-up by NOTIFY (quiet-hours).
+  'listen-wrong-channel': listenWrongChannel,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -42,6 +42,7 @@ export const h = {
     t, node: x.node ?? workerId, type: 'worker:settings', workerId, maxCrashes: x.maxCrashes ?? 2,
     queues: { default: { leaseMs: x.leaseMs ?? 2_000, heartbeatMs: x.heartbeatMs ?? 500, backoffBaseMs: x.backoffBaseMs ?? 1_000, backoffCapMs: x.backoffCapMs ?? 8_000 } },
   }),
+  listening: (t: number, workerId: string, node = workerId): HistoryEvent => ({ t, node, type: 'worker:listening', workerId }),
   exited: (t: number, node: string, signal: string | null = 'SIGKILL', pid = 1): HistoryEvent => ({ t, node, type: 'process:exited', pid, role: 'worker', code: null, signal, expected: false }),
   /** A worker-stop of `node` from `fromT` to `toT` (SIGSTOP at once, SIGCONT after). */
   frozen: (fromT: number, toT: number, node: string): HistoryEvent[] => [
