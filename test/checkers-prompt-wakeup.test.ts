@@ -36,6 +36,10 @@ describe('prompt-wakeup', () => {
     expect(deaf.examples).toContainEqual({ workerId: 'w2', fault: 'db-terminate-backends', faultAtT: 16_500, listenedAgainAfterMs: null });
     const died = check([...listening, ...trickle(() => 8), h.fault(16_500, 'db-terminate-backends'), h.listening(16_620, 'w1'), h.exited(17_000, 'w2')]);
     expect(died.pass).toBe(true);
+    // A worker killed long before the cut, and its successor listening in its place, ask nothing either.
+    const replaced = [h.listening(0, 'w1.1', 'w1'), h.listening(0, 'w2'), h.exited(4_000, 'w1'), h.listening(4_500, 'w1.2', 'w1')];
+    const restarted = check([...replaced, ...trickle(() => 8), h.fault(16_500, 'db-terminate-backends'), h.listening(16_620, 'w1.2', 'w1'), h.listening(16_640, 'w2')]);
+    expect(restarted.pass).toBe(true);
     // A fault that cuts no connection (a worker freeze) asks nothing of the listeners.
     expect(check([...listening, ...trickle(() => 8), h.fault(16_500, 'worker-stop')]).pass).toBe(true);
   });

@@ -66,10 +66,11 @@ export function checkPromptWakeup(history: readonly HistoryEvent[], _final: Fina
   for (const f of faults) {
     if (f.type !== 'fault:injected' || !SEVERING.has(f.fault)) continue;
     severed++;
-    const before = new Map<string, string | undefined>();
-    for (const l of listened) if (l.t < f.t) before.set(l.workerId, l.node);
-    for (const [workerId, node] of before) {
-      const exited = history.some((x) => x.type === 'process:exited' && x.node === node && x.t >= f.t - relistenMs && x.t <= f.t + relistenMs);
+    const before = new Map<string, { node: string; t: number }>();
+    for (const l of listened) if (l.t < f.t) before.set(l.workerId, { node: l.node, t: l.t });
+    for (const [workerId, last] of before) {
+      // Its process (a slot's node, reused by the next incarnation) exited after it last listened: nothing left to listen.
+      const exited = history.some((x) => x.type === 'process:exited' && x.node === last.node && x.t > last.t && x.t <= f.t + relistenMs);
       if (exited) continue;
       const again = listened.find((l) => l.workerId === workerId && l.t > f.t);
       const afterMs = again ? again.t - f.t : Number.POSITIVE_INFINITY;
