@@ -29,7 +29,6 @@ async function main(): Promise<void> {
     batchSize: intFlag(values, 'batch-size', 1),
     intervalMs: intFlag(values, 'interval-ms', 1),
   });
-  // Only once every input has been judged (as the worker does).
   await requireMigrated(db, log);
   // Once: Ctrl-C under npm run arrives twice (from the terminal and from npm).
   let stopping: Promise<void> | undefined;

@@ -170,6 +170,8 @@ export function interruptCounter(windowMs = 1000): () => number {
  * (all) reached, with one message that says what to run, instead of retrying
  * "relation does not exist" forever. A database it cannot reach yet is not
  * refused: the node starts and its loops retry, as they do after an outage.
+ * A node calls it once every flag and option has been judged, so a bad input
+ * is named as such, not hidden behind the schema's state.
  */
 export async function requireMigrated(db: Db, log: Logger): Promise<void> {
   const migrations = readMigrations();

@@ -82,7 +82,6 @@ async function main(): Promise<void> {
     retentionMs === undefined
       ? undefined
       : new Pruner({ db, retentionMs, intervalMs: intFlag(values, 'prune-interval-ms', 1), events, log: log.child('pruner') });
-  // Only once every input has been judged (as the worker does).
   await requireMigrated(db, log);
   let stopping = false;
   const shutdown = async () => {

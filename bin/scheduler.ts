@@ -99,7 +99,6 @@ async function main(): Promise<number> {
       if (m.clockSkewMs !== null) metrics?.setClockSkew(nodeId, m.clockSkewMs / 1000);
     },
   });
-  // Only once every input has been judged (as the worker does).
   await requireMigrated(db, log);
 
   let resolveDone!: () => void;

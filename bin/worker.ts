@@ -140,7 +140,6 @@ async function main(): Promise<void> {
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
   const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;
   const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;
-  // Only once every input has been judged: a bad flag is named as such, not hidden behind the schema's state.
   await requireMigrated(db, log);
   let stopping = false;
   const shutdown = async () => {
