@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freshDatabase } from './support/db.ts';
+import { claimJobs } from '../engine/worker/claim.ts';
 import { workerQueries } from '../engine/worker/queries.ts';
 
 const { db } = await freshDatabase();
@@ -29,6 +30,58 @@ describe('the due-job scan rides the partial index', () => {
       await c.query(`PREPARE claim_generic AS ${workerQueries.ClaimJobs}`);
       const generic = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_generic('{q0,q1}', 10, 'explain', '{30000,30000}', 5000)`);
       expectIndexesOnly(generic.rows[0]['QUERY PLAN'][0].Plan);
+    } finally {
+      await c.query('DEALLOCATE ALL; RESET plan_cache_mode').catch(() => {});
+      c.release();
+    }
+  });
+});
+
+// A worker's pool has many connections and Postgres plans a prepared statement's first five executions on each
+// connection with its values, so in a short drain most claims and completions run on those plans: they must ride the
+// same indexes as the generic plan. A table of 40,000 due jobs is small enough that, seeing 1,000 ids, the planner
+// hashed them against a Seq Scan of the table until the completion's lists were hidden from it.
+describe('a 1,000-job claim and its completion, planned with their values or without', () => {
+  it('ride the indexes: the claim jobs_due_idx and the primary key, the completion the primary key, even with statistics that saw no claimed row', async () => {
+    const small = await freshDatabase();
+    // Statistics of an earlier moment, then a burst: 40,000 due jobs.
+    await small.db.query(`INSERT INTO stampede.jobs (queue, payload) SELECT 'plan', '{}' FROM generate_series(1, 20000)`);
+    await small.db.query('ANALYZE stampede.jobs');
+    await small.db.query(`INSERT INTO stampede.jobs (queue, payload) SELECT 'plan', '{}' FROM generate_series(1, 20000)`);
+    const c = await small.db.pool.connect();
+    const readsOfJobs = (plan: any) =>
+      nodes(plan)
+        .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
+        .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim())
+        .sort();
+    try {
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await c.query(`SET plan_cache_mode = ${mode}`);
+        await c.query(`PREPARE claim_plan AS ${workerQueries.ClaimJobs}`);
+        const claimPlan = (await c.query(`EXPLAIN (FORMAT JSON) EXECUTE claim_plan('{plan}', 1000, 'plan', '{60000}', 5000)`)).rows[0]['QUERY PLAN'][0].Plan;
+        expect(readsOfJobs(claimPlan), `claim, ${mode}`).toContain('Index Scan jobs_due_idx');
+        expect(readsOfJobs(claimPlan), `claim, ${mode}`).not.toContain('Seq Scan');
+        await c.query('DEALLOCATE claim_plan');
+      }
+      await c.query('RESET plan_cache_mode');
+      // Statistics taken while nothing is claimed, as after an ANALYZE between bursts: a completion that reached its rows
+      // through the index of claimed rows then believed it found one, and compared all 1,000 with all 1,000 ids (140 ms).
+      await c.query('ANALYZE stampede.jobs');
+      const claimed = await claimJobs(c, { queues: ['plan'], leaseMs: [60_000], limit: 1000, workerId: 'plan', agingMs: 5_000 });
+      expect(claimed).toHaveLength(1000);
+      const ids = claimed.map((j) => j.id).join(',');
+      const tokens = claimed.map((j) => j.leaseToken).join(',');
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await c.query(`SET plan_cache_mode = ${mode}`);
+        await c.query(`PREPARE complete_plan AS ${workerQueries.CompleteJobs}`);
+        const plan = (await c.query(`EXPLAIN (FORMAT JSON) EXECUTE complete_plan(${c.escapeLiteral(ids)}, ${c.escapeLiteral(tokens)})`)).rows[0]['QUERY PLAN'][0].Plan;
+        expect(readsOfJobs(plan), `completion, ${mode}`).toEqual(['Index Scan jobs_pkey']);
+        await c.query('DEALLOCATE complete_plan');
+      }
+      await c.query('RESET plan_cache_mode');
+      // The plans do what they say: every claimed job completes, once.
+      expect((await c.query(workerQueries.CompleteJobs, [ids, tokens])).rowCount).toBe(1000);
+      expect((await c.query(workerQueries.CompleteJobs, [ids, tokens])).rowCount).toBe(0);
     } finally {
       await c.query('DEALLOCATE ALL; RESET plan_cache_mode').catch(() => {});
       c.release();

@@ -36,7 +36,7 @@ describe('queue-state metrics of paused and limited queues', () => {
 });
 
 describe('index discipline of the control paths, with 100,000 done rows', () => {
-  it('the unknown-queue check and the bulk redrive never scan the jobs table; the gate counts claimed rows on jobs_claimed_queue_idx', async () => {
+  it('the unknown-queue check and the bulk redrive never scan the jobs table; the gate counts claimed rows on jobs_lease_idx', async () => {
     await db.query(`INSERT INTO stampede.jobs (queue, state, attempts, finished_at) SELECT 'ix-done', 'done', 1, now() FROM generate_series(1, 100000)`);
     await db.query('ANALYZE stampede.jobs');
     const seqScans = async (text: string, params: unknown[]) => {
@@ -57,7 +57,7 @@ describe('index discipline of the control paths, with 100,000 done rows', () => 
         await client.query('SELECT 1'); // the flush happens at the end of a transaction
         const r = await client.query(`
           SELECT (SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'stampede.jobs'::regclass) AS seq,
-                 (SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelid = 'stampede.jobs_claimed_queue_idx'::regclass) AS claimed_idx`);
+                 (SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelid = 'stampede.jobs_lease_idx'::regclass) AS claimed_idx`);
         await client.query('SELECT pg_stat_clear_snapshot()');
         return r.rows[0] as { seq: number; claimed_idx: number };
       };

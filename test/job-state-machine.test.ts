@@ -155,9 +155,11 @@ it('has the triggers the migration says: the legality test and the stamp test in
     await db.query(`SELECT tgname, pg_get_triggerdef(oid) AS def FROM pg_trigger
                      WHERE tgrelid = 'stampede.jobs'::regclass AND NOT tgisinternal ORDER BY tgname`)
   ).rows;
-  expect(rows.map((r) => r.tgname)).toEqual(['jobs_notify', 'jobs_state_machine', 'jobs_updated_at']);
+  expect(rows.map((r) => r.tgname)).toEqual(['jobs_notify', 'jobs_queue_name', 'jobs_state_machine', 'jobs_updated_at']);
   const def = Object.fromEntries(rows.map((r) => [r.tgname, r.def.replace(/\s+/g, ' ')]));
   expect(def.jobs_notify).toMatch(/AFTER INSERT ON stampede\.jobs FOR EACH STATEMENT/);
+  // The queue-name rule (0013): only when a name is written, and only in its WHEN clause (test/queue-name-check.test.ts).
+  expect(def.jobs_queue_name).toMatch(/^CREATE TRIGGER jobs_queue_name BEFORE INSERT OR UPDATE OF queue ON stampede\.jobs FOR EACH ROW WHEN \(.*EXECUTE FUNCTION stampede\.refuse_queue_name\(\)$/);
   expect(def.jobs_state_machine).toMatch(
     /^CREATE TRIGGER jobs_state_machine BEFORE UPDATE ON stampede\.jobs FOR EACH ROW WHEN \(\(\(new\.state IS DISTINCT FROM old\.state\) AND (NOT|\(NOT).*EXECUTE FUNCTION stampede\.refuse_job_transition\(\)$/,
   );

@@ -78,7 +78,7 @@ SELECT id, at, actor, reason, verb, queue, job_id, detail
 -- name: KnownQueue
 -- Whether anything names the queue, each probe on an index or a small table
 -- (never a scan of done rows): its settings, claimable rows (jobs_due_idx),
--- claimed rows (jobs_claimed_queue_idx), dead letters, schedules, and the
+-- claimed rows (jobs_lease_idx, by queue), dead letters, schedules, and the
 -- archived history (job_history_queue_idx, one probe per day partition). A
 -- queue whose only jobs are done and not yet archived is not found: pass
 -- allowNew.

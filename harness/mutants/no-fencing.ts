@@ -6,7 +6,7 @@ export const noFencing: Mutant = {
   caughtBy: 'no-stale-completion',
   scenario: 'slow-worker-no-heartbeat',
   changes: [
-    queryPatch('engine/worker/worker.sql', 'CompleteJobs', [{ find: 'WHERE j.id = r.id AND j.lease_token = r.token AND', replace: 'WHERE j.id = r.id AND' }]),
+    queryPatch('engine/worker/worker.sql', 'CompleteJobs', [{ find: 'WHERE j.id = r.id AND j.lease_token = r.token', replace: "WHERE j.id = r.id AND j.state = 'claimed'" }]),
     queryPatch('engine/worker/worker.sql', 'FailJob', [{ find: "AND j.state = 'claimed' AND j.lease_token = $2", replace: "AND j.state = 'claimed' AND (true OR j.lease_token = $2)" }]),
   ],
 };
