@@ -145,20 +145,29 @@ SELECT state::text AS state FROM stampede.jobs WHERE id = $1;
 -- completed; a missing id means that lease was lost. Ids and tokens come as
 -- two comma-separated lists: the driver quotes every element of an array
 -- parameter one by one, which cost the worker more than the join does.
--- No `j.state = 'claimed'`: a lease token is set exactly while a job is
--- claimed (CHECK claimed_has_lease), so the token says it. Named, that
--- predicate let the planner reach the rows through the partial index of
--- claimed rows, and where the statistics held next to no claimed rows (an
--- ANALYZE between drains) the generic plan took that scan for one row and
--- compared every claimed row with every id: 1,000 ids took 140 ms instead of
--- 8 (test/claim-plan.test.ts). Without it the rows come by primary key. The
--- lists sit in sub-SELECTs so that the first five executions on a
--- connection, planned with the values, do not count 1,000 ids and hash them
--- against a Seq Scan of the table instead (12 ms against 8).
+-- The rows come by primary key, whatever the statistics say:
+--  * No `j.state = 'claimed'`: a lease token is set exactly while a job is
+--    claimed (CHECK claimed_has_lease), so the token says it. Named, that
+--    predicate let the planner reach the rows through the partial index of
+--    claimed rows; where the statistics held next to no claimed rows (an
+--    ANALYZE between bursts) the generic plan took that scan for one row and
+--    compared every claimed row with every id: 1,000 ids took 140 ms, not 8.
+--  * The lists sit in sub-SELECTs and under a LIMIT the planner cannot read
+--    (NULL: no limit), so it plans for one pair, not for the list's length
+--    (in the five executions per connection planned with the values) or ten
+--    (in the generic plan). With more, it hashed the pairs against a Seq Scan
+--    of any table small enough when the plan was made, and a generic plan is
+--    kept while the table grows: a worker started on a fresh table
+--    seq-scanned it at every completion until autovacuum's next ANALYZE.
+--    Now only a table analyzed while it held a couple of hundred rows or
+--    fewer gets a Seq Scan plan.
+--  test/claim-plan.test.ts holds each case on jobs_pkey.
 UPDATE stampede.jobs j
    SET state = 'done', finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
        updated_at = now()
-  FROM unnest((SELECT string_to_array($1::text, ',')::bigint[]), (SELECT string_to_array($2::text, ',')::uuid[])) AS r(id, token)
+  FROM (SELECT u.id, u.token
+          FROM unnest((SELECT string_to_array($1::text, ',')::bigint[]), (SELECT string_to_array($2::text, ',')::uuid[])) AS u(id, token)
+         LIMIT (SELECT NULL::bigint)) AS r
  WHERE j.id = r.id AND j.lease_token = r.token
 RETURNING j.id;
 
@@ -187,14 +196,13 @@ SELECT id, state, attempts, run_at, now() AS failed_at FROM failed;
 
 -- name: ReleaseJobs
 -- Graceful shutdown: hands back claims this worker could not finish, without
--- charging the attempt, so another worker takes them at once. By primary
--- key, as CompleteJobs (the token says the job is claimed).
+-- charging the attempt, so another worker takes them at once.
 UPDATE stampede.jobs j
    SET state = 'pending', attempts = greatest(j.attempts - 1, 0),
        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, run_at = now(),
        updated_at = now()
   FROM unnest($1::bigint[], $2::uuid[]) AS r(id, token)
- WHERE j.id = r.id AND j.lease_token = r.token
+ WHERE j.id = r.id AND j.lease_token = r.token AND j.state = 'claimed'
 RETURNING j.id;
 
 -- name: DeferJob
