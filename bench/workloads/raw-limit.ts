@@ -56,6 +56,21 @@ async function inserts(url: string, n: number, total: number, budgetMs: number, 
 /** How a raw claim loop records its batch: done in the claim itself, done as a second commit, or done with the next claim. */
 type ClaimShape = 'claim-and-done' | 'claim-then-done' | 'done-with-next-claim';
 
+/**
+ * Runs a raw batch again if Postgres broke a deadlock by rolling it back. Seen once in the done-with-next-claim shape,
+ * whose one statement both updates this client's last batch and locks the next: the rolled-back batch changed
+ * nothing, its rows are still this client's claims, and only committed batches are counted.
+ */
+async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await run();
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01') throw err;
+    }
+  }
+}
+
 /** Drains `total` rows with `n` loops of the given claim; jobs per second. */
 async function claims(url: string, n: number, total: number, shape: ClaimShape): Promise<number> {
   const setup = (await clients(url, 1))[0];
@@ -72,7 +87,7 @@ async function claims(url: string, n: number, total: number, shape: ClaimShape):
         let claimed: number[] = [];
         for (;;) {
           if (shape === 'done-with-next-claim') {
-            const res = await c.query(q.RawDoneThenClaim, [claimed]);
+            const res = await retryDeadlock(() => c.query(q.RawDoneThenClaim, [claimed]));
             done += claimed.length;
             claimed = res.rows.filter((r) => !r.done).map((r) => r.id);
             if (claimed.length === 0) return;
