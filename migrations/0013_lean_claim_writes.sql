@@ -9,10 +9,10 @@
 --      * the per-queue count of claimed rows (claim_gate's in-flight limit,
 --        KnownQueue) is a prefix scan of at most the queue's claimed rows, as
 --        before;
---      * the lease rescuer's `lease_expires_at < now()` reads every claimed
---        entry (Postgres 18 skips through it by queue), which is bounded by
---        what the fleet holds in flight (workers x (concurrency + claimAhead)),
---        not by the table; the rescuer runs every few seconds, not per job.
+--      * the lease rescuer's `lease_expires_at < now()` reads the claimed
+--        entries, which are bounded by what the fleet holds in flight
+--        (workers x (concurrency + claimAhead)), not by the table; the
+--        rescuer runs every few seconds, not per job.
 --    It keeps the name jobs_lease_idx.
 -- 2. The queue-name rule moves from a CHECK constraint, which Postgres
 --    evaluates on every UPDATE of a row whatever the UPDATE changes, to a
@@ -29,8 +29,9 @@
 -- 20.5 -> 19.1 ms of database time per 1,000 jobs; one index of claimed rows,
 -- the claim alone 13.0 -> 11.0 ms.
 --
--- Building the index scans the table under a lock that blocks writes (as
--- 0010's index did): on a hot table of a few million rows, about a second.
+-- Building the index scans the whole table under a lock that blocks writes,
+-- as 0010's index did: migrate while the hot table is small (the archiver
+-- keeps it to the last hour of finished jobs) or in a quiet moment.
 
 CREATE INDEX jobs_claimed_lease_idx ON stampede.jobs (queue, lease_expires_at) WHERE state = 'claimed';
 DROP INDEX stampede.jobs_claimed_queue_idx;
