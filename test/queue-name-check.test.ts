@@ -39,6 +39,9 @@ it('is judged when a name is written, not on updates that leave the name alone (
     id = (await c.query(`INSERT INTO stampede.jobs (queue) VALUES ('bad name') RETURNING id`)).rows[0].id;
     await c.query('ALTER TABLE stampede.jobs ENABLE TRIGGER jobs_queue_name');
     await c.query('COMMIT');
+  } catch (err) {
+    await c.query('ROLLBACK');
+    throw err;
   } finally {
     c.release();
   }

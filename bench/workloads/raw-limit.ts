@@ -59,14 +59,15 @@ type ClaimShape = 'claim-and-done' | 'claim-then-done' | 'done-with-next-claim';
 /**
  * Runs a raw batch again if Postgres broke a deadlock by rolling it back. Seen once in the done-with-next-claim shape,
  * whose one statement both updates this client's last batch and locks the next: the rolled-back batch changed
- * nothing, its rows are still this client's claims, and only committed batches are counted.
+ * nothing, its rows are still this client's claims, and only committed batches are counted. A few tries at most, so
+ * a deadlock that keeps coming back fails the run instead of hanging it.
  */
-async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {
-  for (;;) {
+async function retryDeadlock<T>(run: () => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (err) {
-      if ((err as { code?: string }).code !== '40P01') throw err;
+      if ((err as { code?: string }).code !== '40P01' || attempt >= tries) throw err;
     }
   }
 }
