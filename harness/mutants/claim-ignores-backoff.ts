@@ -17,8 +17,8 @@ export const claimIgnoresBackoff: Mutant = {
         replace: "                AND j.state IN ('pending', 'failed') AND (j.state = 'failed' OR j.run_at <= now()) AND j.crash_count = 0\n              ORDER BY j.run_at, j.id",
       },
       {
-        find: "   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY c.score DESC",
-        replace: "   WHERE j.state IN ('pending', 'failed') AND (j.state = 'failed' OR j.run_at <= now()) AND j.crash_count = 0\n   ORDER BY c.score DESC",
+        find: "     AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY j.priority * $5::float8",
+        replace: "     AND j.state IN ('pending', 'failed') AND (j.state = 'failed' OR j.run_at <= now()) AND j.crash_count = 0\n   ORDER BY j.priority * $5::float8",
       },
     ]),
   ],

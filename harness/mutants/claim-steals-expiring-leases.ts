@@ -18,9 +18,9 @@ export const claimStealsExpiringLeases: Mutant = {
           "                AND (j.state IN ('pending', 'failed') AND j.run_at <= now() OR j.state = 'claimed' AND j.lease_expires_at < now() + interval '1 second') AND j.crash_count = 0\n              ORDER BY j.run_at, j.id",
       },
       {
-        find: "   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY c.score DESC",
+        find: "     AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY j.priority * $5::float8",
         replace:
-          "   WHERE (j.state IN ('pending', 'failed') AND j.run_at <= now() OR j.state = 'claimed' AND j.lease_expires_at < now() + interval '1 second') AND j.crash_count = 0\n   ORDER BY c.score DESC",
+          "     AND (j.state IN ('pending', 'failed') AND j.run_at <= now() OR j.state = 'claimed' AND j.lease_expires_at < now() + interval '1 second') AND j.crash_count = 0\n   ORDER BY j.priority * $5::float8",
       },
     ]),
   ],

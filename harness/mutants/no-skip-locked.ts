@@ -14,11 +14,13 @@ export const noSkipLocked: Mutant = {
   changes: [
     queryPatch('engine/worker/worker.sql', 'ClaimJobs', [
       {
-        find: `   WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
-   ORDER BY c.score DESC
+        find: `
+     AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
+   ORDER BY j.priority * $5::float8 - date_part('epoch', j.run_at) * 1000 DESC
    LIMIT $2
      FOR UPDATE OF j SKIP LOCKED`,
-        replace: `   ORDER BY c.score DESC
+        replace: `
+   ORDER BY j.priority * $5::float8 - date_part('epoch', j.run_at) * 1000 DESC
    LIMIT $2`,
       },
       { find: ' AND j.queue = q.queue\n', replace: " AND j.queue = q.queue AND j.state IN ('pending', 'failed', 'claimed')\n" },

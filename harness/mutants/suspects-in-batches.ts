@@ -14,7 +14,7 @@ export const suspectsInBatches: Mutant = {
     queryPatch('engine/worker/worker.sql', 'SuspectsWaiting', [{ find: 'AND j.crash_count > 0\n   AND NOT EXISTS', replace: 'AND j.crash_count > 0 AND false\n   AND NOT EXISTS' }]),
     queryPatch('engine/worker/worker.sql', 'ClaimJobs', [
       { find: "AND j.run_at <= now() AND j.crash_count = 0\n              ORDER BY j.run_at, j.id", replace: "AND j.run_at <= now() AND j.crash_count >= 0\n              ORDER BY j.run_at, j.id" },
-      { find: "AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY c.score DESC", replace: "AND j.run_at <= now() AND j.crash_count >= 0\n   ORDER BY c.score DESC" },
+      { find: "AND j.run_at <= now() AND j.crash_count = 0\n   ORDER BY j.priority * $5::float8", replace: "AND j.run_at <= now() AND j.crash_count >= 0\n   ORDER BY j.priority * $5::float8" },
     ]),
   ],
 };
