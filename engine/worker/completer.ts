@@ -64,8 +64,14 @@ export class CompletionBatcher {
   private async write(batch: PendingCompletion[]): Promise<void> {
     let done: Set<number>;
     try {
-      const ids = batch.map((b) => b.job.id).join(',');
-      const tokens = batch.map((b) => b.job.leaseToken).join(',');
+      // Built by concatenation, not map().join(): the arrays map() made changed their elements kind from one batch to
+      // the next, and each change threw away this function's optimized code.
+      let ids = `${batch[0].job.id}`;
+      let tokens = batch[0].job.leaseToken;
+      for (let i = 1; i < batch.length; i++) {
+        ids += `,${batch[i].job.id}`;
+        tokens += `,${batch[i].job.leaseToken}`;
+      }
       const res = await writeResult(() => this.db.query(prepared(q.CompleteJobs, [ids, tokens])), {
         clock: this.clock,
         log: this.log,

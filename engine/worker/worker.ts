@@ -78,6 +78,12 @@ export class Worker {
   private stopping?: Promise<void>;
   private wake = new AbortController();
   /**
+   * `wake` is aborted. Kept apart from `wake.signal.aborted`: an AbortSignal's layout changes as listeners come and go
+   * and when it aborts, and reading it where every finished handler wakes the loop made V8 throw away and recompile
+   * the optimized code of the whole hot path, again and again in a short drain.
+   */
+  private woken = false;
+  /**
    * Owed by the NOTIFYs received: when (node clock) to claim again, for jobs whose own (throttled) NOTIFY was skipped.
    * Deadlines, not a flag: a claim woken earlier (a handler finishing) pays none of them. A handful at most (two per NOTIFY
    * of the last 50 ms).
@@ -303,7 +309,9 @@ export class Worker {
   }
 
   private wakeUp(): void {
-    if (!this.wake.signal.aborted) this.wake.abort(WAKE);
+    if (this.woken) return;
+    this.woken = true;
+    this.wake.abort(WAKE);
   }
 
   private async run(): Promise<void> {
@@ -311,7 +319,10 @@ export class Worker {
     let failures = 0;
     while (this.running) {
       // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost (one not yet fired serves on).
-      if (this.wake.signal.aborted) this.wake = new AbortController();
+      if (this.woken) {
+        this.wake = new AbortController();
+        this.woken = false;
+      }
       if (this.trailingClaimsAt.length > 0) {
         const now = this.clock.now();
         this.trailingClaimsAt = this.trailingClaimsAt.filter((at) => at > now); // this claim pays the ones due
