@@ -1,7 +1,7 @@
 import { backoffCeilingMs, RECONNECT_BACKOFF } from './backoff.ts';
 import { hostname } from 'node:os';
 import { setImmediate as endOfTurn } from 'node:timers/promises';
-import { systemClock, type Clock } from '../clock.ts';
+import { startTimer, systemClock, type Clock } from '../clock.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -32,9 +32,6 @@ const NOTIFY_TRAILING_CLAIMS_MS = [5, 50];
  * The doubling outlasts a slow claim; seven empty claims follow a worker's last job before the poll (1 s) takes over.
  */
 const RECHECK_AFTER_EMPTY_MS = 10;
-
-/** The reason the wake signal aborts with: one preallocated Error, so waking the loop captures no stack. */
-const WAKE = new Error('worker loop woken');
 
 /**
  * The worker loop: claims as many due jobs as it has free slots, runs them,
@@ -76,13 +73,10 @@ export class Worker {
   private suspectsCheckedAt = -Infinity;
   private loop?: Promise<void>;
   private stopping?: Promise<void>;
-  private wake = new AbortController();
-  /**
-   * `wake` is aborted. Kept apart from `wake.signal.aborted`: an AbortSignal's layout changes as listeners come and go
-   * and when it aborts, and reading it where every finished handler wakes the loop made V8 throw away and recompile
-   * the optimized code of the whole hot path, again and again in a short drain.
-   */
+  /** Something woke the loop since this turn's claim began: its pause ends at once. */
   private woken = false;
+  /** Ends the loop's pause early; set while it pauses. */
+  private resumeLoop: (() => void) | null = null;
   /**
    * Owed by the NOTIFYs received: when (node clock) to claim again, for jobs whose own (throttled) NOTIFY was skipped.
    * Deadlines, not a flag: a claim woken earlier (a handler finishing) pays none of them. A handful at most (two per NOTIFY
@@ -204,14 +198,16 @@ export class Worker {
     this.heldBack = true;
     if (this.isolating) return 0;
     const db = this.options.db;
-    // Every lease this process takes is written after this, so the rescuer can tell them from an earlier incarnation's
-    // (once per process: later calls return the settled announcement).
-    await this.liveness.begin();
     const base = this.claimBase;
     const checkEveryMs = this.options.rescueIntervalMs ?? DEFAULTS.rescueIntervalMs;
+    // Every lease this process takes is written after the liveness announcement, so the rescuer can tell them from an
+    // earlier incarnation's (once per process: later calls return the settled announcement). The suspects are read
+    // beside it, not after: a worker's first claim then waits for one round trip before it, not two.
     if (this.clock.now() - this.suspectsCheckedAt >= checkEveryMs) {
       this.suspectsCheckedAt = this.clock.now();
-      this.suspectWaitMs = await oldestSuspectWaitMs(db, this.queues);
+      [, this.suspectWaitMs] = await Promise.all([this.liveness.begin(), oldestSuspectWaitMs(db, this.queues)]);
+    } else {
+      await this.liveness.begin();
     }
     const patienceMs = this.options.suspectPatienceMs ?? DEFAULTS.suspectPatienceMs;
     if (this.suspectWaitMs !== null && (this.held() === 0 || this.suspectWaitMs >= patienceMs)) {
@@ -311,18 +307,36 @@ export class Worker {
   private wakeUp(): void {
     if (this.woken) return;
     this.woken = true;
-    this.wake.abort(WAKE);
+    const resume = this.resumeLoop;
+    this.resumeLoop = null;
+    resume?.();
+  }
+
+  /**
+   * The loop's pause: `ms`, or until wakeUp(), at once if it was called since this turn's claim began. A timer it
+   * cancels, not a sleep cut short through an AbortController: the loop pauses and is woken hundreds of times a second,
+   * and an AbortController per pause was most of what the worker's heap promoted at 500 jobs/s (clock.ts startTimer).
+   */
+  private pause(ms: number): Promise<void> {
+    if (this.woken) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = startTimer(this.clock, ms, () => {
+        this.resumeLoop = null;
+        resolve();
+      });
+      this.resumeLoop = () => {
+        timer.cancel();
+        resolve();
+      };
+    });
   }
 
   private async run(): Promise<void> {
     const pollMs = this.options.pollMs ?? DEFAULTS.pollMs;
     let failures = 0;
     while (this.running) {
-      // A fresh wake signal before claiming, so a NOTIFY that lands during the claim is not lost (one not yet fired serves on).
-      if (this.woken) {
-        this.wake = new AbortController();
-        this.woken = false;
-      }
+      // Wakes from here on end the next pause, so a NOTIFY that lands during the claim is not lost.
+      this.woken = false;
       if (this.trailingClaimsAt.length > 0) {
         const now = this.clock.now();
         this.trailingClaimsAt = this.trailingClaimsAt.filter((at) => at > now); // this claim pays the ones due
@@ -352,7 +366,7 @@ export class Worker {
       if (claimed === 0 && !this.heldBack) pauseMs = Math.min(pauseMs, RECHECK_AFTER_EMPTY_MS * 2 ** (this.emptyClaims - 1));
       for (const at of this.trailingClaimsAt) pauseMs = Math.min(pauseMs, at - this.clock.now());
       pauseMs = Math.max(0, pauseMs);
-      await this.clock.sleep(pauseMs, this.wake.signal).catch(() => {});
+      await this.pause(pauseMs);
     }
   }
 
