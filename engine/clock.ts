@@ -24,7 +24,8 @@ export interface ClockTimer {
 /**
  * A timer on `clock`: its own `timer` where it has one, else a sleep with an AbortController to cancel it. The worker
  * loop pauses and is woken early hundreds of times a second; Node's AbortSignals outlive young-generation
- * collections, and one per pause was most of what a worker's heap promoted at 500 jobs/s.
+ * collections, and with one per pause AbortController and EventTarget code made about a third of what survived in a
+ * worker's heap at 500 jobs/s (docs/performance.md).
  */
 export function startTimer(clock: Clock, ms: number, fn: () => void): ClockTimer {
   if (clock.timer) return clock.timer(ms, fn);

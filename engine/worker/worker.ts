@@ -315,7 +315,7 @@ export class Worker {
   /**
    * The loop's pause: `ms`, or until wakeUp(), at once if it was called since this turn's claim began. A timer it
    * cancels, not a sleep cut short through an AbortController: the loop pauses and is woken hundreds of times a second,
-   * and an AbortController per pause was most of what the worker's heap promoted at 500 jobs/s (clock.ts startTimer).
+   * and AbortSignals outlive young-generation collections (clock.ts startTimer).
    */
   private pause(ms: number): Promise<void> {
     if (this.woken) return Promise.resolve();
