@@ -65,7 +65,7 @@ describe('a 1,000-job claim and its completion, planned with their values or wit
       expect(await explainCompletion('complete_early', '1,2', `${none},${none}`), 'the same plan on 20,000 rows').toEqual(['Index Scan jobs_pkey']);
       await c.query('DEALLOCATE complete_early; RESET plan_cache_mode');
 
-      // The claim on statistics of this moment (20,000 due jobs, the bench's short drain), and on those of an earlier
+      // The claim on statistics of this moment (20,000 due jobs, analyzed at that size), and on those of an earlier
       // moment after a burst (40,000). Its negative control: `locked` joined to `candidates` on id, which with the
       // values hashed the candidates against a Seq Scan of the 20,000 rows.
       const expectClaimOnIndexes = async (what: string) => {
