@@ -42,6 +42,22 @@ function abortError(signal: AbortSignal): Error {
   return err;
 }
 
+/** A sleep made of a clock's timer: resolves when it fires, cancels it and rejects when `signal` aborts. */
+function sleepOnTimer(start: (done: () => void) => ClockTimer, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const onAbort = () => {
+      timer.cancel();
+      reject(abortError(signal!));
+    };
+    const timer = start(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** Real time. The only place in the codebase that reads Date.now() or calls setTimeout for delays. */
 export class SystemClock implements Clock {
   now(): number {
@@ -49,18 +65,7 @@ export class SystemClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(abortError(signal));
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(abortError(signal!));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOnTimer((done) => this.timer(ms, done), signal);
   }
 
   timer(ms: number, fn: () => void): ClockTimer {
@@ -117,19 +122,7 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(abortError(signal));
-      const sleeper = { at: this.current + Math.max(0, ms), resolve };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-          reject(abortError(signal));
-        },
-        { once: true },
-      );
-    });
+    return sleepOnTimer((done) => this.timer(ms, done), signal);
   }
 
   timer(ms: number, fn: () => void): ClockTimer {
