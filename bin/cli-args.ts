@@ -101,7 +101,7 @@ const DATABASE_URL_SHAPE = 'postgres://user:password@host:port/database';
 export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   const raw = env.DATABASE_URL;
   if (!raw) throw new UsageError(`DATABASE_URL is not set; expected ${DATABASE_URL_SHAPE}`);
-  const refuse = () => new UsageError(`DATABASE_URL: expected ${DATABASE_URL_SHAPE}, got ${redactSecrets(raw)}`);
+  const refuse = (why = '') => new UsageError(`DATABASE_URL: expected ${DATABASE_URL_SHAPE}${why}, got ${shownUrl(raw)}`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -110,7 +110,26 @@ export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   }
   // A socket directory may come as ?host=/run/postgresql instead of a host name.
   if (!/^postgres(ql)?:$/.test(url.protocol) || !(url.hostname || url.searchParams.has('host'))) throw refuse();
+  // An `@` past the host means a password with an unencoded `/`, `?` or `#`
+  // (`postgres://u:p/w@host/db` is host "u" and database "w@host/db"): the
+  // client would dial a piece of the password and print it in its error.
+  if (/@/.test(url.pathname + url.search + url.hash)) throw refuse(' (percent-encode @ / ? # : in the password: %40 %2F %3F %23 %3A)');
   return raw;
+}
+
+/**
+ * A refused DATABASE_URL as a message may show it: the scheme, the user name
+ * and what follows the last `@`, with everything between the user name and
+ * that `@` as `***` (a malformed value may hold its password anywhere there).
+ * A value without a scheme or an `@` is not shown at all: `postgres://u:pw`
+ * or a password pasted into the wrong variable cannot be told from a host.
+ */
+function shownUrl(raw: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0];
+  const at = raw.lastIndexOf('@');
+  if (scheme === undefined || at < scheme.length) return '(not shown: without scheme://user:password@ it may hold a password anywhere)';
+  const user = /^[^:]*/.exec(raw.slice(scheme.length, at))![0];
+  return `${scheme}${user ? `${user}:` : ''}***@${raw.slice(at + 1)}`;
 }
 
 /** A module path given on the command line, resolved against the working directory; refused when absent. */

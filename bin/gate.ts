@@ -13,7 +13,7 @@ import { mutantEntries, scenarioEntries, selectEntries } from '../harness/gate/p
 import { runGate } from '../harness/gate/gate.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
-import { exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
 const USAGE = 'usage: stampede gate [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';
 
@@ -37,6 +37,7 @@ async function main(): Promise<number> {
   const all = values.mutants ? mutantEntries(SCENARIOS) : scenarioEntries(SCENARIOS);
   const entries = selectEntries(all, list(values.only), list(values.skip));
   if (entries.length === 0) throw new UsageError('--only/--skip left nothing to run');
+  if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
   const interrupts = interruptCounter();
   const onSignal = () => {

@@ -106,6 +106,22 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     }
   });
 
+  it('a DATABASE_URL whose password leaks through a naive parse is refused or masked whole, never shown', async () => {
+    // Each value holds the secret "w0rd" where the URL parser, a regex
+    // redaction or the client's error would expose it: an unencoded "/" (the
+    // client dials "ss", a piece of the password), no scheme, no "@" at all.
+    const values = ['postgres://u:p@ss/w0rd@127.0.0.1:5432/db', 'u:pw0rd@127.0.0.1:5432/db', 'pw0rd', 'postgres://u:w0rd'];
+    const results = await Promise.all(values.flatMap((v) => [stampede(['migrate'], { DATABASE_URL: v }), stampede(['gate', '--only', 'steady'], { DATABASE_URL: v })]));
+    for (const [i, r] of results.entries()) {
+      const value = values[Math.floor(i / 2)];
+      expect(r.code, value).toBe(2);
+      expect(r.stderr, value).toContain('DATABASE_URL: expected postgres://user:password@host:port/database');
+      expect(r.stderr, value).not.toContain('w0rd');
+    }
+    expect(results[0].stderr).toContain('percent-encode @ / ? # : in the password');
+    expect(results[0].stderr).toContain('got postgres://u:***@127.0.0.1:5432/db');
+  });
+
   it('--help on the command and on each subcommand exits 0 with its usage; an unknown command exits 2', async () => {
     const names = ['migrate', 'worker', 'workers', 'scheduler', 'schedules', 'relay', 'archiver', 'scenario', 'gate'];
     const [top, unknown, ...subs] = await Promise.all([stampede(['--help']), stampede(['nope']), ...names.map((n) => stampede([n, '--help']))]);
