@@ -101,7 +101,9 @@ async function main(): Promise<void> {
   };
   const metricsPort = intFlag(values, 'metrics-port');
   let handlers = await loadHandlers(values.handlers);
-  if (values.queues) {
+  if (values.queues !== undefined) {
+    // `--queues ""` (an unset shell variable) must not mean every queue.
+    if (values.queues.trim() === '') throw new UsageError(`--queues: expected a comma-separated list of queue names, got ""`);
     const wanted = values.queues.split(',');
     for (const q of wanted) if (!handlers[q]) throw new UsageError(`--queues: no handler for queue "${q}" in ${values.handlers}`);
     handlers = Object.fromEntries(wanted.map((q) => [q, handlers[q]]));

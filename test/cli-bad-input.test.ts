@@ -106,6 +106,15 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     }
   });
 
+  it('--queues naming no queue, or one the handlers module lacks, is refused before the worker starts', async () => {
+    const [empty, unknown] = await Promise.all([
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--queues', ''], SOME_DB),
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--queues', 'hold,nosuch'], SOME_DB),
+    ]);
+    expect(empty).toMatchObject({ code: 2, stderr: expect.stringContaining('--queues: expected a comma-separated list of queue names, got ""') });
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('--queues: no handler for queue "nosuch" in test/fixtures/cli-handlers.mjs') });
+  });
+
   it('a DATABASE_URL whose password leaks through a naive parse is refused or masked whole, never shown', async () => {
     // Each value holds the secret "w0rd" where the URL parser, a regex
     // redaction or the client's error would expose it: an unencoded "/" (the
