@@ -30,6 +30,8 @@ function main(): void {
     processes,
     restart: { baseMs: intFlag(values, 'restart-base-ms', 1), capMs: intFlag(values, 'restart-cap-ms', 1) },
     log,
+    // 2: the worker refused its flags or the database (a usage error); a restart cannot mend that.
+    fatalExitCodes: [2],
     spawn: (slot) => new NodeProcess({ script: 'bin/worker.ts', args: [...workerArgs, '--worker-id', `${process.pid}-slot${slot}-${systemClock.now().toString(36)}`], env: {} }),
   });
   supervisor.events.on('process:started', (e) => log.info('worker started', e));
@@ -43,6 +45,10 @@ function main(): void {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   shutdownWhenOrphaned(stop);
+  void supervisor.gaveUp.then(() => {
+    process.stderr.write('stampede workers: a worker refused its flags or its database (exit 2; its message is above); stopped every worker\n');
+    process.exit(2);
+  });
   supervisor.start();
 }
 

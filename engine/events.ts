@@ -52,8 +52,10 @@ export interface EngineEvents {
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
   'worker:listening': { workerId: string };
   'process:started': { slot: number; pid: number };
-  /** A supervised process ended; `restartInMs` is null when the supervisor is stopping. */
+  /** A supervised process ended; `restartInMs` is null when the supervisor is stopping or gave up. */
   'process:exited': { slot: number; pid: number; code: number | null; signal: string | null; restartInMs: number | null };
+  /** A process exited with one of the supervisor's `fatalExitCodes`: nothing is restarted, the others are stopped. */
+  'supervisor:gave-up': { slot: number; pid: number; code: number };
   'cron:materialized': { scheduleId: string; occurrences: number; inserted: number; nodeId: string };
   'cron:refused': { scheduleId?: string; nodeId: string; reason: string; skewMs: number };
   /** The receiver acknowledged an outbox row. */

@@ -77,7 +77,7 @@ export {
   type QueueStateSamplerConfig,
   type MetricsServerConfig,
 } from './metrics/index.ts';
-export { ProcessSupervisor, type SupervisorOptions } from './supervisor/supervisor.ts';
+export { ProcessSupervisor, type SupervisorGaveUp, type SupervisorOptions } from './supervisor/supervisor.ts';
 export { NodeProcess, type ProcessOptions, type Exit } from './supervisor/node-process.ts';
 export { PeriodicLoop, type PeriodicLoopOptions } from './periodic.ts';
 export { createLogger, type Logger, type LogLevel } from './log.ts';

@@ -115,6 +115,15 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('--queues: no handler for queue "nosuch" in test/fixtures/cli-handlers.mjs') });
   });
 
+  it('stampede workers whose workers refuse their flags exits 2 at once instead of restarting them forever', async () => {
+    // The old supervisor restarted them with backoff and never exited: this test then timed out.
+    const r = await stampede(['workers', '--processes', '2', '--restart-base-ms', '50', '--', '--handlers', './no/such-handlers.js'], SOME_DB);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('stampede worker: --handlers ./no/such-handlers.js: no such file');
+    expect(r.stderr).toContain('stampede workers: a worker refused its flags or its database (exit 2; its message is above); stopped every worker');
+    expect(r.stderr).not.toContain('worker process exited; restarting');
+  });
+
   it('a DATABASE_URL whose password leaks through a naive parse is refused or masked whole, never shown', async () => {
     // Each value holds the secret "w0rd" where the URL parser, a regex
     // redaction or the client's error would expose it: an unencoded "/" (the

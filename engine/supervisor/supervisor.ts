@@ -11,9 +11,23 @@ export interface SupervisorOptions {
   spawn: (slot: number) => NodeProcess;
   /** Restart backoff. Defaults: 500 ms base, 30 s cap, 10 s stable. */
   restart?: Partial<RestartPolicy>;
+  /**
+   * Exit codes a restart cannot mend (default: none). A process that exits
+   * with one is not restarted: the supervisor stops the others, emits
+   * `supervisor:gave-up` and `gaveUp` resolves with that exit. `stampede
+   * workers` passes 2, a worker's refusal of its flags or of the database.
+   */
+  fatalExitCodes?: readonly number[];
   clock?: Clock;
   events?: Events;
   log?: Logger;
+}
+
+/** The exit that made a supervisor give up: see `fatalExitCodes`. */
+export interface SupervisorGaveUp {
+  slot: number;
+  pid: number;
+  code: number;
 }
 
 const DEFAULT_RESTART: RestartPolicy = { baseMs: 500, capMs: 30_000, stableMs: 10_000 };
@@ -32,6 +46,9 @@ export class ProcessSupervisor {
   private running = false;
   private loops: Promise<void>[] = [];
   private stopController = new AbortController();
+  private giveUp!: (exit: SupervisorGaveUp) => void;
+  /** Resolves when a process exited with one of `fatalExitCodes` and the supervisor stopped; never otherwise. */
+  readonly gaveUp = new Promise<SupervisorGaveUp>((resolve) => (this.giveUp = resolve));
 
   constructor(private readonly options: SupervisorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -72,6 +89,15 @@ export class ProcessSupervisor {
       const exit = await proc.exited;
       if (!this.running) {
         this.events.emit('process:exited', { slot, pid: proc.pid, ...exit, restartInMs: null });
+        return;
+      }
+      if (exit.code !== null && this.options.fatalExitCodes?.includes(exit.code)) {
+        const gaveUp = { slot, pid: proc.pid, code: exit.code };
+        this.events.emit('process:exited', { slot, pid: proc.pid, ...exit, restartInMs: null });
+        this.log.error('worker process refused to run; not restarting it, stopping the others', gaveUp);
+        this.events.emit('supervisor:gave-up', gaveUp);
+        // Not awaited: stop() waits for every slot's loop, this one included.
+        void this.stop().then(() => this.giveUp(gaveUp));
         return;
       }
       const decision = restartDecision(crashes, this.clock.now() - started, this.policy);
