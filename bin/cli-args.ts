@@ -95,6 +95,18 @@ export function exitOnHelp(argv: string[], usage: string): void {
   }
 }
 
+/**
+ * Refuses an argument past what `command` takes (`control cancel 1 2`): an
+ * operator who typed two ids must not believe both were acted on. A command
+ * not in `takes` is left to the caller's own "unknown command".
+ */
+export function refuseExtraArguments(command: string, args: readonly string[], takes: Readonly<Record<string, number>>): void {
+  const n = takes[command];
+  if (n === undefined || args.length <= n) return;
+  const what = n === 0 ? 'no arguments' : `at most ${n === 1 ? 'one argument' : `${n} arguments`}`;
+  throw new UsageError(`${command}: unexpected argument "${args[n]}"; ${command} takes ${what} (one command per job, queue or schedule)`);
+}
+
 const DATABASE_URL_SHAPE = 'postgres://user:password@host:port/database';
 
 /** DATABASE_URL, checked for the shape a Postgres client needs; the message never shows the password. */

@@ -22,7 +22,7 @@ import {
 } from '../engine/control/index.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { redactSecrets } from '../engine/redact.ts';
-import { databaseUrl, integerText, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, integerText, intFlag, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede control <command> ... --by WHO --reason WHY
   cancel <job-id>                       pending, failed or claimed -> cancelled (a running handler aborts at its next heartbeat)
@@ -52,6 +52,9 @@ const FLAGS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** How many arguments each command takes after its name (show: at most one queue). */
+const ARGUMENTS: Record<string, number> = { cancel: 1, retry: 1, kill: 1, 'dead-letter': 1, redrive: 0, pause: 1, resume: 1, limit: 1, show: 1, audit: 0 };
 
 function jobIdArg(value: string | undefined, command: string): number {
   const n = value === undefined ? undefined : integerText(value);
@@ -144,6 +147,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return values.help ? 0 : 2;
   }
+  refuseExtraArguments(command, args, ARGUMENTS);
   const url = databaseUrl();
   const db = new Db({ connectionString: url, maxConnections: 1, applicationName: 'stampede:control' });
   try {

@@ -9,7 +9,7 @@
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, type Schedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { databaseUrl, errorText, integerText, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, integerText, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede schedules <add|list|pause|resume|remove> ...
   add <id> --cron EXPR --queue Q [--tz ZONE] [--payload JSON] [--priority 0-9] [--max-attempts N]
@@ -53,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return values.help ? 0 : 2;
   }
+  refuseExtraArguments(command, positionals.slice(1), { add: 1, list: 0, pause: 1, resume: 1, remove: 1 });
   const url = databaseUrl();
   const needId = () => {
     if (!id) throw new ValidationError('id', `${command}: expected a schedule id, got ${id === undefined ? 'none' : '""'}`);

@@ -115,6 +115,18 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('--queues: no handler for queue "nosuch" in test/fixtures/cli-handlers.mjs') });
   });
 
+  it('an argument past what a control or schedules command takes is refused, not ignored', async () => {
+    const by = ['--by', 'a', '--reason', 'b'];
+    const [cancel, show, list] = await Promise.all([
+      stampede(['control', 'cancel', '1', '2', ...by], SOME_DB),
+      stampede(['control', 'show', 'a', 'b'], SOME_DB),
+      stampede(['schedules', 'list', 'extra'], SOME_DB),
+    ]);
+    expect(cancel).toMatchObject({ code: 2, stderr: expect.stringContaining('cancel: unexpected argument "2"; cancel takes at most one argument') });
+    expect(show).toMatchObject({ code: 2, stderr: expect.stringContaining('show: unexpected argument "b"; show takes at most one argument') });
+    expect(list).toMatchObject({ code: 2, stderr: expect.stringContaining('list: unexpected argument "extra"; list takes no arguments') });
+  });
+
   it('stampede workers whose workers refuse their flags exits 2 at once instead of restarting them forever', async () => {
     // The old supervisor restarted them with backoff and never exited: this test then timed out.
     const r = await stampede(['workers', '--processes', '2', '--restart-base-ms', '50', '--', '--handlers', './no/such-handlers.js'], SOME_DB);
