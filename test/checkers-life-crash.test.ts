@@ -58,6 +58,21 @@ describe('attempt-accounting', () => {
     expect(checkAttemptAccounting(handBack, finalState([job(7, 'done', { attempts: 1, maxAttempts: 3, errorCount: 0 })]), { ...bounds, minExhausted: 0 }).pass).toBe(true);
   });
 
+  it("excuses an attempt whose claim died with its worker, though that worker's own earlier claim of the job ended in a failure", () => {
+    // poison-herd seed 7 (2026-12-03): w1 claims attempt 1 and reports its failure; the retry's claim (attempt 2)
+    // commits, and w1 is SIGKILLed before reporting it. The rescue of attempt 2 names w1, whose only hold seen is
+    // attempt 1, already ended by its failure: that hold was not the one taken back.
+    const lostClaim = [h.claim(10, 8, 'w1', 1), h.failed(11, 8, 'w1', 1), h.exited(20, 'w1'), h.rescuedFrom(2_000, 8, 'w1', { attempts: 2 }), h.claim(2_100, 8, 'w2', 3, { crashCount: 1 }), h.completed(2_110, 8, 'w2', 3)];
+    const r = checkAttemptAccounting(lostClaim, finalState([job(8, 'done', { attempts: 3, maxAttempts: 8, errorCount: 2, crashCount: 1 })]), { ...bounds, minExhausted: 0 });
+    expect(r.examples ?? []).toEqual([]);
+    expect(r.pass).toBe(true);
+    // Without that rescue the skipped attempt is unexplained.
+    const unexplained = lostClaim.filter((e) => e.type !== 'lease:rescued');
+    expect(checkAttemptAccounting(unexplained, finalState([job(8, 'done', { attempts: 3, maxAttempts: 8, errorCount: 2 })]), { ...bounds, minExhausted: 0 }).examples).toContainEqual(
+      expect.objectContaining({ jobId: 8, why: 'claimed as attempt 3, expected 2' }),
+    );
+  });
+
   it('is unknown when no job ran out of its budget', () => {
     expect(checkAttemptAccounting(history, finalState([done]), bounds).pass).toBe('unknown');
   });

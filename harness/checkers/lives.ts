@@ -34,7 +34,8 @@ export interface JobLife {
  * it resumes, after the rescue that took it back. A worker's report
  * (completion, failure, lost lease, renewal, hand-back) belongs to the latest
  * hold with its worker id and attempt recorded before it; a rescue to the latest hold of its
- * owner claimed before it (of anyone, when the owner was not recorded) with the attempt it reports.
+ * owner claimed before it and not yet ended by its worker's report (of anyone, when the owner was
+ * not recorded), preferring one with the attempt it reports.
  */
 export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife> {
   const lives = new Map<number, JobLife>();
@@ -68,7 +69,10 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
         const l = life(e.jobId);
         const rescue = { e, i };
         l.rescues.push(rescue);
-        const before = l.holds.filter((h) => claimedBefore(h, rescue) && (e.owner == null || h.claim.workerId === e.owner));
+        // A hold its worker already ended (each of these reports follows a committed write) was not the one taken
+        // back: its worker's later claim was, unseen when the process died before reporting it.
+        const ended = (h: Hold) => h.completed || h.failed || h.released || h.deferred;
+        const before = l.holds.filter((h) => claimedBefore(h, rescue) && !ended(h) && (e.owner == null || h.claim.workerId === e.owner));
         // The rescue reports the job's attempt count: the attempt it took back. A re-claim within the same
         // database millisecond is "claimed before" it too, and must not be taken for the rescued hold.
         const sameAttempt = before.filter((h) => h.claim.attempt === e.attempts);
