@@ -1,7 +1,7 @@
 import type { Queryable } from './db.ts';
 import { DEFAULTS } from './defaults.ts';
 import { loadQueries } from './sql.ts';
-import { serializePayload, validateDate, validateInt, validateKey, validateQueueName } from './validate.ts';
+import { keysOf, refuseUnknownKeys, serializePayload, validateDate, validateInt, validateKey, validateQueueName } from './validate.ts';
 import { ValidationError } from './errors.ts';
 
 /** The loaded queries of enqueue.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
@@ -46,9 +46,14 @@ interface Row {
   delayMs: number;
 }
 
+const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes']);
+const BULK_JOB_FIELDS = keysOf<BulkJob>()(['queue', 'payload', 'options']);
+
 /** Checks everything before anything is written; throws ValidationError naming the field. */
 function prepare(queue: unknown, payload: unknown, options: EnqueueOptions = {}, prefix = ''): Row {
   const f = (name: string) => `${prefix}${name}`;
+  if (typeof options !== 'object' || options === null) throw new ValidationError(f('options'), `expected an object of ${ENQUEUE_OPTIONS.join(', ')}`);
+  refuseUnknownKeys(options, ENQUEUE_OPTIONS, (k) => f(`options.${k}`), 'an enqueue option');
   if (options.runAt !== undefined && options.delayMs !== undefined) {
     throw new ValidationError(f('options'), 'give runAt or delayMs, not both');
   }
@@ -99,8 +104,14 @@ export interface BulkJob {
  * idempotency key already exists are skipped; the result lists the inserted ones.
  */
 export async function enqueueMany(db: Queryable, jobs: readonly BulkJob[]): Promise<EnqueuedJob[]> {
+  if (!Array.isArray(jobs)) throw new ValidationError('jobs', 'expected an array of { queue, payload, options? }');
   if (jobs.length === 0) return [];
-  const rows = jobs.map((j, i) => prepare(j.queue, j.payload, j.options, `jobs[${i}].`));
+  const rows = jobs.map((j, i) => {
+    if (typeof j !== 'object' || j === null) throw new ValidationError(`jobs[${i}]`, 'expected { queue, payload, options? }');
+    // `{ queue, payload, priority: 9 }` is the likely slip: the option belongs in `options`.
+    refuseUnknownKeys(j, BULK_JOB_FIELDS, (k) => `jobs[${i}].${k}`, 'a field of a bulk job (enqueue options go in its options)');
+    return prepare(j.queue, j.payload, j.options, `jobs[${i}].`);
+  });
   const res = await db.query(q.EnqueueMany, [
     rows.map((r) => r.queue),
     rows.map((r) => r.payload),

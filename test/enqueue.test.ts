@@ -83,6 +83,16 @@ describe('enqueue refuses bad input before writing anything', () => {
     ['zero max attempts', () => enqueue(db, 'bad', {}, { maxAttempts: 0 }), 'maxAttempts'],
     ['priority out of range', () => enqueue(db, 'bad', {}, { priority: 12 }), 'priority'],
     ['bad job in a batch', () => enqueueMany(db, [{ queue: 'bad', payload: {} }, { queue: 'bad', payload: () => 1 }]), 'jobs[1].payload'],
+    // Postgres refused these with a bare SQLSTATE (22P05, 22P02, 22021): refused here, the field is named.
+    ['U+0000 in a payload string', () => enqueue(db, 'bad', { s: 'a\u0000b' }), 'payload.s'],
+    ['U+0000 in a payload key', () => enqueue(db, 'bad', { ['k\u0000']: 1 }), 'payload'],
+    ['a lone surrogate in a payload', () => enqueue(db, 'bad', { s: ['ok', '\ud83d'] }), 'payload.s[1]'],
+    ['U+0000 in an idempotency key', () => enqueue(db, 'bad', {}, { idempotencyKey: 'k\u0000' }), 'idempotencyKey'],
+    // Ignored before: the job ran at once, or at priority 0.
+    ['a misspelt option', () => enqueue(db, 'bad', {}, { runat: new Date(Date.now() + 3_600_000) } as any), 'options.runat'],
+    ['an option beside a bulk job, not in its options', () => enqueueMany(db, [{ queue: 'bad', payload: {}, priority: 9 } as any]), 'jobs[0].priority'],
+    ['a bulk batch that is not an array', () => enqueueMany(db, { queue: 'bad', payload: {} } as any), 'jobs'],
+    ['a priority given as a string', () => enqueue(db, 'bad', {}, { priority: '3' as any }), 'priority'],
   ];
   it.each(cases)('%s', async (_label, call, field) => {
     const err = await call().then(
@@ -92,6 +102,12 @@ describe('enqueue refuses bad input before writing anything', () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.field).toBe(field);
     expect(err.message).toContain(field);
+  });
+
+  it('takes what only looks unusual: a surrogate pair (an emoji) in a payload and a key', async () => {
+    const job = await enqueue(db, 'emoji', { s: 'ship it 🚀' }, { idempotencyKey: 'key-🚀' });
+    const row = (await db.query('SELECT payload, idempotency_key FROM stampede.jobs WHERE id = $1', [job.id])).rows[0];
+    expect(row).toEqual({ payload: { s: 'ship it 🚀' }, idempotency_key: 'key-🚀' });
   });
 
   it('wrote none of them', async () => {

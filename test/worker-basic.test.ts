@@ -164,6 +164,15 @@ describe('worker', () => {
     expect(() => new Worker({ db, handlers: { q: () => {} }, concurrency: 0 })).toThrow(/concurrency/);
   });
 
+  it('refuses a misspelt option and a missing db, where they were ignored (the worker ran at its defaults)', () => {
+    const handlers = { q: () => {} };
+    expect(() => new Worker({ db, handlers, concurency: 50 } as any)).toThrow(/^concurency: is not a Worker option; expected one of .*concurrency/);
+    expect(() => new Worker({ db, handlers, queues: { q: { leasMs: 5_000 } } } as any)).toThrow(/^queues\["q"\]\.leasMs: is not a per-queue option/);
+    expect(() => new Worker({ handlers } as any)).toThrow(/^db: expected a Db/);
+    // Every documented option is still taken, undefined included (a CLI flag left out).
+    expect(() => new Worker({ db, handlers, concurrency: undefined, claimAhead: 0, listen: false, rescue: false, queues: { q: { timeoutMs: 100 } } })).not.toThrow();
+  });
+
   it('refuses a heartbeat not shorter than its lease, and gives a short lease a heartbeat a third of it', () => {
     const handlers = { q: () => {}, r: () => {} };
     expect(() => new Worker({ db, handlers, leaseMs: 1_000, heartbeatMs: 1_000 })).toThrow(

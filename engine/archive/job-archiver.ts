@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
 import { ValidationError } from '../errors.ts';
+import { checkComponentOptions, keysOf } from '../validate.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
 
@@ -58,9 +59,13 @@ function checkInt(value: number | undefined, field: string, min: number): void {
   }
 }
 
+const ARCHIVER_OPTIONS = keysOf<JobArchiverOptions>()([
+  'db', 'archiveAfterMs', 'batchSize', 'maxBatchesPerRun', 'intervalMs', 'retentionDays', 'partitionsAheadDays', 'clock', 'log', 'onPass',
+]);
+
 /** Checks options before anything touches the database; throws ValidationError naming the field. */
 export function validateArchiverOptions(o: JobArchiverOptions): void {
-  if (!o.db) throw new ValidationError('db', 'expected a Db');
+  checkComponentOptions(o, ARCHIVER_OPTIONS, 'JobArchiver');
   checkInt(o.archiveAfterMs, 'archiveAfterMs', 0);
   checkInt(o.batchSize, 'batchSize', 1);
   checkInt(o.maxBatchesPerRun, 'maxBatchesPerRun', 1);

@@ -5,7 +5,7 @@ import { ValidationError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
-import { validateInt } from '../validate.ts';
+import { checkComponentOptions, keysOf, validateInt } from '../validate.ts';
 import { parseCron } from './expression.ts';
 import { dueOccurrences, occurrenceKey, type OccurrenceRule } from './occurrences.ts';
 import { validateDstPolicy } from './policy.ts';
@@ -75,6 +75,8 @@ interface Planned {
   dropped: number;
 }
 
+const MATERIALIZER_OPTIONS = keysOf<CronMaterializerConfig>()(['db', 'nodeId', 'clock', 'events', 'tickMs', 'lookaheadMs', 'maxSkewMs', 'catchUpWindowMs', 'dbNow', 'log']);
+
 /**
  * Turns due cron occurrences into job rows, on every node that runs one.
  * Correctness needs no leader: each occurrence's idempotency key is derived
@@ -103,6 +105,7 @@ export class CronMaterializer {
   private readonly db: Db;
 
   constructor(config: CronMaterializerConfig) {
+    checkComponentOptions(config, MATERIALIZER_OPTIONS, 'CronMaterializer');
     this.db = config.db;
     if (typeof config.nodeId !== 'string' || config.nodeId === '') throw new ValidationError('nodeId', 'expected a non-empty string');
     this.nodeId = config.nodeId;

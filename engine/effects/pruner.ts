@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
 import { ValidationError } from '../errors.ts';
+import { checkComponentOptions, keysOf } from '../validate.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
@@ -34,8 +35,11 @@ export const PRUNER_DEFAULTS = {
   intervalMs: 60_000,
 } as const;
 
+const PRUNER_OPTIONS = keysOf<PrunerOptions>()(['db', 'retentionMs', 'batchSize', 'intervalMs', 'clock', 'events', 'log']);
+
 /** Checks a pruner's options; throws ValidationError naming the field. */
 export function validatePrunerOptions(o: PrunerOptions): void {
+  checkComponentOptions(o, PRUNER_OPTIONS, 'Pruner');
   for (const f of ['retentionMs', 'batchSize', 'intervalMs'] as const) {
     const v = o[f];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 1)) {

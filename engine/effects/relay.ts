@@ -6,7 +6,7 @@ import { coerceError, ValidationError } from '../errors.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
-import { validateQueueName } from '../validate.ts';
+import { checkComponentOptions, keysOf, validateQueueName } from '../validate.ts';
 import { PeriodicLoop } from '../periodic.ts';
 import { retryDelayMs } from '../worker/backoff.ts';
 import { outboxQueries as q, type OutboxRow } from './outbox.ts';
@@ -67,9 +67,14 @@ function positiveInt(value: unknown, field: string): void {
   }
 }
 
+const RELAY_OPTIONS = keysOf<OutboxRelayOptions>()([
+  'db', 'deliver', 'topics', 'batchSize', 'pollMs', 'leaseMs', 'deliveryTimeoutMs', 'backoffBaseMs', 'backoffCapMs', 'relayId', 'clock', 'rng', 'events', 'log',
+]);
+
 /** Checks a relay's options before it touches the database; throws ValidationError naming the field. */
 export function validateRelayOptions(o: OutboxRelayOptions): void {
-  if (!o || typeof o.deliver !== 'function') throw new ValidationError('deliver', 'expected a function (row, ctx) => Promise<void>');
+  checkComponentOptions(o, RELAY_OPTIONS, 'OutboxRelay');
+  if (typeof o.deliver !== 'function') throw new ValidationError('deliver', 'expected a function (row, ctx) => Promise<void>');
   if (o.topics !== undefined) {
     if (!Array.isArray(o.topics) || o.topics.length === 0) throw new ValidationError('topics', 'expected a non-empty array of topic names (omit it for all topics)');
     o.topics.forEach((t, i) => validateQueueName(t, `topics[${i}]`));

@@ -6,7 +6,7 @@ import type { Events } from '../events.ts';
 import type { Handlers } from '../handler.ts';
 import type { Logger } from '../log.ts';
 import type { Rng } from '../rng.ts';
-import { validateQueueName } from '../validate.ts';
+import { checkComponentOptions, keysOf, refuseUnknownKeys, validateQueueName } from '../validate.ts';
 
 /** Per-queue settings; each falls back to the worker-wide value. */
 export interface QueueOptions {
@@ -81,6 +81,13 @@ function positive(value: number | undefined, field: string, allowZero = false): 
   }
 }
 
+const QUEUE_OPTIONS = keysOf<QueueOptions>()(['leaseMs', 'heartbeatMs', 'timeoutMs', 'backoffBaseMs', 'backoffCapMs']);
+const WORKER_OPTIONS = keysOf<WorkerOptions>()([
+  ...(QUEUE_OPTIONS as readonly (keyof QueueOptions)[]),
+  'db', 'handlers', 'queues', 'workerId', 'concurrency', 'claimAhead', 'pollMs', 'listen', 'agingMs', 'rescue',
+  'rescueIntervalMs', 'maxCrashes', 'livenessMs', 'suspectPatienceMs', 'shutdownGraceMs', 'clock', 'rng', 'events', 'log',
+]);
+
 function validateQueueOptions(o: QueueOptions, prefix: string): void {
   positive(o.leaseMs, `${prefix}leaseMs`);
   positive(o.heartbeatMs, `${prefix}heartbeatMs`, true);
@@ -91,6 +98,7 @@ function validateQueueOptions(o: QueueOptions, prefix: string): void {
 
 /** Checks a worker's options before it touches the database; throws ValidationError naming the field. */
 export function validateWorkerOptions(o: WorkerOptions): void {
+  checkComponentOptions(o, WORKER_OPTIONS, 'Worker');
   const queues = Object.keys(o.handlers ?? {});
   if (queues.length === 0) throw new ValidationError('handlers', 'expected at least one queue with a handler function');
   for (const q of queues) {
@@ -98,7 +106,10 @@ export function validateWorkerOptions(o: WorkerOptions): void {
     if (typeof o.handlers[q] !== 'function') throw new ValidationError(`handlers["${q}"]`, 'expected a function');
   }
   validateQueueOptions(o, '');
-  for (const [q, qo] of Object.entries(o.queues ?? {})) validateQueueOptions(qo, `queues["${q}"].`);
+  for (const [q, qo] of Object.entries(o.queues ?? {})) {
+    refuseUnknownKeys(qo, QUEUE_OPTIONS, (k) => `queues["${q}"].${k}`, 'a per-queue option');
+    validateQueueOptions(qo, `queues["${q}"].`);
+  }
   // A renewal period as long as the lease lets every lease run out between two renewals: each job that runs longer
   // than the lease would be taken back and run again while its handler is still running.
   for (const q of queues) {

@@ -4,6 +4,7 @@ import type { Db } from '../db.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { checkComponentOptions, keysOf, validateInt } from '../validate.ts';
 import { rescuerQueries as q } from './queries.ts';
 
 export interface LeaseRescuerOptions {
@@ -23,6 +24,17 @@ export interface LeaseRescuerOptions {
   onRescued?: (count: number) => void;
 }
 
+const RESCUER_OPTIONS = keysOf<LeaseRescuerOptions>()(['db', 'intervalMs', 'batchSize', 'maxCrashes', 'restartGraceMs', 'clock', 'events', 'log', 'onRescued']);
+
+/** Checks a rescuer's options before it touches the database; throws ValidationError naming the field. */
+function validateRescuerOptions(o: LeaseRescuerOptions): void {
+  checkComponentOptions(o, RESCUER_OPTIONS, 'LeaseRescuer');
+  if (o.intervalMs !== undefined) validateInt(o.intervalMs, 'intervalMs', 1);
+  if (o.batchSize !== undefined) validateInt(o.batchSize, 'batchSize', 1);
+  if (o.maxCrashes !== undefined) validateInt(o.maxCrashes, 'maxCrashes', 1);
+  if (o.restartGraceMs !== undefined) validateInt(o.restartGraceMs, 'restartGraceMs', 0);
+}
+
 /**
  * Makes the jobs of dead workers claimable again. A lease that expired
  * without a recorded result means the worker died, or is alive but lost the
@@ -39,6 +51,7 @@ export class LeaseRescuer {
   private readonly loop: PeriodicLoop<number>;
 
   constructor(private readonly options: LeaseRescuerOptions) {
+    validateRescuerOptions(options);
     this.events = options.events ?? new Events();
     this.loop = new PeriodicLoop({
       clock: options.clock ?? systemClock,
