@@ -94,7 +94,7 @@ export class ProcessSupervisor {
       if (exit.code !== null && this.options.fatalExitCodes?.includes(exit.code)) {
         const gaveUp = { slot, pid: proc.pid, code: exit.code };
         this.events.emit('process:exited', { slot, pid: proc.pid, ...exit, restartInMs: null });
-        this.log.error('worker process refused to run; not restarting it, stopping the others', gaveUp);
+        this.log.error('process exited with a code a restart cannot mend; not restarting it, stopping the others', gaveUp);
         this.events.emit('supervisor:gave-up', gaveUp);
         // Not awaited: stop() waits for every slot's loop, this one included.
         void this.stop().then(() => this.giveUp(gaveUp));
