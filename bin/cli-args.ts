@@ -122,10 +122,11 @@ export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   }
   // A socket directory may come as ?host=/run/postgresql instead of a host name.
   if (!/^postgres(ql)?:$/.test(url.protocol) || !(url.hostname || url.searchParams.has('host'))) throw refuse();
-  // An `@` past the host means a password with an unencoded `/`, `?` or `#`
-  // (`postgres://u:p/w@host/db` is host "u" and database "w@host/db"): the
-  // client would dial a piece of the password and print it in its error.
-  if (/@/.test(url.pathname + url.search + url.hash)) throw refuse(' (percent-encode @ / ? # : in the password: %40 %2F %3F %23 %3A)');
+  // An `@` in the database name or the fragment means a password with an
+  // unencoded `/` or `#` (`postgres://u:p/w@host/db` is host "u" and database
+  // "w@host/db"): the client would dial a piece of the password and print it
+  // in its error. (Not the query: `?application_name=svc@host` is fine.)
+  if (/@/.test(url.pathname + url.hash)) throw refuse(' (percent-encode @ / ? # : in the password: %40 %2F %3F %23 %3A)');
   return raw;
 }
 

@@ -152,6 +152,14 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(results[0].stderr).toContain('got postgres://u:***@127.0.0.1:5432/db');
   });
 
+  it('an @ in the query of a DATABASE_URL is not taken for a password slip', async () => {
+    // Refused at the database (nothing listens on port 1), not at the URL check.
+    const r = await stampede(['migrate'], { DATABASE_URL: 'postgres://u:pw@127.0.0.1:1/db?application_name=svc@host' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('ECONNREFUSED');
+    expect(r.stderr).not.toContain('DATABASE_URL: expected');
+  });
+
   it('--help on the command and on each subcommand exits 0 with its usage; an unknown command exits 2', async () => {
     const names = ['migrate', 'worker', 'workers', 'scheduler', 'schedules', 'relay', 'archiver', 'scenario', 'gate'];
     const [top, unknown, ...subs] = await Promise.all([stampede(['--help']), stampede(['nope']), ...names.map((n) => stampede([n, '--help']))]);

@@ -12,6 +12,10 @@ describe('redactSecrets', () => {
     expect(redactSecrets('postgres://u:p@ss/w0rd@127.0.0.1:5432/db')).toBe('postgres://u:***@127.0.0.1:5432/db');
   });
 
+  it('keeps the host of a URL whose query holds an @', () => {
+    expect(redactSecrets('postgres://u:pw@db.internal/jobs?application_name=svc@host')).toBe('postgres://u:***@db.internal/jobs?application_name=svc@host');
+  });
+
   it('leaves a URL without a password alone', () => {
     for (const text of ['postgres://app@host/db', 'postgres:///db?host=/run/postgresql', 'see https://example.com/a:b']) expect(redactSecrets(text)).toBe(text);
   });
