@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { importUserModule } from '../engine/load-module.ts';
 import { validateSchedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
@@ -354,6 +354,8 @@ export function enabledCheckers(s: Scenario): CheckerName[] {
   return (Object.keys(CHECKERS) as CheckerName[]).filter((n) => s.checkers[n] !== undefined && s.checkers[n] !== false);
 }
 
+const SCENARIO_MODULE = /^\.[cm]?[jt]s$/;
+
 /**
  * Loads a user's own scenario file (`.ts` or `.js`): its default export must
  * be a scenario, from defineScenario() or a plain object, which is merged and
@@ -363,6 +365,10 @@ export function enabledCheckers(s: Scenario): CheckerName[] {
 export async function loadScenarioFile(path: string): Promise<Scenario> {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new ValidationError('scenario file', `${path} does not exist`);
+  // A .json (or .yaml) scenario would reach Node's loader and come back as its own message about import attributes.
+  if (!SCENARIO_MODULE.test(extname(abs))) {
+    throw new ValidationError('scenario file', `${path} is not a module; expected a .js, .mjs, .cjs or .ts file whose default export is a scenario`);
+  }
   let mod: { default?: unknown };
   try {
     mod = await importUserModule(abs);

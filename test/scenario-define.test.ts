@@ -182,6 +182,9 @@ describe('loadScenarioFile', () => {
       'scenario.load.rate: expected a positive number, got "fast"',
     );
     await expect(loadScenarioFile(file('f.ts', 'export default {{;\n'))).rejects.toThrow(/^scenario file: .*f.ts could not be loaded/);
+    await expect(loadScenarioFile(file('g.json', '{ "name": "g" }\n'))).rejects.toThrow(
+      /^scenario file: .*g.json is not a module; expected a .js, .mjs, .cjs or .ts file whose default export is a scenario$/,
+    );
   });
 });
 
