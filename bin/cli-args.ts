@@ -85,6 +85,13 @@ export function intFlag(values: Record<string, unknown>, name: string, min = 0):
   return n;
 }
 
+/** A port flag (`--port`, `--metrics-port`): 0 (the system's choice) to 65535, refused by its own name. */
+export function portFlag(values: Record<string, unknown>, name: string): number | undefined {
+  const port = intFlag(values, name);
+  if (port !== undefined && port > 65_535) throw new UsageError(`--${name}: expected 0-65535, got "${String(values[name])}"`);
+  return port;
+}
+
 /** `--help` or `-h` before any `--`: print the usage on stdout and exit 0. */
 export function exitOnHelp(argv: string[], usage: string): void {
   const end = argv.indexOf('--');

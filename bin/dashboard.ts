@@ -7,7 +7,7 @@ import { DashboardServer } from '../engine/dashboard/server.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
-import { databaseUrl, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { databaseUrl, intFlag, parseFlags, portFlag, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N] [--public-origin URL]
   --port N     TCP port (default 7676; 0 picks a free one)
@@ -36,8 +36,7 @@ async function main(): Promise<void> {
   if (token !== undefined && token.length < 16) {
     throw new UsageError(`${values.token !== undefined ? '--token' : 'STAMPEDE_DASHBOARD_TOKEN'}: expected at least 16 characters (it is the only thing between the network and your jobs)`);
   }
-  const port = intFlag(values, 'port');
-  if (port !== undefined && port > 65_535) throw new UsageError(`--port: expected 0-65535, got ${port}`);
+  const port = portFlag(values, 'port');
   if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host: expected an interface address such as 127.0.0.1 or 0.0.0.0');
   const log = createLogger('dashboard');
   const db = new Db({ connectionString: url, maxConnections: 4, applicationName: 'stampede:dashboard' });

@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, parseFlags, requireMigrated, usageAfter } from './cli-args.ts';
+import { databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -86,7 +86,7 @@ async function main(): Promise<number> {
   });
 
   // /metrics (off unless --metrics-port): the clock-skew gauge and cron refusals of this node.
-  const metricsPort = values['metrics-port'] === undefined ? undefined : int(values['metrics-port'], '--metrics-port', 0);
+  const metricsPort = portFlag(values, 'metrics-port');
   const metrics = metricsPort === undefined ? null : createMetrics();
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
   const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;

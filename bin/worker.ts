@@ -13,7 +13,7 @@ import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, existingModule, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, existingModule, exitCodeOf, exitOnHelp, intFlag, parseFlags, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     backoffCapMs: intFlag(values, 'backoff-cap-ms'),
     shutdownGraceMs: intFlag(values, 'grace-ms'),
   };
-  const metricsPort = intFlag(values, 'metrics-port');
+  const metricsPort = portFlag(values, 'metrics-port');
   let handlers = await loadHandlers(values.handlers);
   if (values.queues !== undefined) {
     // `--queues ""` (an unset shell variable) must not mean every queue.

@@ -115,6 +115,14 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('--queues: no handler for queue "nosuch" in test/fixtures/cli-handlers.mjs') });
   });
 
+  it('a port past 65535 is refused by the flag that gave it, on every command with one', async () => {
+    const [worker, scheduler] = await Promise.all([
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--metrics-port', '70000'], SOME_DB),
+      stampede(['scheduler', '--metrics-port', '70000'], SOME_DB),
+    ]);
+    for (const r of [worker, scheduler]) expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('--metrics-port: expected 0-65535, got "70000"') });
+  });
+
   it('an argument past what a control or schedules command takes is refused, not ignored', async () => {
     const by = ['--by', 'a', '--reason', 'b'];
     const [cancel, show, list] = await Promise.all([

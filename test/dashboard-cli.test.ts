@@ -77,7 +77,7 @@ describe('npm run dashboard', () => {
 
   it.each([
     [['--port', 'x'], /--port: expected an integer >= 0, got "x"/],
-    [['--port', '70000'], /--port: expected 0-65535, got 70000/],
+    [['--port', '70000'], /--port: expected 0-65535, got "70000"/],
     [['--token', 'short'], /--token: expected at least 16 characters/],
     [['--bogus'], /Unknown option '--bogus'/],
     [['--public-origin', 'queue.example.com'], /publicOrigins: "queue.example.com" is not an origin/],
