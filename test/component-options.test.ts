@@ -40,7 +40,7 @@ describe('component options', () => {
     const err = refusal(() => make({ intervalMS: 500 })) as ValidationError;
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.field).toBe('intervalMS');
-    expect(err.message).toMatch(new RegExp(`^intervalMS: is not a ${name} option; expected one of db, `.replace('db, ', '.*db')));
+    expect(err.message).toMatch(new RegExp(`^intervalMS: is not a ${name} option; expected one of .*\\bdb\\b`));
   });
 
   it.each(components)('%s refuses a missing db', (_name, make) => {

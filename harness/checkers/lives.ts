@@ -69,9 +69,8 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
         const l = life(e.jobId);
         const rescue = { e, i };
         l.rescues.push(rescue);
-        // A hold its worker already ended (each of these reports follows a committed write) was not the one taken
-        // back: its worker's later claim was, unseen when the process died before reporting it.
-        const ended = (h: Hold) => h.completed || h.failed || h.released || h.deferred;
+        // A hold its worker already ended was not the one taken back: its worker's later claim was, unseen
+        // when the process died before reporting it.
         const before = l.holds.filter((h) => claimedBefore(h, rescue) && !ended(h) && (e.owner == null || h.claim.workerId === e.owner));
         // The rescue reports the job's attempt count: the attempt it took back. A re-claim within the same
         // database millisecond is "claimed before" it too, and must not be taken for the rescued hold.
@@ -84,6 +83,11 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
     }
   });
   return lives;
+}
+
+/** Its worker reported the hold's end; each of these reports follows a committed write, so no rescue can come after. */
+function ended(h: Hold): boolean {
+  return Boolean(h.completed || h.failed || h.released || h.deferred);
 }
 
 /** The hold was claimed before `x` happened: by the database clock when both carry it, else by history order. */
