@@ -200,7 +200,8 @@ export const ISSUE15_PRESET =
   'worker peak RSS in every one of those runs; the raw-SQL limit. Three rounds, medians, systems interleaved. ' +
   'Targets: every drain row >= 1.2x graphile-batched; latency p99 <= the best peer at concurrency 10; latency max <= 50 ms; ' +
   'worker peak RSS <= the leanest peer in the same row (the verdict is the worst row). ' +
-  'Add `--rounds 1` for a look in a third of the time, `--docs` to write this page from it.';
+  'Add `--rounds 1` for a look in a third of the time, `--docs` to write this page from it. ' +
+  'Its runs of record, round by round, newest first: [benchmark-issue15.md](benchmark-issue15.md).';
 
 /** How the bench measures, in plain words: the paragraph under the table of docs/benchmark.md. */
 export const HOW_IT_MEASURES =
@@ -216,7 +217,7 @@ export const HOW_IT_MEASURES =
   'Latency offers 500 jobs/s open-model (each enqueued at its own instant, not after the previous one) and measures from that instant to the start of the handler; ' +
   "graphile-c10 is graphile-worker at stampede's default concurrency (10), the like-with-like latency row (graphile-worker's default is 1). " +
   'The physical-limit rows are plain SQL on a bare table on the same server. ' +
-  'Sizing for 500 jobs/s over 7 days, retention and sharding are in docs/scaling.md.';
+  'Sizing for 500 jobs/s over 7 days, retention and sharding are in docs/scaling.md; how to read these figures, and why a target is missed, in [performance.md](performance.md).';
 
 /** docs/benchmark.md: the latest figures in plain words. */
 export function renderMarkdown(r: BenchResults): string {
