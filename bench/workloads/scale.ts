@@ -109,7 +109,7 @@ async function settlePending(db: Db): Promise<void> {
 
 const claimArgs = () => ({ queues: ['bench'], leaseMs: [30_000], limit: CLAIM_LIMIT, workerId: 'bench-scale', agingMs: 5_000 });
 
-/** Timed windows per point: one window of benchMs was a single sample, and one slow moment moved a point by 2x. */
+/** Timed windows per point: one window of benchMs is a single sample of a point. */
 const WINDOWS = 3;
 
 /**
