@@ -35,7 +35,16 @@ export interface Medians {
   drain: Record<string, { drainJobsPerSec: number | null; peakRssMiB: number | null; drained: number | null }>;
   latency: Record<
     string,
-    { p50: number | null; p95: number | null; p99: number | null; max: number | null; achievedPerSec: number | null; shed: number | null; peakRssMiB: number | null }
+    {
+      p50: number | null;
+      p95: number | null;
+      p99: number | null;
+      max: number | null;
+      warmupMax: number | null;
+      achievedPerSec: number | null;
+      shed: number | null;
+      peakRssMiB: number | null;
+    }
   >;
 }
 
@@ -74,7 +83,7 @@ export function summarize(rounds: RoundResults[]): Medians {
   }
   for (const id of ids((r) => r.latency)) {
     const rs = rounds.filter((r) => r.latency[id]).map((r) => r.latency[id]);
-    m.latency[id] = medianOf(rs.map((l) => ({ p50: l.p50, p95: l.p95, p99: l.p99, max: l.max, achievedPerSec: l.achievedPerSec, shed: l.shed, peakRssMiB: l.peakRssMiB ?? null })));
+    m.latency[id] = medianOf(rs.map((l) => ({ p50: l.p50, p95: l.p95, p99: l.p99, max: l.max, warmupMax: l.warmupMax ?? null, achievedPerSec: l.achievedPerSec, shed: l.shed, peakRssMiB: l.peakRssMiB ?? null })));
   }
   return m;
 }
@@ -140,6 +149,11 @@ export function tableRows(r: BenchResults): Row[] {
     const vals = Object.fromEntries(Object.entries(lat).map(([k, v]) => [k, v[pct]]));
     section(`due-to-start ${pct} at ${r.plan.latencyRatePerSec}/s`, vals, 'ms', 1, 'min', lat.stampede?.[pct]);
   }
+  // Runs from before the warm-up have none (their max above included the cold start).
+  if (Object.values(lat).some((v) => v.warmupMax !== null)) {
+    const vals = Object.fromEntries(Object.entries(lat).map(([k, v]) => [k, v.warmupMax]));
+    section(`due-to-start max of the first ${r.plan.latencyWarmupSeconds} s (warm-up, not in the rows above)`, vals, 'ms', 1, 'min', lat.stampede?.warmupMax);
+  }
   section(`worker peak RSS at ${r.plan.latencyRatePerSec}/s`, Object.fromEntries(Object.entries(lat).map(([k, v]) => [k, v.peakRssMiB])), 'MiB', 0, 'max');
   if (r.raw) {
     const raw = r.raw;
@@ -196,11 +210,11 @@ export const ISSUE15_PRESET =
   'and prints a verdict per target ("Against the targets of issue 15"): ' +
   "drains of 20,000 and 100,000 jobs with 1 and 2 processes for `stampede` (defaults), `stampede-c500` (its largest config) and `graphile-batched`, " +
   "each drain row with stampede's ratio to graphile-worker batched and its share of the raw two-commit limit; " +
-  "due-to-start at 500 jobs/s offered (15 s windows) for `stampede`, `graphile-c10` (graphile-worker at stampede's default concurrency, 10) and pg-boss's two batch configs; " +
-  'worker peak RSS in every one of those runs; the raw-SQL limit. Three rounds, medians, systems interleaved. ' +
+  "due-to-start at 500 jobs/s offered (15 s windows after a 1 s warm-up) for `stampede`, `graphile-c10` (graphile-worker at stampede's default concurrency, 10) and pg-boss's two batch configs; " +
+  'worker peak RSS in every one of those runs; the raw-SQL limit. Five rounds, medians, systems interleaved. ' +
   'Targets: every drain row >= 1.2x graphile-batched; latency p99 <= the best peer at concurrency 10; latency max <= 50 ms; ' +
   'worker peak RSS <= the leanest peer in the same row (the verdict is the worst row). ' +
-  'Add `--rounds 1` for a look in a third of the time, `--docs` to write this page from it. ' +
+  'Add `--rounds 1` for a look in a fifth of the time, `--docs` to write this page from it. ' +
   'Its runs of record, round by round, newest first: [benchmark-issue15.md](benchmark-issue15.md).';
 
 /** How the bench measures, in plain words: the paragraph under the table of docs/benchmark.md. */
@@ -210,11 +224,12 @@ export const HOW_IT_MEASURES =
   'each child reports how it runs and the bench refuses one that runs any other way, so RSS and CPU compare like with like. ' +
   "stampede's child imports the package build in `dist/engine/`: the same Worker the gate runs, with leases, heartbeats, fencing, attempt accounting and the lease rescuer on. " +
   'The parent (producers, clocks, the raw SQL) runs under tsx, the same for every system. ' +
-  'Drains start 1 or 2 worker processes on jobs already enqueued and stop the clock when the database shows every completion committed, or at the drain\'s budget ' +
+  'Drains start 1 or 2 worker processes on jobs already enqueued and stop the clock when the database shows every completion committed (looked at every 2 ms on a connection opened beforehand), or at the drain\'s budget ' +
   '(8 s for 20,000 jobs, 20 s for 100,000), past which the rate is over what committed and the row says the budget cut it; ' +
   "on stampede's drain rows the last column is its share of the raw two-commit limit (claim 50 SKIP LOCKED, then done). " +
   'Peak RSS is VmHWM of the worker processes, in every drain and in the latency run. ' +
   'Latency offers 500 jobs/s open-model (each enqueued at its own instant, not after the previous one) and measures from that instant to the start of the handler; ' +
+  'the first second of arrivals, at the same rate, warms every system alike (fresh producer connections, the worker\'s first claims) and is reported apart, as the warm-up row; ' +
   "graphile-c10 is graphile-worker at stampede's default concurrency (10), the like-with-like latency row (graphile-worker's default is 1). " +
   'The physical-limit rows are plain SQL on a bare table on the same server. ' +
   'Sizing for 500 jobs/s over 7 days, retention and sharding are in docs/scaling.md; how to read these figures, and why a target is missed, in [performance.md](performance.md).';

@@ -52,9 +52,9 @@ async function runRound(ctx: BenchContext, plan: BenchPlan, round: number): Prom
   }
   if (!plan.skip.has('latency')) {
     for (const id of rotate(plan.latencyConfigs, round)) {
-      const l = await runLatency(ctx, configById(id), plan.latencyRatePerSec, plan.latencySeconds);
+      const l = await runLatency(ctx, configById(id), plan.latencyRatePerSec, plan.latencySeconds, plan.latencyWarmupSeconds);
       r.latency[id] = l;
-      log.info('latency', { round, config: id, p50: l.p50.toFixed(1), p99: l.p99.toFixed(1), max: l.max.toFixed(1), achievedPerSec: Math.round(l.achievedPerSec), shed: l.shed, peakRssMiB: l.peakRssMiB?.toFixed(0) });
+      log.info('latency', { round, config: id, p50: l.p50.toFixed(1), p99: l.p99.toFixed(1), max: l.max.toFixed(1), warmupMax: l.warmupMax.toFixed(1), achievedPerSec: Math.round(l.achievedPerSec), shed: l.shed, peakRssMiB: l.peakRssMiB?.toFixed(0) });
     }
   }
   return r;

@@ -2,8 +2,8 @@
 // (no loader: every system's child runs the same way; see childCommand in proc.ts).
 // Protocol over IPC: sends `ready` once connected, with how it runs (node, execArgv,
 // NODE_OPTIONS, its own file: the parent refuses a loader); on `go` starts claiming
-// and sends `started`; reports its handled count every 10 ms; on `stop`
-// stops the worker and sends `stopped` with the due-to-start latencies.
+// and sends `started`; reports its handled count every `reportEveryMs` (in `go`); on `stop`
+// stops the worker and sends `stopped` with the due-to-start latencies (the warm-up's apart).
 import { systemClock } from '../engine/clock.ts';
 import { dueToStartMs, type ChildMessage } from './proc.ts';
 import { CONFIGS, FAMILIES } from './systems/configs.ts';
@@ -17,32 +17,33 @@ async function main(): Promise<void> {
   if (!config || !url) throw new Error(`usage: worker-child.ts <configId> <url>; got "${configId}"`);
   let n = 0;
   const latencies: number[] = [];
+  const warmupLatencies: number[] = [];
   const onJob = (job: BenchJob) => {
     n++;
-    if (typeof job?.t === 'number' && job.t > 0) latencies.push(dueToStartMs(job));
+    if (typeof job?.t === 'number' && job.t > 0) (job.warmup ? warmupLatencies : latencies).push(dueToStartMs(job));
   };
   const handle: WorkerHandle = await FAMILIES[config.family].worker(url, config.settings, onJob);
   const reporter = new AbortController();
-  const report = async () => {
-    // Every 10 ms, only when it changed: the parent ends a drain on these, so a coarse report would inflate short drains.
+  const report = async (reportEveryMs: number) => {
+    // Every `reportEveryMs`, only when it changed: the parent ends a drain on these, so a coarse report would inflate short drains.
     let last = -1;
     while (!reporter.signal.aborted) {
       if (n !== last) send({ type: 'count', n });
       last = n;
-      await systemClock.sleep(10, reporter.signal).catch(() => {});
+      await systemClock.sleep(reportEveryMs, reporter.signal).catch(() => {});
     }
   };
-  process.on('message', async (m: { type: string }) => {
+  process.on('message', async (m: { type: string; reportEveryMs?: number }) => {
     try {
       if (m.type === 'go') {
         await handle.start();
         send({ type: 'started' });
-        void report();
+        void report(m.reportEveryMs ?? 10);
       } else if (m.type === 'stop') {
         reporter.abort();
         await handle.stop();
         // Exit once the message is out: some libraries leave timers behind after stop().
-        process.send!({ type: 'stopped', n, latenciesMs: latencies } satisfies ChildMessage, () => process.exit(0));
+        process.send!({ type: 'stopped', n, latenciesMs: latencies, warmupLatenciesMs: warmupLatencies } satisfies ChildMessage, () => process.exit(0));
       }
     } catch (err) {
       send({ type: 'error', error: (err as Error).stack ?? String(err) });

@@ -16,7 +16,8 @@ describe('parseBenchArgs', () => {
   it('--preset issue15 runs exactly the rows issue 15 judges', () => {
     const plan = parseBenchArgs(['--preset', 'issue15']);
     expect(plan.preset).toBe('issue15');
-    expect(plan.rounds).toBe(3);
+    expect(plan.rounds).toBe(5);
+    expect(plan.latencyWarmupSeconds).toBe(1);
     expect(plan.drainSizes.map((s) => s.jobs)).toEqual([20_000, 100_000]);
     expect(plan.drainProcs).toEqual([1, 2]);
     expect(plan.drainConfigs).toEqual(['stampede', 'stampede-c500', 'graphile-batched']);

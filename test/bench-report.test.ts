@@ -34,6 +34,32 @@ function results(): BenchResults {
   };
 }
 
+describe('the latency rows of the results table', () => {
+  const latency = (max: number, warmupMax: number) => ({ n: 7_500, p50: 3, p95: 8, p99: 12, max, warmupMax, offeredPerSec: 500, achievedPerSec: 500, shed: 0, peakRssMiB: 90 });
+  const withLatency = (warmupMax: number | undefined) => {
+    const r = results();
+    r.rounds = [{ enqueue: {}, drain: {}, latency: { stampede: latency(31, warmupMax as number), 'graphile-c10': latency(60, 90) } }];
+    r.medians = summarize(r.rounds);
+    return tableRows(r).filter((row) => row.workload.startsWith('due-to-start max'));
+  };
+
+  it('keep the warm-up apart: the max row is the measured window, the warm-up its own row', () => {
+    expect(withLatency(64).map((row) => [row.workload, row.config.split(' ')[0], row.value, row.ratio])).toEqual([
+      ['due-to-start max at 500/s', 'stampede', '31.0 ms', ''],
+      ['due-to-start max at 500/s', 'graphile-c10', '60.0 ms', '0.52x'],
+      ['due-to-start max of the first 1 s (warm-up, not in the rows above)', 'stampede', '64.0 ms', ''],
+      ['due-to-start max of the first 1 s (warm-up, not in the rows above)', 'graphile-c10', '90.0 ms', '0.71x'],
+    ]);
+  });
+
+  it('show no warm-up row for a run recorded before there was one', () => {
+    const r = results();
+    r.rounds = [{ enqueue: {}, drain: {}, latency: { stampede: { ...latency(31, 0), warmupMax: undefined as unknown as number } } }];
+    r.medians = summarize(r.rounds);
+    expect(tableRows(r).map((row) => row.workload).filter((w) => w.startsWith('due-to-start max'))).toEqual(['due-to-start max at 500/s']);
+  });
+});
+
 describe('the drain rows of the results table', () => {
   const rows = tableRows(results()).filter((r) => r.workload === 'drain 20,000 jobs, 1 process');
 

@@ -3,7 +3,8 @@ import type { Medians } from '../bench/report.ts';
 import { checkIssue15Targets, drainKey, parseDrainKey } from '../bench/targets.ts';
 
 const drain = (drainJobsPerSec: number, peakRssMiB: number) => ({ drainJobsPerSec, peakRssMiB, drained: 0 });
-const lat = (p99: number, max: number, peakRssMiB: number) => ({ p50: p99 / 2, p95: p99, p99, max, achievedPerSec: 500, shed: 0, peakRssMiB });
+// A warm-up max over 50 ms in every row: the max target judges the measured window only.
+const lat = (p99: number, max: number, peakRssMiB: number) => ({ p50: p99 / 2, p95: p99, p99, max, warmupMax: 80, achievedPerSec: 500, shed: 0, peakRssMiB });
 
 /** Four drain rows and a latency row, stampede at `factor` x graphile-batched in every drain row. */
 function medians(factor: number, ourP99: number, ourRss: number): Medians {

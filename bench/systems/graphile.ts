@@ -2,7 +2,7 @@ import pg from 'pg';
 import { makeWorkerUtils, run, runMigrations, type Runner } from 'graphile-worker';
 import { benchQueries as q } from '../queries.ts';
 import { BENCH_QUEUE, type BenchJob, type SystemFamily } from './types.ts';
-import { once, packageVersion, warm } from './util.ts';
+import { packageVersion, warm } from './util.ts';
 
 // graphile-worker logs every job at info; at 20,000 jobs that is the bench
 // measuring its own stderr. Errors still reach us.
@@ -75,7 +75,7 @@ export const graphileFamily: SystemFamily = {
     };
   },
 
-  async remaining(url) {
-    return (await once<{ n: number }>(url, q.RemainingGraphile))[0].n;
+  async remaining(client) {
+    return (await client.query<{ n: number }>(q.RemainingGraphile)).rows[0].n;
   },
 };

@@ -1,7 +1,7 @@
 import { PgBoss } from 'pg-boss';
 import { benchQueries as q } from '../queries.ts';
 import { BENCH_QUEUE, type BenchJob, type SystemFamily } from './types.ts';
-import { once, packageVersion } from './util.ts';
+import { packageVersion } from './util.ts';
 
 /**
  * pg-boss 12. Settings: `batchSize` (jobs per fetch), `notify` (the queue's
@@ -72,7 +72,7 @@ export const pgBossFamily: SystemFamily = {
     };
   },
 
-  async remaining(url) {
-    return (await once<{ n: number }>(url, q.RemainingPgBoss, [BENCH_QUEUE]))[0].n;
+  async remaining(client) {
+    return (await client.query<{ n: number }>(q.RemainingPgBoss, [BENCH_QUEUE])).rows[0].n;
   },
 };

@@ -6,7 +6,7 @@ import { SeededRng } from '../../engine/rng.ts';
 import { Worker } from '../../engine/worker/worker.ts';
 import { benchQueries as q } from '../queries.ts';
 import { BENCH_QUEUE, type BenchJob, type SystemFamily } from './types.ts';
-import { once, warm } from './util.ts';
+import { warm } from './util.ts';
 
 /**
  * stampede as the bench runs it: the real Worker with leases, heartbeats,
@@ -64,7 +64,7 @@ export const stampedeFamily: SystemFamily = {
     };
   },
 
-  async remaining(url) {
-    return (await once<{ n: number }>(url, q.RemainingStampede))[0].n;
+  async remaining(client) {
+    return (await client.query<{ n: number }>(q.RemainingStampede)).rows[0].n;
   },
 };

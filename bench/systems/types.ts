@@ -1,3 +1,4 @@
+import type pg from 'pg';
 /**
  * The pluggable "system under test": everything the bench needs from a job
  * queue, so stampede and its peers run the same workloads the same way.
@@ -7,7 +8,10 @@
 
 /** The payload every bench job carries: `t` is the wall-clock instant (epoch ms, fractional) it became due. */
 export interface BenchJob {
+  /** When the job was due (bench/proc.ts wallMs); 0 in a drain, where no latency is taken. */
   t: number;
+  /** Offered in the latency run's warm-up: its due-to-start is kept apart from the measured window's. */
+  warmup?: true;
 }
 
 export interface Producer {
@@ -41,8 +45,11 @@ export interface SystemFamily {
    * `onJob` is called at the start of every job's handler.
    */
   worker(url: string, settings: Record<string, unknown>, onJob: (job: BenchJob) => void): Promise<WorkerHandle>;
-  /** Jobs not yet finished, as the database sees them (completions committed). */
-  remaining(url: string): Promise<number>;
+  /**
+   * Jobs not yet finished, as the database sees them (completions committed), read on `client`: one connection the
+   * drain opens before its clock starts, so polling the end pays no connection set-up.
+   */
+  remaining(client: pg.ClientBase): Promise<number>;
 }
 
 export interface SystemConfig {

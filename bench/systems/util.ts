@@ -16,11 +16,17 @@ export function packageVersion(name: string): string {
   }
 }
 
-/** Runs one query on a short-lived connection (counts and installs, never on a timed path). */
-export async function once<T extends pg.QueryResultRow = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+/** One connection of the bench's own (counts and installs), connected; a dropped connection fails its next query, not the process. */
+export async function connect(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, application_name: 'stampede:bench' });
   client.on('error', () => {});
   await client.connect();
+  return client;
+}
+
+/** Runs one query on a short-lived connection (counts and installs, never on a timed path). */
+export async function once<T extends pg.QueryResultRow = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const client = await connect(url);
   try {
     return (await client.query<T>(text, params as any[])).rows;
   } finally {
