@@ -11,6 +11,7 @@ import { defineScenario, loadScenarioFile, type Scenario, type ScenarioInput } f
 import { recheck } from '../harness/runner/recheck.ts';
 import { runScenario } from '../harness/runner/run.ts';
 import { printSummary } from '../harness/runner/summary.ts';
+import { fmtRateNumber } from '../reports/render/format.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { databaseUrl, errorText, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
 
@@ -105,7 +106,7 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const log = createLogger('scenario');
-  process.stderr.write(`scenario ${scenario.name}: seed ${scenario.seed}, ${scenario.load.rate} jobs/s for ${scenario.durationS} s, ${scenario.workers} workers${scenario.engine.mutant ? `, MUTANT ${scenario.engine.mutant}` : ''}\n`);
+  process.stderr.write(`scenario ${scenario.name}: seed ${scenario.seed}, ${fmtRateNumber(scenario.load.rate)} jobs/s for ${scenario.durationS} s, ${scenario.workers} workers${scenario.engine.mutant ? `, MUTANT ${scenario.engine.mutant}` : ''}\n`);
   const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal, ...(values.out ? { outDir: values.out } : {}) });
   if (values.json) process.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
   else printSummary(result.report, result.dir);

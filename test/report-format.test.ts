@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fmtDuration } from '../reports/render/format.ts';
+import { fmtDuration, fmtRateNumber } from '../reports/render/format.ts';
 
 describe('fmtDuration', () => {
   it('rounds to the unit it shows, so no field reads 60', () => {
@@ -15,5 +15,16 @@ describe('fmtDuration', () => {
     expect(fmtDuration(125_000)).toBe('2 min 05 s');
     expect(fmtDuration(3_660_000)).toBe('1 h 01 min');
     expect(fmtDuration(null)).toBe('n/a');
+  });
+});
+
+describe('fmtRateNumber', () => {
+  it('shows a trickle below one job a second, and whole numbers from 10 up', () => {
+    expect(fmtRateNumber(1 / 3)).toBe('0.33');
+    expect(fmtRateNumber(0.04)).toBe('0.04');
+    expect(fmtRateNumber(2.5)).toBe('2.5');
+    expect(fmtRateNumber(9.96)).toBe('10');
+    expect(fmtRateNumber(304.4)).toBe('304');
+    expect(fmtRateNumber(0)).toBe('0');
   });
 });

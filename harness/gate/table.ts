@@ -1,3 +1,4 @@
+import { fmtRateNumber } from '../../reports/render/format.ts';
 import type { EntryResult } from './verdict.ts';
 
 function pad(cells: string[][]): string {
@@ -13,7 +14,7 @@ export function summaryTable(results: readonly EntryResult[]): string {
   for (const r of results) {
     const inv = r.summary?.invariants ?? [];
     const held = inv.filter((i) => i.pass === true).length;
-    const rate = r.summary?.offeredRate ? `${Math.round(r.summary.offeredRate)}/${Math.round(r.summary.achievedRate ?? 0)} jobs/s` : '-';
+    const rate = r.summary?.offeredRate ? `${fmtRateNumber(r.summary.offeredRate)}/${fmtRateNumber(r.summary.achievedRate ?? 0)} jobs/s` : '-';
     rows.push([
       r.entry.mutant ? `${r.entry.scenario} --mutant ${r.entry.mutant}` : r.entry.scenario,
       MARK[r.outcome],

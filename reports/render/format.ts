@@ -41,6 +41,14 @@ export function fmtCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
+/**
+ * A rate's number for a one-line summary: whole numbers from 10 up, two significant digits below, so a trickle of
+ * one job every 3 s reads 0.33, not 0 or 0.3333333333333333.
+ */
+export function fmtRateNumber(perSecond: number): string {
+  return perSecond >= 10 ? String(Math.round(perSecond)) : String(Number(perSecond.toPrecision(2)));
+}
+
 /** A rate in jobs/s with one decimal. */
 export function fmtRate(perSecond: number): string {
   return `${perSecond.toFixed(1)} jobs/s`;
