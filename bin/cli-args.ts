@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
+import { importUserModule } from '../engine/load-module.ts';
 import type { Logger } from '../engine/log.ts';
 import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
@@ -153,10 +154,25 @@ function shownUrl(raw: string): string {
 }
 
 /** A module path given on the command line, resolved against the working directory; refused when absent. */
-export function existingModule(flag: string, path: string): string {
+function existingModule(flag: string, path: string): string {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new UsageError(`${flag} ${path}: no such file (looked for ${abs}); expected a module that exists`);
   return abs;
+}
+
+/**
+ * Imports the user's module a flag names. One that does not load (a syntax error, an import it cannot resolve, a
+ * throw in its top-level code) is that flag's bad input, as a missing file is: exit 2 with the flag and the loader's
+ * reason, and under `stampede workers` the fleet stops instead of restarting a process that cannot start.
+ */
+export async function importModuleFlag(flag: string, path: string): Promise<Record<string, any>> {
+  const abs = existingModule(flag, path);
+  try {
+    return await importUserModule(abs);
+  } catch (err) {
+    const reason = redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+    throw new UsageError(`${flag} ${path}: could not be loaded (${reason}); expected a JavaScript module that imports cleanly`, false);
+  }
 }
 
 /** An error's message for stderr: redacted, except a UsageError's, which is written redacted (and may show the expected URL shape). */

@@ -9,11 +9,10 @@ import { Db } from '../engine/db.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
 import { Events, type EventName } from '../engine/events.ts';
-import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { databaseUrl, existingModule, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
   [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
@@ -24,7 +23,7 @@ The module exports deliver (or a default) as a function (row, ctx) => Promise, o
 const FORWARDED: EventName[] = ['outbox:delivered', 'outbox:failed', 'outbox:dead', 'effects:pruned'];
 
 async function loadDeliver(path: string): Promise<Deliver> {
-  const mod = await importUserModule(existingModule('--deliver', path));
+  const mod = await importModuleFlag('--deliver', path);
   const exported = mod.deliver ?? mod.default;
   if (typeof exported !== 'function') {
     throw new UsageError(`--deliver ${path}: expected a module exporting deliver (or a default) as a function (row, ctx) => Promise`);

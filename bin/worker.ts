@@ -6,14 +6,13 @@ import { Db } from '../engine/db.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
-import { importUserModule } from '../engine/load-module.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, existingModule, exitCodeOf, exitOnHelp, intFlag, parseFlags, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -38,7 +37,7 @@ const FORWARDED: EventName[] = [
 ];
 
 async function loadHandlers(path: string): Promise<Handlers> {
-  const mod = await importUserModule(existingModule('--handlers', path));
+  const mod = await importModuleFlag('--handlers', path);
   const exported = mod.default ?? mod.handlers;
   const handlers = typeof exported === 'function' ? await exported() : exported;
   if (!handlers || typeof handlers !== 'object') {

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 export async function importUserModule(absPath: string): Promise<Record<string, any>> {
   const url = pathToFileURL(absPath).href;
   try {
-    return await import(url);
+    return esModuleView(await import(url));
   } catch (err) {
     if ((err as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[cm]?ts$/.test(absPath)) throw err;
   }
@@ -19,5 +19,17 @@ export async function importUserModule(absPath: string): Promise<Record<string, 
   } catch {
     throw new Error(`${absPath} is TypeScript, which this Node cannot load on its own; compile it to JavaScript, or install tsx (npm install --save-dev tsx) and stampede loads it through tsx`);
   }
-  return tsx.tsImport(url, import.meta.url);
+  return esModuleView(await tsx.tsImport(url, import.meta.url));
+}
+
+/**
+ * A module compiled to CommonJS (tsx's output for a `.ts` file outside an ESM package, or tsc's) comes back through
+ * Node's interop with its whole exports object as `default`, and the author's own default export inside it behind
+ * `__esModule`: `export default handlers` would read as `{ default: handlers }`. This gives the module as its author
+ * wrote it.
+ */
+function esModuleView(mod: Record<string, any>): Record<string, any> {
+  const inner = mod.default;
+  const wrapped = inner !== null && typeof inner === 'object' && inner.__esModule === true && 'default' in inner;
+  return wrapped ? { ...mod, default: inner.default } : mod;
 }

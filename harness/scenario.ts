@@ -375,8 +375,6 @@ export async function loadScenarioFile(path: string): Promise<Scenario> {
   } catch (err) {
     throw new ValidationError('scenario file', `${path} could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
   }
-  // A file outside an ESM package is compiled as CommonJS, and interop can wrap the default export once more.
-  if (isPlainObject(mod.default) && isPlainObject(mod.default.default) && !('name' in mod.default)) mod = mod.default;
   if (mod.default === undefined) throw new ValidationError(`${path}: default export`, 'is missing; expected `export default defineScenario({ ... })` or a plain scenario object');
   if (!isPlainObject(mod.default)) throw new ValidationError(`${path}: default export`, `expected a scenario object, got ${show(mod.default)}`);
   return defineScenario(mod.default as ScenarioInput);

@@ -1,6 +1,9 @@
 // Bad input through the real CLI (the compiled bin on plain node): exit 2, and a
 // message that names the input and what was expected, without the password.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { compiledEntry } from '../engine/supervisor/compiled-entry.ts';
@@ -90,6 +93,36 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     const r = await stampede(['worker', '--handlers', './no/such-handlers.js'], SOME_DB);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--handlers ./no/such-handlers.js: no such file');
+  });
+
+  it('a module that does not load is bad input to its flag: the reason the loader gave, no stack, no secret', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stampede-cli-modules-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const broken = join(dir, 'handlers.mjs');
+    writeFileSync(broken, 'export default { email: async () => { }\n');
+    const throwing = join(dir, 'deliver.mjs');
+    writeFileSync(throwing, "throw new Error('no route to postgres://svc:hunter2@10.0.0.1/outbox');\n");
+    const [worker, relay] = await Promise.all([stampede(['worker', '--handlers', broken], SOME_DB), stampede(['relay', '--deliver', throwing], SOME_DB)]);
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain(`--handlers ${broken}: could not be loaded (SyntaxError: `);
+    expect(relay.code).toBe(2);
+    expect(relay.stderr).toContain(`--deliver ${throwing}: could not be loaded (Error: no route to postgres://svc:***@10.0.0.1/outbox)`);
+    for (const r of [worker, relay]) {
+      expect(r.stderr).not.toContain('hunter2');
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    }
+  });
+
+  it('a TypeScript handlers module outside an ESM package gives its own default export, not the CommonJS wrapper', async () => {
+    // tsx compiles such a file to CommonJS, and Node's interop hands back the whole exports object as the default:
+    // read that way the handlers were { default: { email } }, and the queue "email" had no handler.
+    const dir = mkdtempSync(join(tmpdir(), 'stampede-cli-modules-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const handlers = join(dir, 'handlers.ts');
+    writeFileSync(handlers, 'const email = async (payload: unknown): Promise<void> => {};\nexport default { email };\n');
+    const r = await stampede(['worker', '--handlers', handlers, '--queues', 'email,sms'], SOME_DB);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--queues: no handler for queue "sms" in ${handlers}`);
   });
 
   it('a malformed DATABASE_URL: the expected shape, the password redacted, for every command that reads it', async () => {
