@@ -16,7 +16,7 @@
 // still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
-import { CRON_DEFAULTS, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
+import { CRON_DEFAULTS, CronMaterializer, MAX_CATCH_UP_WINDOW_MS, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
+import { databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -41,6 +41,13 @@ function int(value: string | undefined, flag: string, fallback: number): number 
   const n = integerText(value);
   if (n === undefined) throw new ValidationError(flag, `"${value}" is not an integer number of milliseconds`);
   return n;
+}
+
+/** --catch-up-window-ms: 0 to a week, refused by the flag's own name. */
+function catchUpWindowFlag(values: Record<string, unknown>): number {
+  const ms = intFlag(values, 'catch-up-window-ms') ?? CRON_DEFAULTS.catchUpWindowMs;
+  if (ms > MAX_CATCH_UP_WINDOW_MS) throw new UsageError(`--catch-up-window-ms: expected at most ${MAX_CATCH_UP_WINDOW_MS} (7 days), got "${String(values['catch-up-window-ms'])}"`);
+  return ms;
 }
 
 /** Events that also go to the parent process, when there is one. */
@@ -78,10 +85,10 @@ async function main(): Promise<number> {
     nodeId,
     clock,
     events,
-    tickMs: int(values['tick-ms'], '--tick-ms', CRON_DEFAULTS.tickMs),
-    lookaheadMs: int(values['lookahead-ms'], '--lookahead-ms', CRON_DEFAULTS.lookaheadMs),
-    maxSkewMs: int(values['max-skew-ms'], '--max-skew-ms', CRON_DEFAULTS.maxSkewMs),
-    catchUpWindowMs: int(values['catch-up-window-ms'], '--catch-up-window-ms', CRON_DEFAULTS.catchUpWindowMs),
+    tickMs: intFlag(values, 'tick-ms', 1) ?? CRON_DEFAULTS.tickMs,
+    lookaheadMs: intFlag(values, 'lookahead-ms', 1) ?? CRON_DEFAULTS.lookaheadMs,
+    maxSkewMs: intFlag(values, 'max-skew-ms') ?? CRON_DEFAULTS.maxSkewMs,
+    catchUpWindowMs: catchUpWindowFlag(values),
     log: log.child(nodeId),
   });
 

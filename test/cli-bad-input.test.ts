@@ -55,7 +55,7 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(concurrency).toMatchObject({ code: 2, stderr: expect.stringContaining('--concurrency: expected a positive integer, got "1e2"') });
     expect(inFlight).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-in-flight: expected an integer >= 1 or "none", got "2.5"') });
     expect(priority).toMatchObject({ code: 2, stderr: expect.stringContaining('priority: "1e0" is not an integer') });
-    expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: "0x20" is not an integer number of milliseconds') });
+    expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: expected a positive integer, got "0x20"') });
   });
 
   it('a node started on a database stampede was never migrated to: exit 2 saying to migrate, not a loop of missing relations', async () => {
@@ -83,10 +83,22 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
       stampede(['relay', '--deliver', compiledEntry('harness/outbox-deliver.ts'), '--poll-ms', 'x'], env),
     ]);
     expect(worker).toMatchObject({ code: 2, stderr: expect.stringContaining('heartbeatMs: 1000 ms is not shorter than queue') });
-    expect(scheduler).toMatchObject({ code: 2, stderr: expect.stringContaining('--lookahead-ms: "soon" is not an integer') });
+    expect(scheduler).toMatchObject({ code: 2, stderr: expect.stringContaining('--lookahead-ms: expected a positive integer, got "soon"') });
     expect(archiver).toMatchObject({ code: 2, stderr: expect.stringContaining('--batch-size: expected a positive integer, got "0"') });
     expect(relay).toMatchObject({ code: 2, stderr: expect.stringContaining('--poll-ms: expected a positive integer, got "x"') });
     for (const r of [worker, scheduler, archiver, relay]) expect(r.stderr).not.toContain('migrate');
+  });
+
+  it("the scheduler's durations out of range are refused by their flags, not by the option names of the API", async () => {
+    const [tick, skew, window] = await Promise.all([
+      stampede(['scheduler', '--tick-ms', '0'], SOME_DB),
+      stampede(['scheduler', '--max-skew-ms', '-1'], SOME_DB),
+      stampede(['scheduler', '--catch-up-window-ms', '604800001'], SOME_DB),
+    ]);
+    expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: expected a positive integer, got "0"') });
+    expect(skew).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-skew-ms: expected an integer >= 0, got "-1"') });
+    expect(window).toMatchObject({ code: 2, stderr: expect.stringContaining('--catch-up-window-ms: expected at most 604800000 (7 days), got "604800001"') });
+    for (const r of [tick, skew, window]) expect(r.stderr).not.toMatch(/tickMs|maxSkewMs|catchUpWindowMs/);
   });
 
   it('a handlers module that does not exist: the path is named', async () => {

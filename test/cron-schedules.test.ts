@@ -160,6 +160,6 @@ describe('scheduler process', () => {
     child.stderr!.on('data', (d) => (stderr += d));
     const [code] = await once(child, 'exit');
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--tick-ms: "soon" is not an integer/);
+    expect(stderr).toMatch(/--tick-ms: expected a positive integer, got "soon"/);
   });
 });

@@ -28,6 +28,9 @@ export const CRON_DEFAULTS = {
   catchUpWindowMs: 60 * 60_000,
 } as const;
 
+/** The longest catch-up window a node accepts: a week of occurrences is the most a restart should replay. */
+export const MAX_CATCH_UP_WINDOW_MS = 7 * 86_400_000;
+
 export interface CronMaterializerConfig {
   db: Db;
   /** Names this node in events and logs. */
@@ -114,7 +117,7 @@ export class CronMaterializer {
     this.tickMs = validateInt(config.tickMs ?? CRON_DEFAULTS.tickMs, 'tickMs', 1);
     this.lookaheadMs = validateInt(config.lookaheadMs ?? CRON_DEFAULTS.lookaheadMs, 'lookaheadMs', 1);
     this.maxSkewMs = validateInt(config.maxSkewMs ?? CRON_DEFAULTS.maxSkewMs, 'maxSkewMs', 0);
-    this.catchUpWindowMs = validateInt(config.catchUpWindowMs ?? CRON_DEFAULTS.catchUpWindowMs, 'catchUpWindowMs', 0, 7 * 86_400_000);
+    this.catchUpWindowMs = validateInt(config.catchUpWindowMs ?? CRON_DEFAULTS.catchUpWindowMs, 'catchUpWindowMs', 0, MAX_CATCH_UP_WINDOW_MS);
     // A node behind by the whole tolerance must still write each row before it
     // is due, on a tick that may come tickMs late.
     if (this.lookaheadMs <= this.tickMs + this.maxSkewMs) {
