@@ -41,7 +41,8 @@ type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; o
  * so the range check can name it, instead of parseArgs calling it "ambiguous".
  */
 export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false): Parsed<O> {
-  const args = joinNegativeValues(argv, options);
+  const joined = joinNegativeValues(argv, options);
+  const args = allowPositionals ? negativePositionals(joined) : joined;
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {
@@ -63,6 +64,20 @@ function joinNegativeValues(argv: string[], options: Options): string[] {
     }
   }
   return out;
+}
+
+/**
+ * A negative number where a positional goes (`control retry -1`) is a positional, so the command's own check names
+ * it ("expected a job id"), instead of parseArgs calling it an unknown option. It moves behind a `--`, where parseArgs
+ * reads everything as positional; the positionals keep their order unless a later one follows it.
+ */
+function negativePositionals(args: string[]): string[] {
+  const end = args.indexOf('--');
+  const flagsPart = end === -1 ? args : args.slice(0, end);
+  const negatives = flagsPart.filter((a) => /^-[\d.]/.test(a));
+  if (negatives.length === 0) return args;
+  const rest = flagsPart.filter((a) => !/^-[\d.]/.test(a));
+  return [...rest, '--', ...negatives, ...(end === -1 ? [] : args.slice(end + 1))];
 }
 
 /**

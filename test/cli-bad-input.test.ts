@@ -39,7 +39,7 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
 
   it('a number in any spelling but decimal digits, or past 2^53, is refused before the database is asked', async () => {
     const by = ['--by', 'a', '--reason', 'b'];
-    const [huge, exp, hex, concurrency, inFlight, priority, tick] = await Promise.all([
+    const [huge, exp, hex, concurrency, inFlight, priority, tick, negative] = await Promise.all([
       stampede(['control', 'cancel', '99999999999999999999999', ...by], SOME_DB),
       stampede(['control', 'cancel', '1e3', ...by], SOME_DB),
       stampede(['control', 'cancel', '0x10', ...by], SOME_DB),
@@ -47,6 +47,7 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
       stampede(['control', 'limit', 'q', '--max-in-flight', '2.5', '--new', ...by], SOME_DB),
       stampede(['schedules', 'add', 's', '--cron', '* * * * *', '--queue', 'q', '--priority', '1e0'], SOME_DB),
       stampede(['scheduler', '--tick-ms', '0x20'], SOME_DB),
+      stampede(['control', 'retry', '-1', ...by], SOME_DB),
     ]);
     // A 23-digit id read as a float would be 1e+23, and cancel some other job's id.
     expect(huge).toMatchObject({ code: 2, stderr: expect.stringContaining('cancel: expected a job id (an integer >= 1), got "99999999999999999999999"') });
@@ -56,6 +57,8 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(inFlight).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-in-flight: expected an integer >= 1 or "none", got "2.5"') });
     expect(priority).toMatchObject({ code: 2, stderr: expect.stringContaining('priority: "1e0" is not an integer') });
     expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: expected a positive integer, got "0x20"') });
+    // A negative id is the command's positional, not an unknown option '-1'.
+    expect(negative).toMatchObject({ code: 2, stderr: expect.stringContaining('retry: expected a job id (an integer >= 1), got "-1"') });
   });
 
   it('a node started on a database stampede was never migrated to: exit 2 saying to migrate, not a loop of missing relations', async () => {
