@@ -50,13 +50,16 @@ export function parseFlags<O extends Options>(argv: string[], options: O, allowP
   }
 }
 
+/** A token that is a negative number (`-1`, `-0.5`), which parseArgs would take for a short option. */
+const isNegativeNumber = (token: string): boolean => /^-[\d.]/.test(token);
+
 function joinNegativeValues(argv: string[], options: Options): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i].startsWith('--') ? argv[i].slice(2) : undefined;
     const next = argv[i + 1];
     if (argv[i] === '--') return out.concat(argv.slice(i));
-    if (name && options[name]?.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
+    if (name && options[name]?.type === 'string' && next !== undefined && isNegativeNumber(next)) {
       out.push(`--${name}=${next}`);
       i++;
     } else {
@@ -74,9 +77,9 @@ function joinNegativeValues(argv: string[], options: Options): string[] {
 function negativePositionals(args: string[]): string[] {
   const end = args.indexOf('--');
   const flagsPart = end === -1 ? args : args.slice(0, end);
-  const negatives = flagsPart.filter((a) => /^-[\d.]/.test(a));
+  const negatives = flagsPart.filter(isNegativeNumber);
   if (negatives.length === 0) return args;
-  const rest = flagsPart.filter((a) => !/^-[\d.]/.test(a));
+  const rest = flagsPart.filter((a) => !isNegativeNumber(a));
   return [...rest, '--', ...negatives, ...(end === -1 ? [] : args.slice(end + 1))];
 }
 
