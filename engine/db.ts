@@ -14,9 +14,11 @@ const statementNames = new Map<string, string>();
 /**
  * `text` as a named prepared statement: each connection parses and plans it
  * once, and Postgres moves to a generic plan after five runs when that plan
- * costs no more. For the worker's claim and completion, which run hundreds of
- * times a second: at the default concurrency (claims of 10-20 jobs) planning
- * was a fifth of the database's time per job (docs/performance.md). The name
+ * costs no more (a statement must be written so that it does: ClaimJobs in
+ * engine/worker/worker.sql). For the worker's claim and completion, which run
+ * hundreds of times a second, and a single enqueue: planned every time, the
+ * claim of 10 jobs and the enqueue spent about as long planning as running
+ * (docs/performance.md). The name
  * is a hash of the text, so a changed text is a new statement. A Db built
  * with `preparedStatements: false` runs it unnamed.
  */
@@ -29,6 +31,16 @@ export function prepared(text: string, values: unknown[]): pg.QueryConfig {
   return { name, text, values };
 }
 
+/**
+ * `prepared(text, values)` on a Db, which knows whether its connections keep
+ * prepared statements (`preparedStatements`); unnamed on anything else, such
+ * as a client inside the caller's own transaction, whose connection (or the
+ * pooler behind it) stampede cannot vouch for.
+ */
+export function preparedOn(db: Queryable, text: string, values: unknown[]): pg.QueryConfig {
+  return db instanceof Db ? prepared(text, values) : { text, values };
+}
+
 export interface DbOptions {
   /** Connection string. */
   connectionString: string;
@@ -37,7 +49,8 @@ export interface DbOptions {
   /** application_name reported in pg_stat_activity. Default "stampede". */
   applicationName?: string;
   /**
-   * Run the worker's hot statements as named prepared statements (`prepared`). Default true. Turn it off behind
+   * Run the hot statements (the worker's claim and completion, a single enqueue) as named prepared statements
+   * (`prepared`). Default true. Turn it off behind
    * a pooler that cannot carry them from one transaction to the next (PgBouncer in transaction mode before 1.21,
    * or with max_prepared_statements = 0).
    */

@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import { preparedOn, type Queryable } from './db.ts';
 import { DEFAULTS } from './defaults.ts';
 import { loadQueries } from './sql.ts';
 import { keysOf, refuseUnknownKeys, serializePayload, validateDate, validateInt, validateKey, validateQueueName } from './validate.ts';
@@ -84,7 +84,8 @@ const toEnqueued = (r: any): EnqueuedJob => ({
 export async function enqueue(db: Queryable, queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
   const r = prepare(queue, payload, options);
   const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs, DEFAULTS.maxAttempts];
-  const res = await db.query(q.EnqueueOne, params);
+  // Prepared on a Db: planning this INSERT took as long as running it (docs/performance.md).
+  const res = await db.query(preparedOn(db, q.EnqueueOne, params));
   if (res.rows[0]) return toEnqueued(res.rows[0]);
   // A concurrent enqueue with the same key committed after our snapshot; it is there now.
   const again = await db.query(q.FindByIdempotencyKey, [r.key]);

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Db, prepared } from '../engine/db.ts';
-import { enqueueMany } from '../engine/enqueue.ts';
+import { enqueue, enqueueMany, enqueueQueries } from '../engine/enqueue.ts';
+import { claimJobs } from '../engine/worker/claim.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { workerQueries } from '../engine/worker/queries.ts';
 import { Worker } from '../engine/worker/worker.ts';
@@ -8,7 +9,7 @@ import { freshDatabase } from './support/db.ts';
 import { countByState } from './support/jobs.ts';
 import { until } from './support/wait.ts';
 
-const { url } = await freshDatabase();
+const { url, db } = await freshDatabase();
 const pools: Db[] = [];
 afterAll(async () => {
   await Promise.all(pools.map((d) => d.close()));
@@ -69,5 +70,49 @@ describe('prepared statements', () => {
       }
       expect(seen).toEqual(preparedStatements ? new Set([workerQueries.ClaimJobs, workerQueries.CompleteJobs]) : new Set());
     }
+  });
+
+  // Postgres plans a prepared statement's first five runs with their values, then keeps a generic plan only if it
+  // costs no more than theirs did on average. The claim used to show the planner its queue list and its LIMITs, so a
+  // plan with the values (one queue, LIMIT 20) always looked cheaper and every claim was planned again. Negative
+  // control: the claim with `FROM unnest($1::text[]) AS q(queue) JOIN gate ...` and `LIMIT $2 * 2` (custom_plans 8).
+  const plansOf = async (d: Db, statement: string) =>
+    (await d.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`, [statement])).rows[0] as
+      | { generic_plans: number; custom_plans: number }
+      | undefined;
+
+  it('the claim, the completion and a single enqueue settle on a generic plan: five runs planned, the rest not', async () => {
+    for (const [what, analyzed] of [
+      ['a table never analyzed', false],
+      ['20,000 due jobs, analyzed', true],
+    ] as const) {
+      const queue = analyzed ? 'plans-analyzed' : 'plans-fresh';
+      await enqueueMany(db, Array.from({ length: analyzed ? 20_000 : 200 }, () => ({ queue, payload: {} })));
+      if (analyzed) await db.query('ANALYZE stampede.jobs');
+      const d = onePool();
+      for (let i = 0; i < 8; i++) {
+        const claimed = await claimJobs(d, { queues: [queue], leaseMs: [30_000], limit: 10, workerId: 'plans', agingMs: 5_000 });
+        expect(claimed, `claim ${i + 1} on ${what}`).toHaveLength(10);
+        const done = await d.query(prepared(workerQueries.CompleteJobs, [claimed.map((j) => j.id).join(','), claimed.map((j) => j.leaseToken).join(',')]));
+        expect(done.rowCount).toBe(10);
+        await enqueue(d, queue, { i });
+      }
+      expect(await plansOf(d, workerQueries.ClaimJobs), `the claim on ${what}`).toEqual({ custom_plans: 5, generic_plans: 3 });
+      expect(await plansOf(d, workerQueries.CompleteJobs), `the completion on ${what}`).toEqual({ custom_plans: 5, generic_plans: 3 });
+      expect(await plansOf(d, enqueueQueries.EnqueueOne), `the enqueue on ${what}`).toEqual({ custom_plans: 5, generic_plans: 3 });
+    }
+  });
+
+  it("an enqueue inside the caller's transaction, or on a Db with preparedStatements: false, prepares nothing", async () => {
+    const off = onePool(false);
+    await enqueue(off, 'plans-off', {});
+    expect(await preparedHere(off)).toEqual([]);
+    const d = onePool();
+    await d.transaction(async (tx) => {
+      await enqueue(tx, 'plans-tx', {});
+    });
+    expect(await preparedHere(d)).toEqual([]);
+    await enqueue(d, 'plans-tx', {});
+    expect((await preparedHere(d)).map((r) => r.statement)).toEqual([enqueueQueries.EnqueueOne]);
   });
 });

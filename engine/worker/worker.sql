@@ -47,6 +47,16 @@
 --    nested loop whose every inner index scan sorted the whole id array
 --    again, 500 times per claim (dropping the join: 17 % less database CPU
 --    per job in a 20,000-job drain; docs/performance.md).
+--  * Neither how many queues ($1) nor how many jobs ($2) a claim asks for is
+--    in the planner's view: `candidates` starts from `gate` (one row per
+--    queue, claim_gate's ROWS 4), not from unnest($1), and every LIMIT takes
+--    $2 through a sub-SELECT. With them in view, a plan made with the values
+--    (one queue, LIMIT 20) always cost less than the generic plan (ten
+--    queues, a tenth of each lane), so Postgres never settled on the generic
+--    plan and planned every claim again, 0.5 ms each: at 10 jobs a claim,
+--    four tenths of the backend's CPU per claim and completion
+--    (docs/performance.md). The plans are the same either way;
+--    test/db-prepared.test.ts checks a connection moves to the generic one.
 -- Measured alternative: locking inside the per-lane probes (LIMIT n FOR UPDATE
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
@@ -54,31 +64,31 @@ WITH gate AS (
   SELECT g.queue, g.paused, g.allowance FROM stampede.claim_gate($1::text[], $2::int) g
 ), candidates AS (
   SELECT c.id, c.score
-    FROM unnest($1::text[]) AS q(queue)
-    JOIN gate g ON g.queue = q.queue AND NOT g.paused
+    FROM gate g
    CROSS JOIN LATERAL (
      SELECT l.id, p.priority * $5::float8 - date_part('epoch', l.run_at) * 1000 AS score
        FROM generate_series(0, 9) AS p(priority)
       CROSS JOIN LATERAL (
              SELECT j.id, j.run_at
                FROM stampede.jobs j
-              WHERE j.queue = q.queue AND j.priority = p.priority
+              WHERE j.queue = g.queue AND j.priority = p.priority
                 AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
               ORDER BY j.run_at, j.id
-              LIMIT $2 * 2
+              LIMIT (SELECT $2 * 2)
            ) l
       ORDER BY score DESC
-      LIMIT least(coalesce(g.allowance, $2 * 4), $2 * 4)
+      LIMIT least(coalesce(g.allowance, (SELECT $2 * 4)), (SELECT $2 * 4))
    ) c
+   WHERE NOT g.paused
    ORDER BY c.score DESC
-   LIMIT $2 * 4
+   LIMIT (SELECT $2 * 4)
 ), locked AS (
   SELECT j.id
     FROM stampede.jobs j
    WHERE j.id = ANY (ARRAY(SELECT c.id FROM candidates c))
      AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
    ORDER BY j.priority * $5::float8 - date_part('epoch', j.run_at) * 1000 DESC
-   LIMIT $2
+   LIMIT (SELECT $2)
      FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE stampede.jobs j

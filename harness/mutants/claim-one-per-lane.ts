@@ -11,5 +11,5 @@ export const claimOnePerLane: Mutant = {
   breaks: 'each claim takes at most one job per priority lane, so throughput collapses and the oldest unclaimed job waits past the SLO',
   caughtBy: 'oldest-age-slo',
   scenario: 'steady',
-  changes: [queryPatch('engine/worker/worker.sql', 'ClaimJobs', [{ find: '              LIMIT $2 * 2\n', replace: '              LIMIT 1\n' }])],
+  changes: [queryPatch('engine/worker/worker.sql', 'ClaimJobs', [{ find: '              LIMIT (SELECT $2 * 2)\n', replace: '              LIMIT 1\n' }])],
 };

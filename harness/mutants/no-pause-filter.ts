@@ -6,7 +6,7 @@ export const noPauseFilter: Mutant = {
   caughtBy: 'paused-queue-idle',
   scenario: 'downstream-limit',
   changes: [
-    queryPatch('engine/worker/worker.sql', 'ClaimJobs', [{ find: 'JOIN gate g ON g.queue = q.queue AND NOT g.paused', replace: 'JOIN gate g ON g.queue = q.queue AND (true OR NOT g.paused)' }]),
+    queryPatch('engine/worker/worker.sql', 'ClaimJobs', [{ find: '   WHERE NOT g.paused\n   ORDER BY c.score DESC', replace: '   WHERE (true OR NOT g.paused)\n   ORDER BY c.score DESC' }]),
     queryPatch('engine/worker/worker.sql', 'ClaimSuspect', [{ find: 'WHERE NOT g.paused AND', replace: 'WHERE (true OR NOT g.paused) AND' }]),
   ],
 };

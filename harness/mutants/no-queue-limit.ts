@@ -6,7 +6,7 @@ export const noQueueLimit: Mutant = {
   caughtBy: 'downstream-in-flight',
   scenario: 'downstream-limit',
   changes: [
-    queryPatch('engine/worker/worker.sql', 'ClaimJobs', [{ find: 'LIMIT least(coalesce(g.allowance, $2 * 4), $2 * 4)', replace: 'LIMIT $2 * 4' }]),
+    queryPatch('engine/worker/worker.sql', 'ClaimJobs', [{ find: 'LIMIT least(coalesce(g.allowance, (SELECT $2 * 4)), (SELECT $2 * 4))', replace: 'LIMIT (SELECT $2 * 4)' }]),
     queryPatch('engine/worker/worker.sql', 'ClaimSuspect', [{ find: 'AND (g.allowance IS NULL OR g.allowance >= 1)', replace: 'AND (true OR g.allowance >= 1)' }]),
   ],
 };

@@ -17,11 +17,11 @@ export const noSkipLocked: Mutant = {
         find: `
      AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
    ORDER BY j.priority * $5::float8 - date_part('epoch', j.run_at) * 1000 DESC
-   LIMIT $2
+   LIMIT (SELECT $2)
      FOR UPDATE OF j SKIP LOCKED`,
         replace: `
    ORDER BY j.priority * $5::float8 - date_part('epoch', j.run_at) * 1000 DESC
-   LIMIT $2`,
+   LIMIT (SELECT $2)`,
       },
       { find: ' AND j.queue = q.queue\n', replace: " AND j.queue = q.queue AND j.state IN ('pending', 'failed', 'claimed')\n" },
     ]),
