@@ -104,11 +104,16 @@ export function intFlag(values: Record<string, unknown>, name: string, min = 0):
   return n;
 }
 
-/** A port flag (`--port`, `--metrics-port`): 0 (the system's choice) to 65535, refused by its own name. */
+/** An integer flag from 0 to `max`, refused by its own name; `expected` says the range as the flag's user reads it. */
+export function boundedIntFlag(values: Record<string, unknown>, name: string, max: number, expected: string): number | undefined {
+  const n = intFlag(values, name);
+  if (n !== undefined && n > max) throw new UsageError(`--${name}: expected ${expected}, got "${String(values[name])}"`);
+  return n;
+}
+
+/** A port flag (`--port`, `--metrics-port`): 0 (the system's choice) to 65535. */
 export function portFlag(values: Record<string, unknown>, name: string): number | undefined {
-  const port = intFlag(values, name);
-  if (port !== undefined && port > 65_535) throw new UsageError(`--${name}: expected 0-65535, got "${String(values[name])}"`);
-  return port;
+  return boundedIntFlag(values, name, 65_535, '0-65535');
 }
 
 /** `--help` or `-h` before any `--`: print the usage on stdout and exit 0. */

@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
+import { boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -41,13 +41,6 @@ function int(value: string | undefined, flag: string, fallback: number): number 
   const n = integerText(value);
   if (n === undefined) throw new ValidationError(flag, `"${value}" is not an integer number of milliseconds`);
   return n;
-}
-
-/** --catch-up-window-ms: 0 to a week, refused by the flag's own name. */
-function catchUpWindowFlag(values: Record<string, unknown>): number {
-  const ms = intFlag(values, 'catch-up-window-ms') ?? CRON_DEFAULTS.catchUpWindowMs;
-  if (ms > MAX_CATCH_UP_WINDOW_MS) throw new UsageError(`--catch-up-window-ms: expected at most ${MAX_CATCH_UP_WINDOW_MS} (7 days), got "${String(values['catch-up-window-ms'])}"`);
-  return ms;
 }
 
 /** Events that also go to the parent process, when there is one. */
@@ -88,7 +81,8 @@ async function main(): Promise<number> {
     tickMs: intFlag(values, 'tick-ms', 1) ?? CRON_DEFAULTS.tickMs,
     lookaheadMs: intFlag(values, 'lookahead-ms', 1) ?? CRON_DEFAULTS.lookaheadMs,
     maxSkewMs: intFlag(values, 'max-skew-ms') ?? CRON_DEFAULTS.maxSkewMs,
-    catchUpWindowMs: catchUpWindowFlag(values),
+    catchUpWindowMs:
+      boundedIntFlag(values, 'catch-up-window-ms', MAX_CATCH_UP_WINDOW_MS, `at most ${MAX_CATCH_UP_WINDOW_MS} (7 days)`) ?? CRON_DEFAULTS.catchUpWindowMs,
     log: log.child(nodeId),
   });
 
