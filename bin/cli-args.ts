@@ -5,6 +5,7 @@ import { systemClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { importUserModule } from '../engine/load-module.ts';
+import { ListenError } from '../engine/http-listener.ts';
 import type { Logger } from '../engine/log.ts';
 import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
@@ -114,6 +115,33 @@ export function boundedIntFlag(values: Record<string, unknown>, name: string, ma
 /** A port flag (`--port`, `--metrics-port`): 0 (the system's choice) to 65535. */
 export function portFlag(values: Record<string, unknown>, name: string): number | undefined {
   return boundedIntFlag(values, name, 65_535, '0-65535');
+}
+
+/** An interface address flag (`--host`, `--metrics-host`): refused when given empty, which would bind every interface. */
+export function hostFlag(values: Record<string, unknown>, name: string): string | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name}: expected an interface address such as 127.0.0.1 or 0.0.0.0`);
+  return v;
+}
+
+/** Bind failures that the port flag's value causes, and those that the host flag's value causes. */
+const PORT_CODES: Record<string, string> = { EADDRINUSE: 'is in use', EACCES: 'needs privileges this process lacks' };
+const HOST_CODES = new Set(['EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_NONAME']);
+
+/**
+ * A server that could not bind (ListenError) because of the port or host it was given, as the UsageError naming that
+ * flag: a restart cannot mend it, so a supervisor must not retry it. Anything else comes back as it was.
+ */
+export function listenFlagError(err: unknown, flags: { port: string; host: string }): unknown {
+  if (!(err instanceof ListenError) || err.code === undefined) return err;
+  if (Object.hasOwn(PORT_CODES, err.code)) {
+    return new UsageError(`${flags.port}: port ${err.port} on ${err.host} ${PORT_CODES[err.code]}; expected a free port (0 picks one)`, false);
+  }
+  if (HOST_CODES.has(err.code)) {
+    return new UsageError(`${flags.host}: ${err.host} is not an address of this machine; expected an interface address such as 127.0.0.1 or 0.0.0.0`, false);
+  }
+  return err;
 }
 
 /** `--help` or `-h` before any `--`: print the usage on stdout and exit 0. */

@@ -7,7 +7,7 @@ import { DashboardServer } from '../engine/dashboard/server.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
-import { databaseUrl, intFlag, parseFlags, portFlag, UsageError } from './cli-args.ts';
+import { databaseUrl, hostFlag, intFlag, listenFlagError, parseFlags, portFlag, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N] [--public-origin URL]
   --port N     TCP port (default 7676; 0 picks a free one)
@@ -37,12 +37,12 @@ async function main(): Promise<void> {
     throw new UsageError(`${values.token !== undefined ? '--token' : 'STAMPEDE_DASHBOARD_TOKEN'}: expected at least 16 characters (it is the only thing between the network and your jobs)`);
   }
   const port = portFlag(values, 'port');
-  if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host: expected an interface address such as 127.0.0.1 or 0.0.0.0');
+  const host = hostFlag(values, 'host');
   const log = createLogger('dashboard');
   const db = new Db({ connectionString: url, maxConnections: 4, applicationName: 'stampede:dashboard' });
   let server: DashboardServer;
   try {
-    server = new DashboardServer(db, systemClock, { port, host: values.host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1), publicOrigins: values['public-origin'] }, log);
+    server = new DashboardServer(db, systemClock, { port, host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1), publicOrigins: values['public-origin'] }, log);
   } catch (err) {
     await db.close();
     if (err instanceof ValidationError || err instanceof TypeError) throw new UsageError(err.message);
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     await server.start();
   } catch (err) {
     await db.close();
-    throw err;
+    throw listenFlagError(err, { port: '--port', host: '--host' });
   }
   if (server.host !== '127.0.0.1' && server.host !== '::1' && server.host !== 'localhost') {
     log.warn('listening beyond this machine: anyone who can reach it and has the token can redrive, pause and cancel; put TLS in front', { host: server.host });

@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
+import { boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, listenFlagError, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -90,7 +90,7 @@ async function main(): Promise<number> {
   const metricsPort = portFlag(values, 'metrics-port');
   const metrics = metricsPort === undefined ? null : createMetrics();
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
-  const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;
+  const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: hostFlag(values, 'metrics-host') }) : null;
   const skewGauge = new PeriodicLoop({
     clock,
     log,
@@ -101,6 +101,11 @@ async function main(): Promise<number> {
     },
   });
   await requireMigrated(db, log);
+  // Bound before the first tick, as the worker does: a node that cannot serve its /metrics exits having written nothing.
+  await server?.start().catch(async (err) => {
+    await db.close();
+    throw listenFlagError(err, { port: '--metrics-port', host: '--metrics-host' });
+  });
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -132,7 +137,6 @@ async function main(): Promise<number> {
   log.info('materializing', { nodeId, skewMs, tickMs: m.tickMs, lookaheadMs: m.lookaheadMs, maxSkewMs: m.maxSkewMs });
   m.start();
   if (metrics) skewGauge.start();
-  await server?.start();
   await done;
   return 0;
 }

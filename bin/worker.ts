@@ -12,7 +12,7 @@ import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, hostFlag, listenFlagError, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -140,8 +140,15 @@ async function main(): Promise<void> {
   const metrics = metricsPort === undefined ? null : createMetrics({ defaultLabels: { worker: worker.id } });
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
   const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;
-  const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: values['metrics-host'] }) : null;
+  const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: hostFlag(values, 'metrics-host') }) : null;
   await requireMigrated(db, log);
+  // Bound before the first claim, so a worker that cannot serve its /metrics exits holding no job. Bound after it, the
+  // refusal raced the first claim (the claim lost in every try we made, but a slow bind could let it win and abandon
+  // a batch), and exited 1, which a supervisor restarts.
+  await server?.start().catch(async (err) => {
+    await db.close();
+    throw listenFlagError(err, { port: '--metrics-port', host: '--metrics-host' });
+  });
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
@@ -163,7 +170,6 @@ async function main(): Promise<void> {
   });
   worker.start();
   sampler?.start();
-  await server?.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed, ...(server ? { metricsPort: server.port } : {}) });
   // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
   send?.(eventMessage('worker:settings', workerSettings(worker.id, options), clock.now()));

@@ -3,6 +3,24 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from './log.ts';
 
 /**
+ * A server could not bind its address. `code` is the system's (EADDRINUSE, EACCES, EADDRNOTAVAIL, ENOTFOUND...), so a
+ * caller can tell a port or host it was given from a failure of the machine.
+ */
+export class ListenError extends Error {
+  override name = 'ListenError';
+
+  constructor(
+    what: string,
+    readonly host: string,
+    readonly port: number,
+    readonly code: string | undefined,
+    reason: string,
+  ) {
+    super(`${what} could not listen on ${host}:${port}: ${reason}`);
+  }
+}
+
+/**
  * A node:http server's lifecycle, shared by the metrics endpoint and the
  * dashboard: start() binds and resolves once listening (a bind error
  * rejects with the address named), stop() closes open connections too, and
@@ -38,7 +56,7 @@ export class HttpListener {
       const server = createServer(this.handler);
       server.once('error', (err) => {
         this.starting = null;
-        reject(new Error(`${this.what} could not listen on ${this.host}:${this.wantedPort}: ${err.message}`));
+        reject(new ListenError(this.what, this.host, this.wantedPort, (err as NodeJS.ErrnoException).code, err.message));
       });
       server.listen(this.wantedPort, this.host, () => {
         this.server = server;

@@ -1,11 +1,15 @@
 // Bad input through the real CLI (the compiled bin on plain node): exit 2, and a
 // message that names the input and what was expected, without the password.
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { Db } from '../engine/db.ts';
+import { enqueue } from '../engine/enqueue.ts';
+import { migrate } from '../engine/migrator.ts';
 import { compiledEntry } from '../engine/supervisor/compiled-entry.ts';
 import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
 
@@ -169,6 +173,47 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
       stampede(['scheduler', '--metrics-port', '70000'], SOME_DB),
     ]);
     for (const r of [worker, scheduler]) expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('--metrics-port: expected 0-65535, got "70000"') });
+  });
+
+  it('a port in use, or a host that is not this machine, is refused by the flag that gave it, before the worker claims anything', async () => {
+    const admin = inject('pgAdminUrl');
+    const name = `stampede_busy_port_${process.pid}`;
+    await dropDatabase(admin, name);
+    const url = await createDatabase(admin, name);
+    onTestFinished(() => dropDatabase(admin, name));
+    const db = new Db({ connectionString: url, maxConnections: 1 });
+    onTestFinished(() => db.close());
+    await migrate(db);
+    await db.query('CREATE TABLE test_started (job_id bigint)');
+    const { id } = await enqueue(db, 'hold', { ms: 0 });
+    // The port is really taken: this test holds it for the whole run.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+    const busy = String((holder.address() as { port: number }).port);
+    const notHere = '203.0.113.5'; // TEST-NET-3: documentation only, never an address of this machine
+    const [worker, scheduler, dashboardPort, dashboardHost, metricsHost, emptyHost] = await Promise.all([
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--metrics-port', busy], { DATABASE_URL: url }),
+      stampede(['scheduler', '--metrics-port', '0', '--metrics-host', notHere], { DATABASE_URL: url }),
+      stampede(['dashboard', '--port', busy], { DATABASE_URL: url }),
+      stampede(['dashboard', '--port', '0', '--host', notHere], { DATABASE_URL: url }),
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--metrics-port', '0', '--metrics-host', notHere], { DATABASE_URL: url }),
+      stampede(['worker', '--handlers', 'test/fixtures/cli-handlers.mjs', '--metrics-port', '0', '--metrics-host', ''], { DATABASE_URL: url }),
+    ]);
+    expect(worker).toMatchObject({ code: 2, stderr: expect.stringContaining(`--metrics-port: port ${busy} on 127.0.0.1 is in use; expected a free port (0 picks one)`) });
+    expect(dashboardPort).toMatchObject({ code: 2, stderr: expect.stringContaining(`--port: port ${busy} on 127.0.0.1 is in use`) });
+    for (const [r, flag] of [
+      [scheduler, '--metrics-host'],
+      [dashboardHost, '--host'],
+      [metricsHost, '--metrics-host'],
+    ] as const) {
+      expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining(`${flag}: ${notHere} is not an address of this machine`) });
+    }
+    expect(emptyHost).toMatchObject({ code: 2, stderr: expect.stringContaining('--metrics-host: expected an interface address such as 127.0.0.1 or 0.0.0.0') });
+    // Nothing was claimed on the way out: the job waits untouched, and no handler started.
+    const job = (await db.query('SELECT state, attempts FROM stampede.jobs WHERE id = $1', [id])).rows[0];
+    expect(job).toEqual({ state: 'pending', attempts: 0 });
+    expect((await db.query('SELECT count(*)::int AS n FROM test_started')).rows[0].n).toBe(0);
   });
 
   it('an argument past what a control or schedules command takes is refused, not ignored', async () => {
