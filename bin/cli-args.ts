@@ -4,9 +4,10 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { importUserModule } from '../engine/load-module.ts';
 import { ListenError } from '../engine/http-listener.ts';
+import { importUserModule } from '../engine/load-module.ts';
 import type { Logger } from '../engine/log.ts';
+import type { MetricsServer } from '../engine/metrics/index.ts';
 import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
 
@@ -142,6 +143,17 @@ export function listenFlagError(err: unknown, flags: { port: string; host: strin
     return new UsageError(`${flags.host}: ${err.host} is not an address of this machine; expected an interface address such as 127.0.0.1 or 0.0.0.0`, false);
   }
   return err;
+}
+
+/**
+ * Binds a node's /metrics (`--metrics-port`, `--metrics-host`) before the node starts its work, so one that cannot
+ * serve it exits having claimed or written nothing; a bind refused for the flags' values is their usage error.
+ */
+export async function bindMetricsServer(server: MetricsServer | null, db: Db): Promise<void> {
+  await server?.start().catch(async (err) => {
+    await db.close();
+    throw listenFlagError(err, { port: '--metrics-port', host: '--metrics-host' });
+  });
 }
 
 /** `--help` or `-h` before any `--`: print the usage on stdout and exit 0. */

@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, listenFlagError, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
+import { bindMetricsServer, boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -101,11 +101,8 @@ async function main(): Promise<number> {
     },
   });
   await requireMigrated(db, log);
-  // Bound before the first tick, as the worker does: a node that cannot serve its /metrics exits having written nothing.
-  await server?.start().catch(async (err) => {
-    await db.close();
-    throw listenFlagError(err, { port: '--metrics-port', host: '--metrics-host' });
-  });
+  // Before the first tick: bound after it, a refused bind was printed while the node went on materializing.
+  await bindMetricsServer(server, db);
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));

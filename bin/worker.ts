@@ -12,7 +12,7 @@ import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, hostFlag, listenFlagError, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, bindMetricsServer, hostFlag, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
   [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
@@ -142,13 +142,9 @@ async function main(): Promise<void> {
   const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;
   const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: hostFlag(values, 'metrics-host') }) : null;
   await requireMigrated(db, log);
-  // Bound before the first claim, so a worker that cannot serve its /metrics exits holding no job. Bound after it, the
-  // refusal raced the first claim (the claim lost in every try we made, but a slow bind could let it win and abandon
-  // a batch), and exited 1, which a supervisor restarts.
-  await server?.start().catch(async (err) => {
-    await db.close();
-    throw listenFlagError(err, { port: '--metrics-port', host: '--metrics-host' });
-  });
+  // Before the first claim: bound after it, the refusal raced the claim (the claim lost in every try we made, but a
+  // slow bind could let it win and abandon a batch), and exited 1, which a supervisor restarts.
+  await bindMetricsServer(server, db);
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
