@@ -25,11 +25,12 @@ export async function importUserModule(absPath: string): Promise<Record<string, 
 /**
  * A module compiled to CommonJS (tsx's output for a `.ts` file outside an ESM package, or tsc's) comes back through
  * Node's interop with its whole exports object as `default`, and the author's own default export inside it behind
- * `__esModule`: `export default handlers` would read as `{ default: handlers }`. This gives the module as its author
- * wrote it.
+ * `__esModule`: `export default handlers` would read as `{ default: handlers }`, and a module with no default export
+ * as one whose default is its named exports. This gives the module as its author wrote it: a default export only
+ * where the author wrote one.
  */
 function esModuleView(mod: Record<string, any>): Record<string, any> {
   const inner = mod.default;
-  const wrapped = inner !== null && typeof inner === 'object' && inner.__esModule === true && 'default' in inner;
+  const wrapped = inner !== null && typeof inner === 'object' && inner.__esModule === true;
   return wrapped ? { ...mod, default: inner.default } : mod;
 }

@@ -132,7 +132,7 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     }
   });
 
-  it('a TypeScript handlers module outside an ESM package gives its own default export, not the CommonJS wrapper', async () => {
+  it('a TypeScript handlers or scenario module outside an ESM package gives its own default export, not the CommonJS wrapper', async () => {
     // tsx compiles such a file to CommonJS, and Node's interop hands back the whole exports object as the default:
     // read that way the handlers were { default: { email } }, and the queue "email" had no handler.
     const dir = mkdtempSync(join(tmpdir(), 'stampede-cli-modules-'));
@@ -142,6 +142,24 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     const r = await stampede(['worker', '--handlers', handlers, '--queues', 'email,sms'], SOME_DB);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--queues: no handler for queue "sms" in ${handlers}`);
+    // The same for a scenario file: its own default export is the scenario (its fields are what is judged), and a file
+    // with none says so, where the wrapper read its named exports as the scenario ("scenario.steps: is not a scenario field").
+    const scenario = join(dir, 'scenario.ts');
+    writeFileSync(scenario, "const workers: number = 2;\nexport default { name: 'ts-outside-esm', workers };\n");
+    const noDefault = join(dir, 'no-default.ts');
+    writeFileSync(noDefault, 'export const steps: number[] = [1, 2];\n');
+    const namedOnly = join(dir, 'named-only.ts');
+    writeFileSync(namedOnly, 'export const email = async (payload: unknown): Promise<void> => {};\n');
+    const [own, none, handlersNone] = await Promise.all([
+      stampede(['scenario', scenario]),
+      stampede(['scenario', noDefault]),
+      stampede(['worker', '--handlers', namedOnly], SOME_DB),
+    ]);
+    // As an ESM module with named exports only is refused, so is its CommonJS build (the wrapper ran queue "email").
+    expect(handlersNone).toMatchObject({ code: 2, stderr: expect.stringContaining(`--handlers ${namedOnly}: expected a module whose default export is {queue: handler}`) });
+    expect(own).toMatchObject({ code: 2, stderr: expect.stringContaining('scenario.description: expected a sentence saying which real failure this reproduces') });
+    expect(none).toMatchObject({ code: 2, stderr: expect.stringContaining(`${noDefault}: default export: is missing; expected \`export default defineScenario({ ... })\``) });
+    expect(none.stderr).not.toContain('steps');
   });
 
   it('a malformed DATABASE_URL: the expected shape, the password redacted, for every command that reads it', async () => {
