@@ -24,7 +24,7 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { bindMetricsServer, boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter } from './cli-args.ts';
+import { bindMetricsServer, boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
   [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
@@ -69,6 +69,7 @@ async function main(): Promise<number> {
   const skewMs = int(process.env.STAMPEDE_CLOCK_SKEW_MS, 'STAMPEDE_CLOCK_SKEW_MS', 0);
   const clock = new SkewedClock(systemClock, skewMs);
   const events = new ForwardingEvents(() => clock.now());
+  if (values['node-id'] !== undefined && values['node-id'].trim() === '') throw new UsageError('--node-id: expected a name for this node, got ""');
   const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
   let worldShiftMs = 0;

@@ -5,7 +5,7 @@
 //   stampede schedules list [--json]
 //   stampede schedules pause|resume|remove <id>
 //
-// Exit status: 0 done, 2 refused input (the message names the field), 1 anything else.
+// Exit status: 0 done, 2 refused input (the message names the flag, or the field where no flag gave it), 1 anything else.
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, type Schedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
@@ -111,9 +111,28 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The flag behind each field of a ScheduleInput the engine may refuse: the message names what the user typed. */
+const FLAG_OF_FIELD: Record<string, string> = {
+  cron: '--cron',
+  queue: '--queue',
+  timezone: '--tz',
+  payload: '--payload',
+  priority: '--priority',
+  maxAttempts: '--max-attempts',
+  dstPolicy: '--dst-policy',
+  catchUp: '--catch-up',
+};
+
+/** A ValidationError of a field that a flag gave, named by that flag; anything else as it was. */
+function byFlag(err: unknown): unknown {
+  if (!(err instanceof ValidationError) || !Object.hasOwn(FLAG_OF_FIELD, err.field)) return err;
+  return new ValidationError(FLAG_OF_FIELD[err.field], err.message.slice(`${err.field}: `.length));
+}
+
 try {
   process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
+} catch (thrown) {
+  const err = byFlag(thrown);
   process.stderr.write(`stampede schedules: ${errorText(err)}\n`);
   process.exitCode = err instanceof ValidationError || err instanceof UsageError ? 2 : 1;
 }

@@ -59,7 +59,7 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(hex).toMatchObject({ code: 2, stderr: expect.stringContaining('got "0x10"') });
     expect(concurrency).toMatchObject({ code: 2, stderr: expect.stringContaining('--concurrency: expected a positive integer, got "1e2"') });
     expect(inFlight).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-in-flight: expected an integer >= 1 or "none", got "2.5"') });
-    expect(priority).toMatchObject({ code: 2, stderr: expect.stringContaining('priority: "1e0" is not an integer') });
+    expect(priority).toMatchObject({ code: 2, stderr: expect.stringContaining('--priority: "1e0" is not an integer') });
     expect(tick).toMatchObject({ code: 2, stderr: expect.stringContaining('--tick-ms: expected a positive integer, got "0x20"') });
     // A negative id is the command's positional, not an unknown option '-1'.
     expect(negative).toMatchObject({ code: 2, stderr: expect.stringContaining('retry: expected a job id (an integer >= 1), got "-1"') });
@@ -106,6 +106,25 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(skew).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-skew-ms: expected an integer >= 0, got "-1"') });
     expect(window).toMatchObject({ code: 2, stderr: expect.stringContaining('--catch-up-window-ms: expected at most 604800000 (7 days), got "604800001"') });
     for (const r of [tick, skew, window]) expect(r.stderr).not.toMatch(/tickMs|maxSkewMs|catchUpWindowMs/);
+  });
+
+  it("schedules add and the scheduler name the flag a refused value came from, not the API's field", async () => {
+    const add = (...flags: string[]) => stampede(['schedules', 'add', 's', '--cron', '* * * * *', '--queue', 'q', ...flags], SOME_DB);
+    const [zone, attempts, dst, catchUp, queue, node] = await Promise.all([
+      add('--tz', 'Mars/Base'),
+      add('--max-attempts', '0'),
+      add('--dst-policy', 'nope'),
+      add('--catch-up', 'x'),
+      stampede(['schedules', 'add', 's', '--cron', '* * * * *', '--queue', ''], SOME_DB),
+      stampede(['scheduler', '--node-id', ''], SOME_DB),
+    ]);
+    expect(zone).toMatchObject({ code: 2, stderr: expect.stringContaining('--tz: "Mars/Base" is not a known IANA time zone') });
+    expect(attempts).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-attempts: 0 is not an integer in [1, 1000]') });
+    expect(dst).toMatchObject({ code: 2, stderr: expect.stringContaining('--dst-policy: "nope" is not a DST policy') });
+    expect(catchUp).toMatchObject({ code: 2, stderr: expect.stringContaining('--catch-up: "x" is not a catch-up policy') });
+    expect(queue).toMatchObject({ code: 2, stderr: expect.stringContaining('--queue: expected a non-empty string') });
+    expect(node).toMatchObject({ code: 2, stderr: expect.stringContaining('--node-id: expected a name for this node, got ""') });
+    for (const r of [zone, attempts, dst, catchUp, queue, node]) expect(r.stderr).not.toMatch(/timezone:|maxAttempts|dstPolicy|catchUp:|nodeId/);
   });
 
   it('a handlers module that does not exist: the path is named', async () => {

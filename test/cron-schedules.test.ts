@@ -93,7 +93,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 
 describe('schedules CLI', () => {
   // Each run starts a node process (about a second on a loaded machine), so independent runs go in parallel.
-  it('adds, lists, pauses and removes; bad input exits 2 naming the field', async () => {
+  it('adds, lists, pauses and removes; bad input exits 2 naming the flag', async () => {
     const [added, bad] = await Promise.all([
       cli('add', 'cli-1', '--cron', '30 2 * * *', '--tz', 'America/New_York', '--queue', 'nightly', '--payload', '{"x":1}', '--catch-up', 'latest'),
       cli('add', 'cli-2', '--cron', '30 2 * * *', '--tz', 'America/Nowhere', '--queue', 'nightly'),
@@ -101,7 +101,7 @@ describe('schedules CLI', () => {
     expect(added).toMatchObject({ code: 0 });
     expect(added.stdout).toMatch(/^added cli-1\t30 2 \* \* \*\tAmerica\/New_York\tqueue=nightly\tdst=shift-first\tcatch-up=latest\tenabled/);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/timezone: "America\/Nowhere" is not a known IANA time zone/);
+    expect(bad.stderr).toMatch(/--tz: "America\/Nowhere" is not a known IANA time zone/);
     const [paused, listed] = await Promise.all([cli('pause', 'cli-1'), cli('list')]);
     expect(paused.stdout).toMatch(/^paused cli-1\t.*\tpaused\t/);
     expect(listed.stdout).toMatch(/^cli-1\t30 2/m);
