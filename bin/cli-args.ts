@@ -118,6 +118,12 @@ export function portFlag(values: Record<string, unknown>, name: string): number 
   return boundedIntFlag(values, name, 65_535, '0-65535');
 }
 
+/** A ValidationError of an API field that a flag gave (`flagOfField`: field -> flag), named by that flag; anything else as it was. */
+export function namedByFlag(err: unknown, flagOfField: Record<string, string>): unknown {
+  if (!(err instanceof ValidationError) || !Object.hasOwn(flagOfField, err.field)) return err;
+  return new ValidationError(flagOfField[err.field], err.message.slice(`${err.field}: `.length));
+}
+
 /** An interface address flag (`--host`, `--metrics-host`): refused when given empty, which would bind every interface. */
 export function hostFlag(values: Record<string, unknown>, name: string): string | undefined {
   const v = values[name];

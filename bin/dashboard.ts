@@ -7,7 +7,7 @@ import { DashboardServer } from '../engine/dashboard/server.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
-import { databaseUrl, hostFlag, intFlag, listenFlagError, parseFlags, portFlag, UsageError } from './cli-args.ts';
+import { databaseUrl, hostFlag, intFlag, listenFlagError, namedByFlag, parseFlags, portFlag, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N] [--public-origin URL]
   --port N     TCP port (default 7676; 0 picks a free one)
@@ -16,6 +16,16 @@ const USAGE = `usage: stampede dashboard [--port N] [--host ADDR] [--token T] [-
   --slo-ms N   the oldest-unclaimed-age objective the queues page compares against (default 60000)
   --public-origin URL  also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host); repeatable
 env: DATABASE_URL (required), STAMPEDE_DASHBOARD_TOKEN, STAMPEDE_LOG`;
+
+/** The flag behind each DashboardServer option the engine may refuse. */
+const FLAG_OF_OPTION: Record<string, string> = {
+  port: '--port',
+  host: '--host',
+  token: '--token',
+  sloMs: '--slo-ms',
+  statementTimeoutMs: '--statement-timeout-ms',
+  publicOrigins: '--public-origin',
+};
 
 async function main(): Promise<void> {
   const { values } = parseFlags(process.argv.slice(2), {
@@ -45,8 +55,9 @@ async function main(): Promise<void> {
     server = new DashboardServer(db, systemClock, { port, host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1), publicOrigins: values['public-origin'] }, log);
   } catch (err) {
     await db.close();
-    if (err instanceof ValidationError || err instanceof TypeError) throw new UsageError(err.message);
-    throw err;
+    const named = namedByFlag(err, FLAG_OF_OPTION);
+    if (named instanceof ValidationError || named instanceof TypeError) throw new UsageError(named.message);
+    throw named;
   }
   const stop = async () => {
     await server.stop();

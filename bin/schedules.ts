@@ -9,7 +9,7 @@
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, type Schedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { databaseUrl, errorText, integerText, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
+import { databaseUrl, errorText, integerText, namedByFlag, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
 
 const USAGE = `usage: stampede schedules <add|list|pause|resume|remove> ...
   add <id> --cron EXPR --queue Q [--tz ZONE] [--payload JSON] [--priority 0-9] [--max-attempts N]
@@ -123,16 +123,10 @@ const FLAG_OF_FIELD: Record<string, string> = {
   catchUp: '--catch-up',
 };
 
-/** A ValidationError of a field that a flag gave, named by that flag; anything else as it was. */
-function byFlag(err: unknown): unknown {
-  if (!(err instanceof ValidationError) || !Object.hasOwn(FLAG_OF_FIELD, err.field)) return err;
-  return new ValidationError(FLAG_OF_FIELD[err.field], err.message.slice(`${err.field}: `.length));
-}
-
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (thrown) {
-  const err = byFlag(thrown);
+  const err = namedByFlag(thrown, FLAG_OF_FIELD);
   process.stderr.write(`stampede schedules: ${errorText(err)}\n`);
   process.exitCode = err instanceof ValidationError || err instanceof UsageError ? 2 : 1;
 }

@@ -80,7 +80,7 @@ describe('npm run dashboard', () => {
     [['--port', '70000'], /--port: expected 0-65535, got "70000"/],
     [['--token', 'short'], /--token: expected at least 16 characters/],
     [['--bogus'], /Unknown option '--bogus'/],
-    [['--public-origin', 'queue.example.com'], /publicOrigins: "queue.example.com" is not an origin/],
+    [['--public-origin', 'queue.example.com'], /--public-origin: "queue.example.com" is not an origin/],
   ])('refuses %j with exit 2 and the flag named', async (args, message) => {
     const cli = dashboardCli(args);
     expect(await cli.code).toBe(2);

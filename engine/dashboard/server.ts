@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
 import { HttpListener } from '../http-listener.ts';
+import { ValidationError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { QueueStateSampler } from '../metrics/queue-state-sampler.ts';
 import { validateInt } from '../validate.ts';
@@ -105,7 +106,7 @@ function validateOrigin(value: string): string {
     url = new URL(value);
   } catch {}
   if (!url || !/^https?:$/.test(url.protocol) || url.origin !== value) {
-    throw new TypeError(`publicOrigins: "${value}" is not an origin; expected scheme://host[:port] with no path, e.g. https://queue.example.com`);
+    throw new ValidationError('publicOrigins', `"${value}" is not an origin; expected scheme://host[:port] with no path, e.g. https://queue.example.com`);
   }
   return value;
 }
