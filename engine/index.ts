@@ -37,6 +37,7 @@ export { Events, type EngineEvents, type EventName } from './events.ts';
 export { SystemClock, SkewedClock, ManualClock, systemClock, type Clock } from './clock.ts';
 export { SeededRng, type Rng } from './rng.ts';
 export { ValidationError, LeaseLostError, JobTimeoutError, JobCancelledError } from './errors.ts';
+export { ListenError } from './http-listener.ts';
 export { DEFAULTS } from './defaults.ts';
 export {
   recordIntent,
