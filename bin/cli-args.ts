@@ -121,7 +121,7 @@ export function portFlag(values: Record<string, unknown>, name: string): number 
 /** A ValidationError of an API field that a flag gave (`flagOfField`: field -> flag), named by that flag; anything else as it was. */
 export function namedByFlag(err: unknown, flagOfField: Record<string, string>): unknown {
   if (!(err instanceof ValidationError) || !Object.hasOwn(flagOfField, err.field)) return err;
-  return new ValidationError(flagOfField[err.field], err.message.slice(`${err.field}: `.length));
+  return new ValidationError(flagOfField[err.field], err.detail);
 }
 
 /** An interface address flag (`--host`, `--metrics-host`): refused when given empty, which would bind every interface. */

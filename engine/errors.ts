@@ -1,11 +1,11 @@
-/** Input that stampede refused before writing anything. `field` names what was wrong. */
+/** Input that stampede refused before writing anything. `field` names what was wrong, `detail` what was expected. */
 export class ValidationError extends Error {
   override name = 'ValidationError';
   constructor(
     readonly field: string,
-    message: string,
+    readonly detail: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${detail}`);
   }
 }
 
