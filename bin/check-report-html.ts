@@ -8,7 +8,8 @@
  *
  * Several files are checked in one browser (launching Chromium is most of the cost).
  * Exit codes: 0 all render, 1 a check failed, 2 cannot run (no Chromium, bad arguments).
- * Needs Debian's chromium at /usr/bin/chromium (`apt-get install -y chromium`).
+ * Its browser is the Chromium packaged in the @sparticuz/chromium dev dependency
+ * (test/support/chromium.ts; STAMPEDE_CHROMIUM picks another). A dev tool: not in the build.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,9 +17,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
-
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+import { CHROMIUM_FLAGS, chromiumPath } from '../test/support/chromium.ts';
 
 export interface ChartCheck {
   id: string;
@@ -47,7 +46,7 @@ export async function checkReportHtml(htmlPath: string, options: { chartShots?: 
 export async function checkReportHtmls(htmlPaths: string[], options: { chartShots?: boolean; executablePath?: string } = {}): Promise<HtmlCheckResult[]> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'stampede-report-check-'));
   // A persistent context is how playwright takes a fresh --user-data-dir.
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: options.executablePath ?? CHROMIUM_PATH, headless: true, args: FLAGS });
+  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: options.executablePath ?? chromiumPath(), headless: true, args: CHROMIUM_FLAGS });
   try {
     const results: HtmlCheckResult[] = [];
     for (const path of htmlPaths) results.push(await checkPage(context, resolve(path), options.chartShots ?? false));
@@ -124,8 +123,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`check-report-html: no such file: ${missing.join(', ')}; expected the report.html a run wrote\n`);
     return 2;
   }
-  if (!existsSync(CHROMIUM_PATH)) {
-    process.stderr.write(`check-report-html: ${CHROMIUM_PATH} not found. Install Debian's chromium with:\n  apt-get update && apt-get install -y chromium\n`);
+  try {
+    chromiumPath();
+  } catch (err) {
+    process.stderr.write(`check-report-html: ${(err as Error).message}\n`);
     return 2;
   }
   const results = await checkReportHtmls(paths, { chartShots: argv.includes('--chart-shots') });
