@@ -5,7 +5,9 @@
 // against the scenario that must catch it. Prints a summary table and the
 // replay command of every run that was not ok; writes JUnit XML
 // (reports/gate/junit.xml, or junit-mutants.xml) with one test case per
-// scenario-invariant pair. Exit codes: 0 all ok; 1 an invariant violated or a
+// scenario-invariant pair, and a per-promise verdict of the ledger (reports/gate/promises.json,
+// junit-promises.xml). Exit codes: 0 all ok; 1 an invariant violated, a promise
+// judged over fewer events than its minimum, or a
 // mutant survived; 2 usage error; 3 nothing failed but a run was
 // inconclusive; 130 interrupted.
 import { systemClock } from '../engine/clock.ts';
@@ -65,7 +67,9 @@ async function main(): Promise<number> {
   for (const r of gate.results) counts[r.outcome]++;
   process.stdout.write(`\nstampede gate (${what}): ${counts.pass} ok, ${counts.fail} failed, ${counts.inconclusive} inconclusive of ${gate.results.length} in ${Math.floor(secs / 60)} min ${secs % 60} s\n\n`);
   process.stdout.write(gate.table);
-  process.stdout.write(`\nJUnit: ${gate.junitPath}\n`);
+  process.stdout.write(`\n${values.mutants ? 'Each promise\'s mutants, and the invariant that caught each' : 'Each promise of the ledger (harness/promises/ledger.ts): events its invariants judged in this gate, against its minimum'}:\n\n`);
+  process.stdout.write(gate.promises);
+  process.stdout.write(`\nJUnit: ${gate.junitPath}; promises: ${gate.promisesPath}\n`);
   return gate.exitCode;
 }
 

@@ -46,7 +46,7 @@ interface Row {
   delayMs: number;
 }
 
-const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes']);
+export const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes']);
 const BULK_JOB_FIELDS = keysOf<BulkJob>()(['queue', 'payload', 'options']);
 
 /** Checks everything before anything is written; throws ValidationError naming the field. */

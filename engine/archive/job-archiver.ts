@@ -59,7 +59,7 @@ function checkInt(value: number | undefined, field: string, min: number): void {
   }
 }
 
-const ARCHIVER_OPTIONS = keysOf<JobArchiverOptions>()([
+export const ARCHIVER_OPTIONS = keysOf<JobArchiverOptions>()([
   'db', 'archiveAfterMs', 'batchSize', 'maxBatchesPerRun', 'intervalMs', 'retentionDays', 'partitionsAheadDays', 'clock', 'log', 'onPass',
 ]);
 

@@ -78,7 +78,7 @@ interface Planned {
   dropped: number;
 }
 
-const MATERIALIZER_OPTIONS = keysOf<CronMaterializerConfig>()(['db', 'nodeId', 'clock', 'events', 'tickMs', 'lookaheadMs', 'maxSkewMs', 'catchUpWindowMs', 'dbNow', 'log']);
+export const MATERIALIZER_OPTIONS = keysOf<CronMaterializerConfig>()(['db', 'nodeId', 'clock', 'events', 'tickMs', 'lookaheadMs', 'maxSkewMs', 'catchUpWindowMs', 'dbNow', 'log']);
 
 /**
  * Turns due cron occurrences into job rows, on every node that runs one.

@@ -35,7 +35,7 @@ export const PRUNER_DEFAULTS = {
   intervalMs: 60_000,
 } as const;
 
-const PRUNER_OPTIONS = keysOf<PrunerOptions>()(['db', 'retentionMs', 'batchSize', 'intervalMs', 'clock', 'events', 'log']);
+export const PRUNER_OPTIONS = keysOf<PrunerOptions>()(['db', 'retentionMs', 'batchSize', 'intervalMs', 'clock', 'events', 'log']);
 
 /** Checks a pruner's options; throws ValidationError naming the field. */
 export function validatePrunerOptions(o: PrunerOptions): void {

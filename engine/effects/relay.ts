@@ -67,7 +67,7 @@ function positiveInt(value: unknown, field: string): void {
   }
 }
 
-const RELAY_OPTIONS = keysOf<OutboxRelayOptions>()([
+export const RELAY_OPTIONS = keysOf<OutboxRelayOptions>()([
   'db', 'deliver', 'topics', 'batchSize', 'pollMs', 'leaseMs', 'deliveryTimeoutMs', 'backoffBaseMs', 'backoffCapMs', 'relayId', 'clock', 'rng', 'events', 'log',
 ]);
 

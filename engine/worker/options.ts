@@ -82,7 +82,7 @@ function positive(value: number | undefined, field: string, allowZero = false): 
 }
 
 const QUEUE_OPTIONS = keysOf<QueueOptions>()(['leaseMs', 'heartbeatMs', 'timeoutMs', 'backoffBaseMs', 'backoffCapMs']);
-const WORKER_OPTIONS = keysOf<WorkerOptions>()([
+export const WORKER_OPTIONS = keysOf<WorkerOptions>()([
   ...(QUEUE_OPTIONS as readonly (keyof QueueOptions)[]),
   'db', 'handlers', 'queues', 'workerId', 'concurrency', 'claimAhead', 'pollMs', 'listen', 'agingMs', 'rescue',
   'rescueIntervalMs', 'maxCrashes', 'livenessMs', 'suspectPatienceMs', 'shutdownGraceMs', 'clock', 'rng', 'events', 'log',

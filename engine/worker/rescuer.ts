@@ -24,7 +24,7 @@ export interface LeaseRescuerOptions {
   onRescued?: (count: number) => void;
 }
 
-const RESCUER_OPTIONS = keysOf<LeaseRescuerOptions>()(['db', 'intervalMs', 'batchSize', 'maxCrashes', 'restartGraceMs', 'clock', 'events', 'log', 'onRescued']);
+export const RESCUER_OPTIONS = keysOf<LeaseRescuerOptions>()(['db', 'intervalMs', 'batchSize', 'maxCrashes', 'restartGraceMs', 'clock', 'events', 'log', 'onRescued']);
 
 /** Checks a rescuer's options before it touches the database; throws ValidationError naming the field. */
 function validateRescuerOptions(o: LeaseRescuerOptions): void {

@@ -7,6 +7,9 @@ import type { GateEntry } from './plan.ts';
 import { entryDir, runEntry } from './run-entry.ts';
 import { summaryTable } from './table.ts';
 import type { EntryResult } from './verdict.ts';
+import { LEDGER } from '../promises/ledger.ts';
+import { judgePromises, mutantRows, promisesFail } from '../promises/judge.ts';
+import { mutantTable, promiseTable, promisesJunit } from '../promises/report.ts';
 
 export interface GateOptions {
   entries: GateEntry[];
@@ -28,6 +31,9 @@ export interface GateResult {
   exitCode: number;
   table: string;
   junitPath: string;
+  /** Per promise of the ledger (harness/promises/): on a scenario gate, what the runs vouched for; with mutants, what caught each promise's mutants. */
+  promises: string;
+  promisesPath: string;
 }
 
 /**
@@ -67,12 +73,19 @@ export async function runGate(opts: GateOptions): Promise<GateResult> {
   writeFileSync(junitPath, junitXml(results, 'stampede release gate'));
   if (figures.length) writeFileSync(join(opts.outDir, opts.junitName === 'junit.xml' ? 'figures.md' : 'figures-mutants.md'), `# Gate figures (per second from the load start)\n\n${figures.join('\n')}`);
   const table = summaryTable(results);
+  const mutants = results.some((r) => r.entry.mutant !== null);
+  const promiseRows = mutants ? [] : judgePromises(LEDGER, results);
+  const byMutant = mutants ? mutantRows(LEDGER, results) : [];
+  const promises = mutants ? mutantTable(byMutant) : promiseTable(promiseRows);
+  const promisesPath = join(opts.outDir, mutants ? 'promises-mutants.json' : 'promises.json');
+  writeFileSync(promisesPath, JSON.stringify(mutants ? byMutant : promiseRows, null, 2) + '\n');
+  if (!mutants) writeFileSync(join(opts.outDir, 'junit-promises.xml'), promisesJunit(promiseRows));
   const exitCode = opts.signal.aborted
     ? 130
-    : results.some((r) => r.outcome === 'fail')
+    : results.some((r) => r.outcome === 'fail') || promisesFail(promiseRows)
       ? 1
       : results.some((r) => r.outcome === 'inconclusive')
         ? 3
         : 0;
-  return { results, exitCode, table, junitPath };
+  return { results, exitCode, table, junitPath, promises, promisesPath };
 }

@@ -6,6 +6,8 @@ export interface ReportedInvariant {
   pass: boolean | 'unknown';
   figure: string;
   bound: string;
+  /** How many telling events it judged (absent from runs recorded before checkers counted them). */
+  judged?: { n: number; what: string };
   examples?: unknown[];
 }
 

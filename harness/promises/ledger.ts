@@ -1,0 +1,460 @@
+import type { PromiseEntry } from './types.ts';
+
+/**
+ * The promise ledger: every promise stampede documents, what it covers of the
+ * documented surface, and what vouches for it (docs/promises.md). Kept equal
+ * to the docs by test/promise-ledger.test.ts; judged per promise by the gate.
+ *
+ * `minJudged` is the least number of telling events the promise's pairs must
+ * judge in one gate run. It is set well below what a default run judges (so a
+ * loaded machine does not fail it) and well above zero (so a scenario that
+ * stopped making the situation happen does).
+ */
+export const LEDGER: readonly PromiseEntry[] = [
+  // ---- The README's guarantees -------------------------------------------------------------
+  {
+    id: 'enqueue-durable',
+    promise: 'An enqueue that returned has committed: it survives a crash of Postgres, and so do acknowledged claims and completions.',
+    documented: [
+      { file: 'README.md', quote: 'Enqueue is durable when it returns.' },
+      { file: 'README.md', quote: 'If it resolved, the job survives a crash of your process and of Postgres.' },
+    ],
+    covers: { seed: [1] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'db-restart', invariant: 'durable-acknowledgements' }], minJudged: 100, mutants: ['async-commit'] },
+  },
+  {
+    id: 'no-job-lost',
+    promise: 'Every acknowledged enqueue ends done or dead: none is lost, whatever the faults.',
+    documented: [
+      { file: 'README.md', quote: 'Every job ends done or dead.' },
+      { file: 'README.md', quote: 'Enqueue is durable when it returns.' },
+    ],
+    covers: { seed: [1, 2] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'steady', invariant: 'no-job-lost' },
+        { scenario: 'worker-crash', invariant: 'no-job-lost' },
+        { scenario: 'db-restart', invariant: 'no-job-lost' },
+        { scenario: 'poison-herd', invariant: 'no-job-lost' },
+        { scenario: 'steady', invariant: 'queue-drained' },
+        { scenario: 'worker-crash', invariant: 'queue-drained' },
+      ],
+      minJudged: 1_000,
+      mutants: ['enqueue-key-truncated'],
+    },
+  },
+  {
+    id: 'redelivery-after-worker-death',
+    promise: 'A job whose worker died runs again on another worker once its lease has expired on the database clock, and not before.',
+    documented: [
+      { file: 'README.md', quote: 'If the worker dies, the lease expires and another worker runs the job again.' },
+      { file: 'README.md', quote: 'due-ness and lease expiry are decided by the database clock' },
+    ],
+    covers: { options: ['Worker.leaseMs', 'Worker.rescueIntervalMs', 'LeaseRescuer.intervalMs', 'LeaseRescuer.batchSize'], seed: [2] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'worker-crash', invariant: 'no-early-takeover' },
+        { scenario: 'worker-crash', invariant: 'no-job-lost' },
+        { scenario: 'slow-worker', invariant: 'no-early-takeover' },
+      ],
+      minJudged: 20,
+      mutants: ['claim-steals-expiring-leases'],
+    },
+  },
+  {
+    id: 'one-holder-at-a-time',
+    promise: 'No job is held by two workers at once, and no attempt is claimed twice.',
+    documented: [{ file: 'README.md', quote: 'A job never runs on two workers at once by accident' }],
+    covers: { seed: [2, 6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'steady', invariant: 'no-concurrent-claim' },
+        { scenario: 'worker-crash', invariant: 'no-concurrent-claim' },
+      ],
+      minJudged: 1_000,
+      mutants: ['no-skip-locked'],
+    },
+  },
+  {
+    id: 'completion-fenced',
+    promise: 'A worker that lost its lease writes nothing more: no completion, failure or renewal over the new holder.',
+    documented: [
+      { file: 'README.md', quote: 'completion is fenced on a per-claim lease token.' },
+      { file: 'README.md', quote: 'cannot overwrite the result of the worker that took the job over' },
+    ],
+    covers: { seed: [2] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'slow-worker-no-heartbeat', invariant: 'no-stale-completion' },
+        { scenario: 'worker-crash', invariant: 'lease-fencing' },
+        { scenario: 'slow-worker-no-heartbeat', invariant: 'no-phantom-finish' },
+      ],
+      minJudged: 10,
+      mutants: ['no-fencing', 'renewal-unfenced', 'rescue-finishes-live-holder'],
+    },
+  },
+  {
+    id: 'heartbeats-keep-leases',
+    promise: "A running job's lease is renewed every heartbeatMs to leaseMs ahead, and retries wait what the worker's settings say.",
+    documented: [
+      { file: 'docs/configuration.md', quote: 'lease renewal period; 0 turns heartbeats off' },
+      { file: 'docs/configuration.md', quote: 'visibility timeout of a claim' },
+    ],
+    covers: { options: ['Worker.heartbeatMs', 'Worker.queues'], seed: [2] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'slow-worker', invariant: 'parameters-honoured' },
+        { scenario: 'steady', invariant: 'parameters-honoured' },
+        { scenario: 'poison-herd', invariant: 'parameters-honoured' },
+      ],
+      minJudged: 50,
+      mutants: ['renewal-doubles-lease'],
+    },
+  },
+  {
+    id: 'effect-exactly-once',
+    promise: 'A handler that uses effectOnce applies its effect exactly once per idempotency key, however often the job is delivered.',
+    documented: [
+      { file: 'README.md', quote: 'Effects happen exactly once when the handler uses ctx.effectOnce' },
+      { file: 'README.md', quote: 'A replay finds the key and does nothing.' },
+    ],
+    covers: { seed: [5] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'slow-worker-no-heartbeat', invariant: 'exactly-one-effect' },
+        { scenario: 'steady', invariant: 'exactly-one-effect' },
+        { scenario: 'worker-crash', invariant: 'exactly-one-effect' },
+      ],
+      minJudged: 50,
+      mutants: ['dedup-outside-tx'],
+    },
+  },
+  {
+    id: 'effect-no-lock-wait',
+    promise: "A retry never waits behind a frozen holder's open effect while holding its claim: it is handed back uncharged.",
+    documented: [{ file: 'docs/job-life-checks.md', quote: 'no-effect-lock-wait' }],
+    covers: { seed: [5] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'slow-worker-no-heartbeat', invariant: 'no-effect-lock-wait' }], minJudged: 1, mutants: ['effect-lock-wait'] },
+  },
+  {
+    id: 'outbox-delivers',
+    promise: "Every intent of a committed effect reaches its receiver at least once, by key; no intent of a rolled-back attempt is ever sent.",
+    documented: [
+      { file: 'README.md', quote: 'Effects outside Postgres go through the outbox' },
+      { file: 'docs/effects.md', quote: 'An outbox for effects outside Postgres' },
+    ],
+    covers: {
+      options: ['OutboxRelay.topics', 'OutboxRelay.batchSize', 'OutboxRelay.pollMs', 'OutboxRelay.leaseMs', 'OutboxRelay.deliveryTimeoutMs', 'OutboxRelay.backoffBaseMs', 'OutboxRelay.backoffCapMs'],
+      seed: [5],
+    },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'outbox-delivery' }], minJudged: 20, mutants: ['relay-marks-at-claim', 'effect-autocommit'] },
+  },
+  {
+    id: 'retries-full-jitter',
+    promise: 'After a shared outage, jobs that failed together do not come due together again: retries wait random(0, min(cap, base·2^(n−1))).',
+    documented: [
+      { file: 'README.md', quote: 'A failing job retries with exponential backoff and full jitter' },
+      { file: 'docs/configuration.md', quote: 'retry ceilings: min(cap, base·2^(n−1)), full jitter' },
+    ],
+    covers: { options: ['Worker.backoffBaseMs', 'Worker.backoffCapMs'], seed: [3] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'retry-storm', invariant: 'retry-spread' }], minJudged: 50, mutants: ['no-jitter'] },
+  },
+  {
+    id: 'budget-then-dead-letter',
+    promise: 'Attempts are charged once per claim; a job out of budget is dead with its whole error history and a dead-letter row, and never earlier.',
+    documented: [
+      { file: 'README.md', quote: 'after its attempt budget it moves to the dead-letter table with its whole error history' },
+      { file: 'docs/engine.md', quote: 'Attempts are charged at claim time, so a handler that kills its process still uses one up.' },
+    ],
+    covers: { options: ['enqueue.maxAttempts', 'Queue.maxAttempts'], seed: [3] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'slow-worker', invariant: 'attempt-accounting' },
+        { scenario: 'poison-herd', invariant: 'attempt-accounting' },
+        { scenario: 'poison-herd', invariant: 'dead-letter-routing' },
+        { scenario: 'poison-herd', invariant: 'dead-letter-rows' },
+        { scenario: 'retry-storm', invariant: 'dead-letter-routing' },
+      ],
+      minJudged: 50,
+      mutants: ['fail-one-over-budget', 'charge-on-failure', 'no-dead-letter-row'],
+    },
+  },
+  {
+    id: 'crash-loop-convicted',
+    promise: 'A job that keeps killing its worker is convicted after maxCrashes crashes and dead-lettered early; suspects run alone, so no innocent job is convicted, and an expired lease of a live worker is no crash.',
+    documented: [
+      { file: 'README.md', quote: 'A job that keeps killing its worker process is recognised after maxCrashes crashes' },
+      { file: 'README.md', quote: 'without convicting the innocent jobs that shared the crashed process' },
+    ],
+    covers: { options: ['Worker.maxCrashes', 'LeaseRescuer.maxCrashes', 'Worker.livenessMs', 'Worker.suspectPatienceMs', 'LeaseRescuer.restartGraceMs'], seed: [3, 6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'crash-loop-isolation' },
+        { scenario: 'worker-crash', invariant: 'crash-loop-isolation' },
+        { scenario: 'slow-worker-no-heartbeat', invariant: 'crash-loop-isolation' },
+      ],
+      minJudged: 10,
+      mutants: ['suspects-in-batches', 'crash-on-any-expiry'],
+    },
+  },
+  {
+    id: 'poison-herd-recovers',
+    promise: 'After a poison-pill incident with a thundering herd, the fleet recovers within its bound: oldest-unclaimed-age back under the SLO and no worker dying of a job.',
+    documented: [{ file: 'README.md', quote: 'within 0.4 s of the declared incident window the age is back under the SLO and no worker crashes any more' }],
+    covers: { seed: [6] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'poison-herd', invariant: 'fleet-recovers' }], minJudged: 1, mutants: ['no-crash-detection'] },
+  },
+  {
+    id: 'due-by-database-clock',
+    promise: 'No attempt is claimed before its run_at on the database clock: retries in backoff, delayed jobs and rows written ahead all wait.',
+    documented: [{ file: 'README.md', quote: 'due-ness and lease expiry are decided by the database clock, never a worker' }],
+    covers: { options: ['enqueue.runAt', 'enqueue.delayMs'], seed: [1, 4] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'slow-worker', invariant: 'no-early-start' },
+        { scenario: 'retry-storm', invariant: 'no-early-start' },
+      ],
+      minJudged: 20,
+      mutants: ['claim-ignores-backoff'],
+    },
+  },
+  {
+    id: 'cron-one-job-per-occurrence',
+    promise: 'Each cron occurrence becomes exactly one job at its instant, however many scheduler nodes compute it and however skewed their clocks.',
+    documented: [
+      { file: 'README.md', quote: 'Each cron occurrence has a deterministic key, so two schedulers computing the same minute produce one job.' },
+      { file: 'README.md', quote: 'A scheduler node whose clock is ahead only writes rows early; they still run on time.' },
+    ],
+    covers: { options: ['CronMaterializer.tickMs', 'CronMaterializer.lookaheadMs'], seed: [4] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'cron-skew', invariant: 'one-job-per-cron-occurrence' }], minJudged: 10, mutants: ['cron-key-spelling'] },
+  },
+  {
+    id: 'cron-skew-refusal',
+    promise: 'A scheduler node further off the database clock than its tolerance refuses and writes nothing; a node within it never refuses.',
+    documented: [{ file: 'README.md', quote: 'A node too far off the database clock refuses to schedule.' }],
+    covers: { options: ['CronMaterializer.maxSkewMs'], seed: [4] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'cron-skew', invariant: 'cron-skew-refusal' }], minJudged: 1, mutants: ['db-clock-as-wall-time'] },
+  },
+  {
+    id: 'aging-no-starvation',
+    promise: 'Priorities age: a saturated high lane cannot starve a low one beyond the documented wait bound.',
+    documented: [
+      { file: 'README.md', quote: 'priorities age, so a saturated high lane cannot starve a low one.' },
+      { file: 'docs/configuration.md', quote: 'priority aging: (q − p)·agingMs of waiting equals q − p levels' },
+    ],
+    covers: { options: ['Worker.agingMs', 'enqueue.priority'], seed: [6] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'priority-starvation', invariant: 'fairness' }], minJudged: 20, mutants: ['no-aging'] },
+  },
+  // ---- Signals: RED, depth, oldest-unclaimed-age, alerts --------------------------------------
+  {
+    id: 'oldest-age-slo-holds',
+    promise: 'At the defaults and the seed rate, the oldest unclaimed job stays within the SLO outside a declared incident.',
+    documented: [{ file: 'docs/scenarios.md', quote: 'steady' }],
+    covers: { options: ['Worker.concurrency', 'Worker.claimAhead'], seed: [1, 6] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'steady', invariant: 'oldest-age-slo' }], minJudged: 5, mutants: ['claim-one-per-lane'] },
+  },
+  {
+    id: 'queue-state-truthful',
+    promise: "The engine's queue-state sampler reports what the database holds: depth by state, due, claimed, dead letters and oldest-unclaimed-age.",
+    documented: [{ file: 'docs/metrics.md', quote: 'Queue state and Postgres health' }],
+    covers: { options: ['QueueStateSampler.intervalMs', 'QueueStateSampler.depthCapRows', 'QueueStateSampler.doneCount', 'QueueStateSampler.statementTimeoutMs'], seed: [3, 6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'priority-starvation', invariant: 'sampler-agrees' },
+        { scenario: 'retry-storm', invariant: 'sampler-agrees' },
+        { scenario: 'steady', invariant: 'sampler-agrees' },
+      ],
+      minJudged: 5,
+      mutants: ['oldest-age-priority-blind', 'depth-ignores-retries'],
+    },
+  },
+  {
+    id: 'red-metrics-truthful',
+    promise: "Each worker's RED series on /metrics count what that worker did: claims, completions, failures, dead letters, leases lost and expired, durations.",
+    documented: [{ file: 'docs/metrics.md', quote: 'RED on the worker loop' }],
+    covers: { seed: [6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'retry-storm', invariant: 'red-metrics' },
+        { scenario: 'worker-crash', invariant: 'red-metrics' },
+      ],
+      minJudged: 100,
+      mutants: ['failures-counted-as-completions', 'rescues-uncounted'],
+    },
+  },
+  {
+    id: 'alerts-fire-and-clear',
+    promise: 'In an incident the oldest-age and dead-letter alerts fire, and they clear once the backlog drains.',
+    documented: [{ file: 'README.md', quote: 'its alert fires 3 s after the first fault' }],
+    covers: { seed: [6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'declared-alerts' },
+        { scenario: 'poison-herd', invariant: 'oldest-age-slo' },
+      ],
+      minJudged: 2,
+      mutants: ['claim-recent-only'],
+    },
+  },
+  // ---- Operator controls -------------------------------------------------------------------
+  {
+    id: 'queue-in-flight-limit',
+    promise: "A queue's global in-flight limit holds across every worker: the downstream never sees more calls at once.",
+    documented: [{ file: 'README.md', quote: 'are enforced by the claim across every worker' }],
+    covers: { options: ['Queue.maxInFlight'], verbs: ['control.set-limits'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'downstream-limit', invariant: 'downstream-in-flight' }], minJudged: 50, mutants: ['no-queue-limit'] },
+  },
+  {
+    id: 'pause-is-exact',
+    promise: 'A paused queue starts no job between the pause and the resume, in the ordinary and the suspect claim alike.',
+    documented: [{ file: 'docs/operating.md', quote: 'A paused queue is claimed by no worker' }],
+    covers: { verbs: ['control.pause', 'control.resume'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'downstream-limit', invariant: 'paused-queue-idle' }], minJudged: 1, mutants: ['no-pause-filter'] },
+  },
+  // ---- Components: archiver, pruner, shutdown, idempotent enqueue, wake-up -----------------
+  {
+    id: 'archive-moves-once',
+    promise: 'Every job ends in exactly one of jobs and job_history; only done jobs older than the archiver’s age move.',
+    documented: [{ file: 'docs/job-life-checks.md', quote: 'archive-once' }],
+    covers: { options: ['JobArchiver.archiveAfterMs', 'JobArchiver.batchSize', 'JobArchiver.maxBatchesPerRun', 'JobArchiver.intervalMs'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'archive-once' }], minJudged: 20, mutants: ['archive-too-young'] },
+  },
+  {
+    id: 'prune-after-retention',
+    promise: 'The pruner deletes a dedup key only after its retention, so a replay inside the retention is still recognised.',
+    documented: [{ file: 'docs/effects.md', quote: 'so the dedup store and the outbox do not grow forever' }],
+    covers: { options: ['Pruner.retentionMs', 'Pruner.batchSize', 'Pruner.intervalMs'], seed: [5] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'prune-retention' }], minJudged: 1, mutants: ['prune-ignores-retention'] },
+  },
+  {
+    id: 'graceful-hand-back',
+    promise: 'A worker stopped gracefully hands its unfinished jobs back uncharged; they rerun at once and nothing stays claimed.',
+    documented: [{ file: 'docs/configuration.md', quote: 'how long in-flight jobs may finish after stop()' }],
+    covers: { options: ['Worker.shutdownGraceMs'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'hand-back' }], minJudged: 1, mutants: ['release-charges-attempt'] },
+  },
+  {
+    id: 'enqueue-idempotent',
+    promise: 'An enqueue re-sent with the same idempotency key returns the same job: one job per key while its job is not archived.',
+    documented: [{ file: 'docs/effects.md', quote: 'Every job has an idempotency key.' }],
+    covers: { options: ['enqueue.idempotencyKey'], seed: [5] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'idempotent-enqueue' }], minJudged: 1, mutants: ['enqueue-ignores-key'] },
+  },
+  {
+    id: 'prompt-wakeup',
+    promise: 'An idle fleet starts a job as it is enqueued (NOTIFY), not at its next poll, and listens again after its connections are cut.',
+    documented: [{ file: 'docs/engine.md', quote: 'Wake-up: LISTEN/NOTIFY plus a poll fallback' }],
+    covers: { options: ['Worker.listen', 'Worker.pollMs'], seed: [6] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'quiet-hours', invariant: 'prompt-wakeup' }], minJudged: 5, mutants: ['listen-wrong-channel'] },
+  },
+  // ---- Behaviour no scenario can show: refusals and settings, vouched by tests against real Postgres
+  {
+    id: 'payload-size-refused',
+    promise: 'A payload larger than maxPayloadBytes is refused at enqueue with the field named, and nothing is written.',
+    documented: [{ file: 'docs/configuration.md', quote: 'largest serialized payload' }],
+    covers: { options: ['enqueue.maxPayloadBytes'] },
+    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] },
+  },
+  {
+    id: 'prepared-statements-optional',
+    promise: 'With preparedStatements false the worker and enqueue prepare nothing, for poolers that drop prepared statements, and still drain the queue.',
+    documented: [{ file: 'docs/configuration.md', quote: 'false for a pooler that drops them between transactions' }],
+    covers: { options: ['Db.preparedStatements'] },
+    vouch: {
+      by: 'test',
+      file: 'test/db-prepared.test.ts',
+      tests: ['with preparedStatements: false, runs the same query unnamed and prepares nothing', 'a worker on either setting drains its queue; only the default prepares the claim and the completion'],
+    },
+  },
+  {
+    id: 'archive-partitions-retained',
+    promise: 'The archiver keeps day partitions ahead and drops whole partitions past their retention.',
+    documented: [{ file: 'docs/scaling.md', quote: 'partition' }],
+    covers: { options: ['JobArchiver.retentionDays', 'JobArchiver.partitionsAheadDays'] },
+    vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] },
+  },
+  // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
+  {
+    id: 'start-rate-limit',
+    promise: "A queue's start-rate limit holds across every worker: at most burst + rate·T starts in any T seconds.",
+    documented: [{ file: 'docs/operating.md', quote: 'at most `burst + rate x T` starts in any T seconds' }],
+    covers: { options: ['Queue.maxStartsPerSecond'] },
+    vouch: { by: 'gap', why: 'no gate scenario sets a start rate, and no invariant judges starts per second' },
+  },
+  {
+    id: 'handler-timeout',
+    promise: 'A handler running longer than its queue’s timeoutMs fails the attempt.',
+    documented: [{ file: 'docs/configuration.md', quote: 'a handler running longer fails the attempt' }],
+    covers: { options: ['Worker.timeoutMs'] },
+    vouch: { by: 'gap', why: 'no gate scenario sets timeoutMs; test/worker-basic.test.ts shows a timeout recorded as a failure, with no negative control' },
+  },
+  {
+    id: 'dst-policy-honoured',
+    promise: 'On a DST night each schedule fires as its declared policy says (shift-first, shift-both, skip-first, skip-both), in its own time zone.',
+    documented: [{ file: 'docs/schedules.md', quote: 'Each schedule has a DST policy.' }],
+    covers: {
+      options: ['Schedule.timezone', 'Schedule.dstPolicy=shift-first', 'Schedule.dstPolicy=shift-both', 'Schedule.dstPolicy=skip-first', 'Schedule.dstPolicy=skip-both'],
+      seed: [4],
+    },
+    vouch: { by: 'gap', why: 'dst-spring-forward and dst-fall-back judge one-job-per-cron-occurrence, but no mutant runs on them, so nothing shows the check catching a wrong policy' },
+  },
+  {
+    id: 'catch-up-policy-honoured',
+    promise: 'After every scheduler was down, missed occurrences are written as the schedule’s catch-up policy says: none, the latest, or all within the window.',
+    documented: [{ file: 'docs/schedules.md', quote: 'the schedule\'s catch-up policy decides' }],
+    covers: { options: ['Schedule.catchUp=none', 'Schedule.catchUp=latest', 'Schedule.catchUp=all', 'CronMaterializer.catchUpWindowMs'], seed: [4] },
+    vouch: { by: 'gap', why: 'no gate scenario stops every scheduler across occurrences' },
+  },
+  {
+    id: 'operator-verbs',
+    promise: 'Each operator verb, from the API, the CLI or the dashboard, does what it says in one audited transaction and refuses what makes no sense.',
+    documented: [{ file: 'README.md', quote: 'Each is one transaction, refuses what makes no sense with a typed error, and is audited with who and why.' }],
+    covers: {
+      verbs: [
+        'control.cancel', 'control.retry', 'control.dead-letter', 'control.redrive',
+        'dashboard.cancel', 'dashboard.retry', 'dashboard.dead-letter', 'dashboard.redrive', 'dashboard.redrive-bulk',
+        'dashboard.pause-queue', 'dashboard.resume-queue', 'dashboard.set-limits', 'dashboard.pause-schedule', 'dashboard.resume-schedule',
+      ],
+    },
+    vouch: { by: 'gap', why: 'no gate scenario calls a verb but pause, nor serves the dashboard; test/control-verbs.test.ts and test/dashboard-browser.test.ts show each verb without chaos' },
+  },
+  {
+    id: 'rescuer-optional',
+    promise: 'A worker with rescue: false runs no lease rescuer of its own (another process must).',
+    documented: [{ file: 'docs/api.md', quote: 'a Worker runs one unless `rescue: false`' }],
+    covers: { options: ['Worker.rescue'] },
+    vouch: { by: 'gap', why: 'no test shows a worker with rescue: false leaving an expired lease alone' },
+  },
+  {
+    id: 'dashboard-settings',
+    promise: 'The dashboard listens where it is told (127.0.0.1:7676 by default), judges oldest age against its SLO, and bounds its queries.',
+    documented: [{ file: 'README.md', quote: 'serves the same controls as a web page on 127.0.0.1:7676' }],
+    covers: { options: ['Dashboard.port', 'Dashboard.host', 'Dashboard.sloMs', 'Dashboard.statementTimeoutMs', 'Dashboard.depthCapRows'] },
+    vouch: { by: 'gap', why: 'the CLI test shows the default address; nothing judges the SLO marking or the statement timeout' },
+  },
+  // ---- The harness's own promise ---------------------------------------------------------------
+  {
+    id: 'faults-shown-to-bite',
+    promise: 'Every fault a scenario declares is injected and shown to have bitten; a run whose fault never bit is inconclusive, never green.',
+    documented: [{ file: 'docs/scenario-format.md', quote: 'every declared fault injected, every injected fault with evidence (else inconclusive)' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/checkers-routing.test.ts',
+      tests: ['faults-exercised: unknown when a fault was injected without evidence, or declared and never injected'],
+      invariants: ['faults-exercised'],
+    },
+  },
+];
