@@ -2,7 +2,7 @@
 // mutant must be caught by its invariant), and the JUnit XML it writes.
 import { describe, expect, it } from 'vitest';
 import { junitXml } from '../harness/gate/junit.ts';
-import { mutantEntries, scenarioEntries, selectEntries, type GateEntry } from '../harness/gate/plan.ts';
+import { mutantEntries, scenarioEntries, selectEntries, shardEntries, type GateEntry } from '../harness/gate/plan.ts';
 import { judge, type EntryResult, type RunSummary } from '../harness/gate/verdict.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
@@ -89,5 +89,19 @@ describe('JUnit XML', () => {
     const xml = junitXml([{ ...result(scenario, null, 'fail'), error: 'setup failed: no database' }], 'gate');
     expect(xml).toContain('name="run"');
     expect(xml).toContain('<error message="why">setup failed: no database</error>');
+  });
+});
+
+describe('gate shards', () => {
+  const all = mutantEntries(SCENARIOS);
+  it('splits the mutant run into disjoint shares that together are the whole run', () => {
+    const shares = [1, 2, 3].map((i) => shardEntries(all, i, 3));
+    expect(shares.flat().map((e) => e.mutant).sort()).toEqual(all.map((e) => e.mutant).sort());
+    expect(new Set(shares.flat().map((e) => e.mutant)).size).toBe(all.length);
+    for (const s of shares) expect(s.length).toBeGreaterThanOrEqual(Math.floor(all.length / 3));
+  });
+  it('refuses a share outside 1..n', () => {
+    expect(() => shardEntries(all, 0, 3)).toThrow(/1 <= i <= n/);
+    expect(() => shardEntries(all, 4, 3)).toThrow(/1 <= i <= n/);
   });
 });

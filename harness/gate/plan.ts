@@ -37,3 +37,16 @@ export function selectEntries(entries: GateEntry[], only: string[], skip: string
   const named = (e: GateEntry, list: string[]) => list.includes(e.scenario) || (e.mutant !== null && list.includes(e.mutant));
   return entries.filter((e) => (only.length === 0 || named(e, only)) && !named(e, skip));
 }
+
+/**
+ * Share `index` of `count` of the entries (`--shard 2/4`): every count-th
+ * entry from the index-th, so the shares are disjoint, together are the whole
+ * run, and each mixes scenarios. CI runs a rotating share when the whole
+ * mutant run does not fit its budget; the release command runs them all.
+ */
+export function shardEntries(entries: GateEntry[], index: number, count: number): GateEntry[] {
+  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 1 || index > count) {
+    throw new Error(`shard ${index}/${count}: expected i/n with 1 <= i <= n`);
+  }
+  return entries.filter((_, i) => i % count === index - 1);
+}
