@@ -20,7 +20,8 @@ export interface EngineEvents {
   };
   'job:started': { jobId: number; queue: string; attempt: number; workerId: string };
   'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };
-  'job:failed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
+  /** `attempt` of `maxAttempts` (the job's budget); at the budget the job is dead and `job:dead` follows. */
+  'job:failed': { jobId: number; queue: string; attempt: number; maxAttempts: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
   'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
   /** The claim was handed back uncharged for a retry at `retryAt` (its effect was held by another holder's open transaction). */

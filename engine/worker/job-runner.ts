@@ -27,6 +27,8 @@ export interface JobRunnerDeps {
   workerId: string;
   /** Renews the leases of the runs that outlive a heartbeat period; absent when heartbeats are off. */
   heartbeats?: HeartbeatScheduler;
+  /** Counts completions for the worker's last line (WorkerLog): a number, so a completion builds no event for it. */
+  tally: { completed: number };
   /** The handler returned (or was abandoned) and heartbeats stopped: the run's slot is free. Called once per run. */
   onHandlerFinished: (run: JobRun) => void;
   /** The outcome is recorded too (or given up on). Called once per run, after onHandlerFinished. */
@@ -222,6 +224,7 @@ export class JobRun implements Beating, PendingCompletion {
     this.durationMs = deps.clock.now() - this.startedAt;
     if (this.handedBack || (this.leaseLost && !this.completedInTx)) return this.markRecorded(); // the new owner decides this job's fate
     if (this.completedInTx) {
+      deps.tally.completed++;
       deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
       return this.markRecorded();
     }
@@ -236,8 +239,11 @@ export class JobRun implements Beating, PendingCompletion {
   completionWritten(completed: boolean): void {
     const { job, deps } = this;
     if (!completed) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete' });
-    else if (deps.events.has('job:completed')) {
-      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
+    else {
+      deps.tally.completed++;
+      if (deps.events.has('job:completed')) {
+        deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
+      }
     }
     this.markRecorded();
   }
@@ -369,6 +375,7 @@ export class JobRun implements Beating, PendingCompletion {
       jobId: job.id,
       queue: job.queue,
       attempt: this.attempt,
+      maxAttempts: job.maxAttempts,
       workerId: deps.workerId,
       durationMs,
       error: message,

@@ -16,6 +16,7 @@ import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, 
 import { workerQueries as q } from './queries.ts';
 import { WorkerLiveness } from './liveness.ts';
 import { LeaseRescuer } from './rescuer.ts';
+import { WorkerLog } from './worker-log.ts';
 
 /**
  * How soon after a NOTIFY wake-up the worker claims again: enqueues within 10 ms of a notifying one skip their own NOTIFY
@@ -52,6 +53,8 @@ export class Worker {
   private readonly rescuer?: LeaseRescuer;
   private readonly liveness: WorkerLiveness;
   private readonly heartbeats?: HeartbeatScheduler;
+  /** The lines an operator reads: failures, dead letters, lost leases, and the totals when it stops. */
+  private readonly report: WorkerLog;
   /** What every claim of this worker names: its queues, their leases (ms, aligned with them) and its id. */
   private readonly claimBase: { queues: string[]; leaseMs: number[]; workerId: string };
   /** What every JobRun of this worker shares. */
@@ -111,6 +114,13 @@ export class Worker {
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
     this.claimBase = { queues: this.queues, leaseMs: this.queues.map((name) => this.queueOptions.get(name)!.leaseMs), workerId: this.id };
     this.completer = new CompletionBatcher(options.db, this.clock, this.log);
+    this.report = new WorkerLog({
+      events: this.events,
+      log: this.log,
+      clock: this.clock,
+      workerId: this.id,
+      maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes,
+    });
     const beatPeriods = [...this.queueOptions.values()].map((o) => o.heartbeatMs);
     if (beatPeriods.some((ms) => ms > 0)) this.heartbeats = new HeartbeatScheduler(this.clock, Math.min(...beatPeriods.filter((ms) => ms > 0)));
     this.concurrency = options.concurrency ?? DEFAULTS.concurrency;
@@ -125,6 +135,7 @@ export class Worker {
       completer: this.completer,
       workerId: this.id,
       heartbeats: this.heartbeats,
+      tally: this.report,
       onHandlerFinished: (run) => this.handlerFinished(run),
       onRecorded: (run) => this.recorded(run),
     };
@@ -166,6 +177,7 @@ export class Worker {
   start(): void {
     if (this.running || this.stopping) return;
     this.running = true;
+    this.report.start();
     this.liveness.start();
     this.listener?.start();
     this.rescuer?.start();
@@ -393,6 +405,7 @@ export class Worker {
     await this.heartbeats?.stop();
     await this.completer.drain();
     await this.liveness.stop();
+    this.report.stop();
   }
 
   private async handBack(runs: JobRun[]): Promise<void> {
