@@ -5,6 +5,7 @@ import { jobRow } from './support/jobs.ts';
 import { until } from './support/wait.ts';
 import { spawnWorker } from './support/worker-process.ts';
 import { freePort } from '../harness/postgres/embedded.ts';
+import type { NodeProcess } from '../engine/supervisor/node-process.ts';
 
 const { db, url } = await freshDatabase();
 await db.query('CREATE TABLE test_deliveries (job_id bigint, attempt int, worker_id text, at timestamptz DEFAULT clock_timestamp())');
@@ -35,31 +36,36 @@ describe('worker processes', () => {
     expect(row.errors[0].error).toContain('doomed presumed dead');
   });
 
-  /** Starts workers one after another until the job is dead; each must die of the job. */
-  async function crashUntilDead(jobId: number, flags: string[]): Promise<number> {
+  /** Starts workers one after another until the job is dead; each must die of the job. Returns the crashes and the worker that saw it dead. */
+  async function crashUntilDead(jobId: number, flags: string[]): Promise<{ crashes: number; survivor?: NodeProcess }> {
     let crashes = 0;
     while ((await jobRow(db, jobId)).state !== 'dead') {
       const w = spawnWorker(url, ['--lease-ms', '300', '--heartbeat-ms', '100', '--poll-ms', '50', ...flags]);
       const exit = await Promise.race([w.exited, until('job dead', async () => (await jobRow(db, jobId)).state === 'dead')]);
-      if (exit === true) break;
+      if (exit === true) return { crashes, survivor: w };
       expect((exit as { signal: string }).signal).toBe('SIGKILL');
       crashes++;
     }
-    return crashes;
+    return { crashes };
   }
 
-  it('a job that kills its process every time is dead-lettered after maxCrashes, fewer than its attempts', async () => {
+  it('a job that kills its process every time is dead-lettered after maxCrashes, fewer than its attempts; the worker that convicts it says so', async () => {
     const job = await enqueue(db, 'suicide', {}, { maxAttempts: 6 });
-    expect(await crashUntilDead(job.id, ['--max-crashes', '2'])).toBe(2);
+    const { crashes, survivor } = await crashUntilDead(job.id, ['--max-crashes', '2']);
+    expect(crashes).toBe(2);
     const row = await jobRow(db, job.id);
     expect(row).toMatchObject({ attempts: 2, crash_count: 2 });
     const dl = (await db.query('SELECT reason FROM stampede.dead_letters WHERE job_id = $1', [job.id])).rows[0];
     expect(dl.reason).toBe('crashed its worker 2 times');
+    // Its rescuer convicted the job: the line is on its way to the pipe once the row is dead.
+    const conviction = `job ${job.id} dead-lettered on suicide: crash loop convicted: crashed its worker 2 times (after 2 attempts)`;
+    await until('the conviction line', () => survivor!.stderr.includes(conviction));
+    expect(survivor!.stderr.split('\n').filter((l) => l.endsWith(conviction))).toEqual([expect.stringMatching(/^ERROR worker:\S+: job/)]);
   });
 
   it('with crash detection set above the budget, a process-killing job still dies after exactly maxAttempts', async () => {
     const job = await enqueue(db, 'suicide', {}, { maxAttempts: 3 });
-    expect(await crashUntilDead(job.id, ['--max-crashes', '100'])).toBe(3);
+    expect((await crashUntilDead(job.id, ['--max-crashes', '100'])).crashes).toBe(3);
     const row = await jobRow(db, job.id);
     expect(row).toMatchObject({ attempts: 3, crash_count: 3 });
     const dl = (await db.query('SELECT reason FROM stampede.dead_letters WHERE job_id = $1', [job.id])).rows[0];
