@@ -137,7 +137,7 @@ function deadCause(reason: string): string {
     case 'crashed':
       return `crash loop convicted: ${errorLine(reason)}`;
     default:
-      return /^dead-lettered by /i.test(reason) ? `by operator: ${errorLine(reason.replace(/^dead-lettered by /i, ''))}` : errorLine(reason);
+      return errorLine(reason);
   }
 }
 
