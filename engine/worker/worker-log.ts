@@ -45,11 +45,13 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /**
  * Rate-limits job lines in a storm. The rule: the first line of a cause (level, verb, queue and message, with
  * every run of digits counted as the same number, so `order 17 not found` and `order 18 not found` are one
- * cause) prints in full and opens a window of FOLD_MS. Further lines of that cause within the window are only
- * counted; when it ends, one summary line gives the count, the span and the last job, and a new window opens if
- * they keep coming (the same job failing again is a repeat too). A cause that stayed quiet for a whole window prints in full again. With MAX_CAUSES causes
- * open, a new one folds into `<verb> on <queue>, other causes`. So a storm costs each cause one line per window,
- * and a summary is never later than one window after the repeat it counts.
+ * cause) prints in full and opens a window of FOLD_MS. Further lines of that cause within the window (the same
+ * job failing again included) are only counted; when it ends, one summary line gives the count, the span and the
+ * last job, and a new window opens if they keep coming. A cause that stayed quiet for a whole window prints in
+ * full again. With MAX_CAUSES causes open, a new one folds into `<verb> on <queue>, other causes`. So a storm
+ * costs each cause one line per window, and a summary is never later than one window after the repeat it counts.
+ * The logger's own RepeatFolder cannot do this: it folds identical messages only, and a line from another cause
+ * ends a run, so two interleaved errors would print every line.
  */
 export class JobLineFolder {
   private readonly folds = new Map<string, Fold>();
