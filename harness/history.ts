@@ -243,8 +243,25 @@ export interface InvariantResult {
   figure: string;
   /** The bound it was held to (e.g. "0"). */
   bound: string;
+  /**
+   * How many events or cases it judged that could have shown a violation: the telling ones, not
+   * everything it read (no-early-start counts retries in backoff, delayed jobs and cron rows, not
+   * every claim). A check that judged nothing never passes (runCheckers makes it unknown).
+   */
+  judged: Judged;
   /** Up to a few concrete examples when it failed. */
   examples?: unknown[];
+}
+
+/** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */
+export interface Judged {
+  n: number;
+  what: string;
+}
+
+/** "1,234 retries in backoff", for tables; a result stored before checkers counted what they judged says so. */
+export function judgedText(judged: Judged | undefined): string {
+  return judged ? `${judged.n.toLocaleString('en-US')} ${judged.what}` : 'not recorded';
 }
 
 export function eventsOf<T extends HistoryEventType>(history: readonly HistoryEvent[], type: T): EventOf<T>[] {

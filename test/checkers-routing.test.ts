@@ -120,7 +120,7 @@ describe('checker registry', () => {
   });
 
   it('gives one verdict: a violation fails the run even if it is also inconclusive', () => {
-    const r = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: '', bound: '' });
+    const r = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: '', bound: '', judged: { n: 1, what: 'events' } });
     expect(verdictOf([r('a', true), r('b', 'unknown'), r('c', false)])).toEqual({ verdict: 'fail', exitCode: 1, failed: ['c'], unknown: ['b'] });
     expect(verdictOf([r('a', true), r('b', 'unknown')])).toMatchObject({ verdict: 'inconclusive', exitCode: 3 });
     expect(verdictOf([r('a', true)])).toMatchObject({ verdict: 'pass', exitCode: 0 });

@@ -38,7 +38,8 @@ export function checkArchiveOnce(history: readonly HistoryEvent[], final: FinalS
     ...firstN(young).map((y) => ({ tooYoung: y })),
   ];
   const pass: boolean | 'unknown' = bad > 0 ? false : archived.length === 0 ? 'unknown' : true;
-  return { name: 'archive-once', pass, figure, bound: `each job in exactly one table; archived only done, at least ${fmt(bounds.archiveAfterMs)} ms after it finished`, ...(examples.length ? { examples } : {}) };
+  const judged = { n: archived.length, what: 'archived jobs' };
+  return { name: 'archive-once', pass, figure, bound: `each job in exactly one table; archived only done, at least ${fmt(bounds.archiveAfterMs)} ms after it finished`, judged, ...(examples.length ? { examples } : {}) };
 }
 
 export const archiveOnce: CheckerDef<ArchiveOnceBounds> = {

@@ -92,6 +92,7 @@ export function checkAttemptAccounting(history: readonly HistoryEvent[], final: 
   const base = {
     name: 'attempt-accounting',
     bound: `attempts charged once per claim, within budget; exhausted => dead with as many errors and a dead-letter row; >= ${fmt(bounds.minExhausted)} exhausted`,
+    judged: { n: judged, what: 'finished jobs with an attempt budget' },
     figure:
       `${fmt(bad.length)} accounting errors over ${fmt(judged)} finished jobs; ${fmt(exhausted)} exhausted their budget and are dead, ` +
       `${fmt(convicted)} convicted as crash loops`,

@@ -160,6 +160,7 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
   const base = {
     name: 'crash-loop-isolation',
     bound: 'suspects alone; crashes charged only for real crashes; conviction at exactly maxCrashes, poison only',
+    judged: { n: suspects + expiries, what: 'suspect claims and leases taken back' },
     figure:
       `${fmt(bad.length)} violations; ${fmt(suspects)} suspect claims, ${fmt(rescues)} crashes charged of ${fmt(expiries)} leases taken back` +
       (unreported ? ` (${fmt(unreported)} of them unreported: their rescuer was killed before it reported)` : '') +

@@ -106,6 +106,8 @@ export function checkCronOccurrence(_history: readonly HistoryEvent[], final: Fi
       (unparsable.length + badExpected.length ? `; ${fmt(unparsable.length + badExpected.length)} keys not of the form cron:<schedule>:<instant>` : '') +
       (expected.size === 0 ? '; no occurrence expected in the window: nothing to judge' : ''),
     bound: 'each expected occurrence exactly once at its instant, nothing off the schedule',
+    // Nothing expected, nothing judged: the oracle named no occurrence the run could have missed or doubled.
+    judged: { n: expected.size, what: 'expected cron occurrences' },
     ...(examples.length ? { examples } : {}),
   };
 }

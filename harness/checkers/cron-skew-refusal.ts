@@ -50,7 +50,10 @@ export function checkCronSkewRefusal(history: readonly HistoryEvent[], _final: F
     if (wrote.length) problems.push({ node, problem: `materialized ${wrote.length}x while refusing`, firstAtMs: wrote[0].t });
   }
   for (const node of refusedBy) if (!bounds.mustRefuse.includes(node)) problems.push({ node, problem: 'refused although no fault pushed it past its tolerance' });
-  const reporting = history.some((e) => e.type === 'cron:materialized' || e.type === 'cron:refused');
+  const reporters = new Set(history.flatMap((e) => (e.type === 'cron:materialized' || e.type === 'cron:refused' ? [e.node] : [])));
+  const reporting = reporters.size > 0;
+  // Judged: each node that had to refuse (its clock fault not skipped), and each other node that reported, which must not have.
+  const judged = bounds.mustRefuse.length - skipped.length + [...reporters].filter((n) => !bounds.mustRefuse.includes(n)).length;
   const figure =
     `${fmt(refusals)} refusals by ${[...refusedBy].sort().join(', ') || 'no node'}; expected from ${bounds.mustRefuse.join(', ') || 'no node'}` +
     (problems.length ? `; ${fmt(problems.length)} broken` : '') +
@@ -64,6 +67,7 @@ export function checkCronSkewRefusal(history: readonly HistoryEvent[], _final: F
     pass,
     figure,
     bound: 'each node pushed past its tolerance refuses and writes nothing while refusing; no other node refuses',
+    judged: { n: judged, what: 'scheduler nodes' },
     ...(problems.length ? { examples: firstN(problems) } : {}),
   };
 }

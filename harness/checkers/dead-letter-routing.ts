@@ -47,6 +47,7 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
   const healthyDead: unknown[] = [];
   const times: number[] = [];
   let poison = 0;
+  let healthy = 0;
   for (const job of final.jobs) {
     const kind = idx.kindOf(job.id);
     if (kind !== undefined && poisonKinds.has(kind)) {
@@ -64,8 +65,9 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
         times.push(ms);
         if (ms > bounds.maxMs) tooSlow.push({ jobId: job.id, firstClaimToDeadMs: ms });
       }
-    } else if (job.state === 'dead' && !doomedKinds.has(kind ?? '')) {
-      healthyDead.push({ jobId: job.id, kind: kind ?? 'unknown', attempts: job.attempts, reason: final.deadLetters.find((d) => d.jobId === job.id)?.reason });
+    } else if (!doomedKinds.has(kind ?? '')) {
+      healthy++;
+      if (job.state === 'dead') healthyDead.push({ jobId: job.id, kind: kind ?? 'unknown', attempts: job.attempts, reason: final.deadLetters.find((d) => d.jobId === job.id)?.reason });
     }
   }
   const violations = poisonNotDead.length + tooManyAttempts.length + tooSlow.length + healthyDead.length;
@@ -84,6 +86,8 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
       (slowest === undefined ? '' : `, slowest ${fmt(slowest)} ms from first claim`) +
       `, ${fmt(tooManyAttempts.length)} over the attempt bound; ${fmt(healthyDead.length)} healthy jobs dead`,
     bound: `poison dead within ${fmt(bounds.maxAttempts)} attempts and ${fmt(bounds.maxMs)} ms; 0 healthy dead`,
+    // Each poison job could have escaped the dead-letter table, each healthy one landed in it (doomed kinds are not judged).
+    judged: { n: poison + healthy, what: 'poison and healthy jobs' },
     ...(examples.length ? { examples } : {}),
   };
 }

@@ -15,7 +15,9 @@ export function checkDeadLetterRows(_history: readonly HistoryEvent[], final: Fi
   const deadIds = new Set(dead.map((j) => j.id));
   const withoutRow = dead.filter((j) => !rows.has(j.id)).map((j) => j.id);
   const notDead = [...rows].filter((id) => !deadIds.has(id));
-  const base = { name: 'dead-letter-rows', bound: 'each dead job has exactly its dead-letter row, and each row a dead job' };
+  // Each dead job could lack its row, each row could belong to a job not dead.
+  const judged = { n: dead.length + notDead.length, what: 'dead jobs and dead-letter rows' };
+  const base = { name: 'dead-letter-rows', bound: 'each dead job has exactly its dead-letter row, and each row a dead job', judged };
   if (dead.length === 0 && rows.size === 0) return { ...base, pass: 'unknown', figure: 'no dead job: nothing to judge' };
   const examples = [...firstN(withoutRow).map((jobId) => ({ deadWithoutRow: jobId })), ...firstN(notDead).map((jobId) => ({ rowForJobNotDead: jobId }))];
   return {

@@ -17,7 +17,9 @@ export interface DeclaredAlertsBounds {
  */
 export function checkDeclaredAlerts(history: readonly HistoryEvent[], _final: FinalState, bounds: DeclaredAlertsBounds): InvariantResult {
   const base = { name: 'declared-alerts', bound: `fire: ${bounds.mustFire.join(', ') || 'none'}; clear: ${bounds.mustClear.join(', ') || 'none'}` };
-  if (bounds.mustFire.length + bounds.mustClear.length === 0) return { ...base, pass: 'unknown', figure: 'no alert declared: nothing to judge' };
+  const signals = new Set([...bounds.mustFire, ...bounds.mustClear]);
+  const judged = { n: signals.size, what: 'declared alert signals' };
+  if (signals.size === 0) return { ...base, pass: 'unknown', figure: 'no alert declared: nothing to judge', judged };
   const ups = new Map<string, number[]>();
   const downs = new Map<string, number[]>();
   for (const e of history) {
@@ -27,7 +29,7 @@ export function checkDeclaredAlerts(history: readonly HistoryEvent[], _final: Fi
   }
   const problems: string[] = [];
   const said: string[] = [];
-  for (const signal of new Set([...bounds.mustFire, ...bounds.mustClear])) {
+  for (const signal of signals) {
     const up = ups.get(signal) ?? [];
     const lastUp = up.at(-1);
     const cleared = lastUp !== undefined && (downs.get(signal) ?? []).some((t) => t > lastUp);
@@ -35,7 +37,7 @@ export function checkDeclaredAlerts(history: readonly HistoryEvent[], _final: Fi
     else if (bounds.mustClear.includes(signal) && !cleared) problems.push(`${signal}: fired at ${fmt(lastUp!)} ms, never cleared`);
     said.push(up.length ? `${signal} fired at ${fmt(up[0])} ms${cleared ? ', cleared' : ''}` : `${signal} never fired`);
   }
-  return { ...base, pass: problems.length === 0, figure: said.join('; '), ...(problems.length ? { examples: problems } : {}) };
+  return { ...base, pass: problems.length === 0, figure: said.join('; '), judged, ...(problems.length ? { examples: problems } : {}) };
 }
 
 export const declaredAlerts: CheckerDef<DeclaredAlertsBounds> = {

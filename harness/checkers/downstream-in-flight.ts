@@ -21,6 +21,8 @@ export function checkDownstreamInFlight(history: readonly HistoryEvent[], _final
   const over = calls.filter((c) => c.inFlight > bounds.maxInFlight);
   const overloaded = calls.filter((c) => c.overloaded).length;
   const capacity = calls[0]?.capacity;
+  // Only a call made at the limit could have gone over it: a limit the load never pressed proves nothing.
+  const atLimit = calls.filter((c) => c.inFlight >= bounds.maxInFlight).length;
   const figure = calls.length
     ? `peak ${fmt(peak)} calls at once over ${fmt(calls.length)} calls; ${fmt(over.length)} above the limit, ${fmt(overloaded)} refused as overload (capacity ${fmt(capacity ?? 0)})`
     : 'no downstream calls';
@@ -29,6 +31,7 @@ export function checkDownstreamInFlight(history: readonly HistoryEvent[], _final
     pass: over.length > 0 ? false : calls.length === 0 || peak < bounds.maxInFlight ? 'unknown' : true,
     figure,
     bound: `at most ${fmt(bounds.maxInFlight)} at once, and the load reaches it`,
+    judged: { n: atLimit, what: 'calls at or over the limit' },
     ...(over.length ? { examples: firstN(over).map((c) => ({ jobId: c.jobId, attempt: c.attempt, inFlight: c.inFlight, t: c.t })) } : {}),
   };
 }

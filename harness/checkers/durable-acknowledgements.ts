@@ -46,9 +46,10 @@ function crashes(history: readonly HistoryEvent[]): { t: number; backT: number; 
  */
 export function checkDurableAcknowledgements(history: readonly HistoryEvent[], final: FinalState): InvariantResult {
   const base = { name: 'durable-acknowledgements', bound: '0 acknowledged enqueues lost, 0 acknowledged completions or claims undone by the crash' };
+  const what = 'acknowledgements before the crash (enqueues, claims, completions)';
   const all = crashes(history);
-  if (all.length === 0) return { ...base, pass: 'unknown', figure: 'no Postgres crash injected: nothing to judge' };
-  if (!all.every((c) => c.shown)) return { ...base, pass: 'unknown', figure: `${fmt(all.length)} crash(es) injected, not all shown to have happened` };
+  if (all.length === 0) return { ...base, pass: 'unknown', figure: 'no Postgres crash injected: nothing to judge', judged: { n: 0, what } };
+  if (!all.every((c) => c.shown)) return { ...base, pass: 'unknown', figure: `${fmt(all.length)} crash(es) injected, not all shown to have happened`, judged: { n: 0, what } };
   const crashT = Math.max(...all.map((c) => c.t));
   const backT = Math.max(...all.map((c) => c.backT));
   const byId = new Map(final.jobs.map((j) => [j.id, j]));
@@ -98,6 +99,7 @@ export function checkDurableAcknowledgements(history: readonly HistoryEvent[], f
     ...base,
     pass: lost.length + undone.length + claimsUndone.length > 0 ? false : enqueues + completions === 0 ? 'unknown' : true,
     figure,
+    judged: { n: enqueues + claims + completions, what },
     ...(examples.length ? { examples } : {}),
   };
 }

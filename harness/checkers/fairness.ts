@@ -81,13 +81,16 @@ export function checkFairness(history: readonly HistoryEvent[], final: FinalStat
   const leftBehind = bounds.maxLowOverHighMs < OFF && maxLow > maxHigh + bounds.maxLowOverHighMs;
   const fail = over.length > 0 || starved.length > 0 || leftBehind;
   const examples = [...firstN(over), ...firstN(starved)];
+  // One lane only (every claim at one priority): there is no low lane to starve, so nothing was judged.
+  const lanesJudged = byQueues || lowP !== highP;
   return {
     name: 'fairness',
-    pass: fail ? false : low.length === 0 || (!byQueues && lowP === highP) ? 'unknown' : true,
+    pass: fail ? false : low.length === 0 || !lanesJudged ? 'unknown' : true,
     figure,
     bound:
       `low-lane max wait <= ${fmt(bounds.maxLowWaitMs)} ms` +
       (bounds.maxLowOverHighMs < OFF ? ` and <= high-lane max (${fmt(maxHigh)} ms) + ${fmt(bounds.maxLowOverHighMs)} ms` : ''),
+    judged: { n: lanesJudged ? low.length : 0, what: 'low-lane claims' },
     ...(examples.length ? { examples } : {}),
   };
 }

@@ -38,9 +38,12 @@ export function unexplainedWorkerDeaths(history: readonly HistoryEvent[]): { t: 
 export function checkFleetRecovers(history: readonly HistoryEvent[], final: FinalState, bounds: FleetRecoversBounds): InvariantResult {
   const base = { name: 'fleet-recovers', bound: `age under the SLO (${fmt(bounds.sloMs)} ms) and no worker crash, for good, <= ${fmt(bounds.maxRecoverMs)} ms after the incident` };
   const inc = bounds.incident;
-  if (!inc) return { ...base, pass: 'unknown', figure: 'no incident declared: nothing to recover from' };
+  const what = 'samples after the incident';
+  if (!inc) return { ...base, pass: 'unknown', figure: 'no incident declared: nothing to recover from', judged: { n: 0, what } };
   const samples = harnessAgeSamples(history, []).filter((s) => s.t >= inc.toMs);
-  if (samples.length === 0) return { ...base, pass: 'unknown', figure: `no sample after the incident window (${fmt(inc.fromMs)}-${fmt(inc.toMs)} ms): the run ended inside it` };
+  // Each sample after the window could have shown the age over the SLO (or a crash since the last one).
+  const judged = { n: samples.length, what };
+  if (samples.length === 0) return { ...base, pass: 'unknown', figure: `no sample after the incident window (${fmt(inc.fromMs)}-${fmt(inc.toMs)} ms): the run ended inside it`, judged };
 
   const deaths = unexplainedWorkerDeaths(history);
   const lastDeathT = deaths.length ? maxOf(deaths.map((d) => d.t)) : Number.NEGATIVE_INFINITY;
@@ -58,12 +61,13 @@ export function checkFleetRecovers(history: readonly HistoryEvent[], final: Fina
     `the run ended at ${fmt(endT)} ms`,
   ].join('; ');
   if (recoveredT === undefined) {
-    return { ...base, pass: false, figure: `not recovered: ${causes}`, examples: [{ incident: inc, lastOver, lastDeathT: deaths.length ? lastDeathT : null, unfinished: unfinished.slice(0, 5).map((j) => ({ jobId: j.id, state: j.state })) }] };
+    return { ...base, pass: false, figure: `not recovered: ${causes}`, judged, examples: [{ incident: inc, lastOver, lastDeathT: deaths.length ? lastDeathT : null, unfinished: unfinished.slice(0, 5).map((j) => ({ jobId: j.id, state: j.state })) }] };
   }
   const recoverMs = Math.max(0, recoveredT - inc.toMs);
   return {
     ...base,
     pass: recoverMs <= bounds.maxRecoverMs,
+    judged,
     figure: `recovered ${fmt(recoverMs)} ms after the incident (${fmt(inc.fromMs)}-${fmt(inc.toMs)} ms): ${causes}`,
   };
 }

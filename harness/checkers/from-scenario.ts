@@ -43,7 +43,9 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
       ? { 'one-job-per-cron-occurrence': { expectedKeys: facts.expectedCronKeys, allowedKeys: facts.allowedCronKeys ?? [] } }
       : {}),
   };
-  const names = enabledCheckers(s);
+  // A timeline with no fault leaves faults-exercised nothing to judge, and a check that judged nothing never
+  // passes (runCheckers): planned anyway, it would make every fault-free run inconclusive.
+  const names = enabledCheckers(s).filter((n) => n !== 'faults-exercised' || s.faults.length > 0);
   const bounds: CheckerBounds = {};
   for (const name of names) {
     const own = s.checkers[name];

@@ -58,7 +58,7 @@ export function checkHandBack(history: readonly HistoryEvent[], _final: FinalSta
     `${fmt(neverRerun.length)} never rerun; ${fmt(leftClaimed.length)} claims a drained worker left to the rescuer`;
   const examples = [...firstN(charged).map((c) => ({ charged: c })), ...firstN(late).map((l) => ({ late: l })), ...firstN(neverRerun).map((n) => ({ neverRerun: n })), ...firstN(leftClaimed).map((l) => ({ leftClaimed: l }))];
   const pass: boolean | 'unknown' = bad > 0 ? false : released === 0 ? 'unknown' : true;
-  return { name: 'hand-back', pass, figure, bound: 'every hand-back uncharged and due at once; nothing left claimed', ...(examples.length ? { examples } : {}) };
+  return { name: 'hand-back', pass, figure, bound: 'every hand-back uncharged and due at once; nothing left claimed', judged: { n: released, what: 'hand-backs' }, ...(examples.length ? { examples } : {}) };
 }
 
 export const handBack: CheckerDef<HandBackBounds> = {

@@ -38,7 +38,8 @@ export function checkIdempotentEnqueue(history: readonly HistoryEvent[], final: 
   const figure = `${fmt(split.length)} re-sends answered with a second job, ${fmt(wrongCount.length)} keys without exactly one job, of ${fmt(retried)} re-sent enqueues${outside}`;
   const examples = [...firstN(split).map((s) => ({ secondJob: s })), ...firstN(wrongCount).map((w) => ({ jobsForKey: w }))];
   const pass: boolean | 'unknown' = split.length + wrongCount.length > 0 ? false : retried === 0 ? 'unknown' : true;
-  return { name: 'idempotent-enqueue', pass, figure, bound: 'one job per key, whatever the producer re-sent', ...(examples.length ? { examples } : {}) };
+  const judged = { n: retried, what: 're-sent enqueues inside the idempotency window' };
+  return { name: 'idempotent-enqueue', pass, figure, bound: 'one job per key, whatever the producer re-sent', judged, ...(examples.length ? { examples } : {}) };
 }
 
 export const idempotentEnqueue: CheckerDef<Record<string, never>> = {

@@ -34,11 +34,13 @@ export function checkFaultsExercised(history: readonly HistoryEvent[], _final: F
     if (n.injected > 0 && n.evidence === 0) reasons.push(`${f}: injected ${fmt(n.injected)}x, no evidence it bit`);
   }
   const parts = [...tally].map(([f, n]) => `${f} ${fmt(n.evidence)}/${fmt(n.injected)}`);
+  const injections = [...tally.values()].reduce((sum, n) => sum + n.injected, 0);
   return {
     name: 'faults-exercised',
     pass: reasons.length ? 'unknown' : true,
     figure: parts.length ? `evidence/injected: ${parts.join(', ')}` : 'no faults injected',
     bound: 'every injected fault shows evidence; every declared fault injected',
+    judged: { n: injections, what: 'fault injections' },
     ...(reasons.length ? { examples: reasons } : {}),
   };
 }
@@ -63,6 +65,7 @@ export function checkQueueDrained(_history: readonly HistoryEvent[], final: Fina
       ? `${fmt(left.length)} of ${fmt(final.jobs.length)} jobs unfinished (${detail})${scheduled}`
       : `all ${fmt(final.jobs.length - later)} due jobs done or dead${scheduled}`,
     bound: '0 unfinished',
+    judged: { n: final.jobs.length - later, what: 'due jobs' },
     ...(left.length ? { examples: firstN(left).map((j) => ({ jobId: j.id, queue: j.queue, state: j.state, attempts: j.attempts })) } : {}),
   };
 }

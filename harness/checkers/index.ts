@@ -127,7 +127,11 @@ export function resolveBounds<N extends CheckerName>(name: N, given: unknown, fi
 /**
  * Runs the named checkers over one history. A checker that throws yields
  * `unknown` with the error as its figure (as in Jepsen), so one broken checker
- * cannot hide the others' verdicts. Unknown names are a usage error.
+ * cannot hide the others' verdicts. A checker that passes having judged
+ * nothing (`judged.n` 0) yields `unknown` too: a promise judged over zero
+ * relevant events is not vouched for, whatever the checker concluded. The
+ * rule is here, once, so a checker that forgets its own 'unknown' case cannot
+ * pass vacuously. Unknown names are a usage error.
  */
 export function runCheckers(
   names: readonly string[],
@@ -141,12 +145,18 @@ export function runCheckers(
   return (names as CheckerName[]).map((name) => {
     const def = CHECKERS[name] as unknown as CheckerDef<unknown>;
     try {
-      return def.check(history, final, resolveBounds(name, bounds[name]));
+      return nothingJudgedIsUnknown(def.check(history, final, resolveBounds(name, bounds[name])));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      return { name, pass: 'unknown', figure: `checker threw: ${message}`, bound: 'n/a' };
+      return { name, pass: 'unknown', figure: `checker threw: ${message}`, bound: 'n/a', judged: { n: 0, what: 'nothing (checker threw)' } };
     }
   });
+}
+
+/** A pass over nothing judged is no pass: unknown, its figure saying so. */
+function nothingJudgedIsUnknown(r: InvariantResult): InvariantResult {
+  if (r.pass !== true || r.judged.n > 0) return r;
+  return { ...r, pass: 'unknown', figure: `${r.figure}; judged nothing (0 ${r.judged.what})` };
 }
 
 export type Verdict = 'pass' | 'fail' | 'inconclusive';

@@ -53,6 +53,7 @@ export function checkLeaseFencing(history: readonly HistoryEvent[], _final: Fina
   const base = {
     name: 'lease-fencing',
     bound: '0 writes after a takeover; every live heartbeating holder records lease:lost',
+    judged: { n: judged, what: 'leases taken from a live heartbeating holder' },
     figure:
       `${fmt(overlaps.length)} writes accepted after a takeover (of ${fmt(takeovers)} takeovers); ` +
       `${fmt(judged - unaware.length)} of ${fmt(judged)} live heartbeating holders recorded lease:lost` + (phaseWords ? ` (${phaseWords})` : ''),

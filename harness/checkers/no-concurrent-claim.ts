@@ -101,6 +101,7 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
     pass: violations > 0 ? false : claims === 0 ? 'unknown' : true,
     figure: `${fmt(sameAttempt.length)} attempts claimed twice and ${fmt(overlaps.length)} overlapping holds over ${fmt(claims)} claims`,
     bound: bounds.leaseMs > 0 ? `0 (takeover after ${fmt(bounds.leaseMs)} ms lease expiry allowed)` : '0',
+    judged: { n: claims, what: 'claims' },
     ...(examples.length ? { examples } : {}),
   };
 }

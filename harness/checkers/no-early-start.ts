@@ -59,6 +59,7 @@ export function checkNoEarlyStart(history: readonly HistoryEvent[], final: Final
   const base = {
     name: 'no-early-start',
     bound: '0 claims before due (database clock)',
+    judged: { n: telling, what: 'claims that could have been early (retries in backoff, delayed jobs, cron rows)' },
     figure:
       `${fmt(early.length)} of ${fmt(judged)} claims before their run_at` +
       (early.length ? ` (worst ${fmt(worstMs)} ms early)` : '') +

@@ -80,6 +80,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
   const base = {
     name: 'no-early-takeover',
     bound: '0 takeovers before expiry, 0 unexplained redeliveries',
+    judged: { n: redeliveries + rescues, what: 'redeliveries and rescues' },
     figure:
       `${fmt(early.length)} taken back before their lease ended and ${fmt(unexplained.length)} unexplained, of ${fmt(redeliveries)} redeliveries and ${fmt(rescues)} rescues; ` +
       `causes: ${Object.entries(causes).map(([k, v]) => `${fmt(v)} ${k}`).join(', ')}`,

@@ -124,9 +124,10 @@ export function checkNoEffectLockWait(history: readonly HistoryEvent[], _final: 
     `(${fmt(windows.length)} frozen in an effect): ${fmt(answers.length)} handed back` +
     (answers.length ? ` within ${fmt(maxOf(answers))} ms` : '') +
     (excused ? `; ${fmt(excused)} whose own worker died or froze first` : '');
-  if (bad.length) return { ...base, pass: false, figure, examples: firstN(bad) };
-  if (judged === 0) return { ...base, pass: 'unknown', figure: `${figure}; nothing to judge` };
-  return { ...base, pass: true, figure };
+  const asked = { n: judged, what: 'effects asked for while another holder, frozen in it, held the key' };
+  if (bad.length) return { ...base, pass: false, figure, judged: asked, examples: firstN(bad) };
+  if (judged === 0) return { ...base, pass: 'unknown', figure: `${figure}; nothing to judge`, judged: asked };
+  return { ...base, pass: true, figure, judged: asked };
 }
 
 /** The hold whose handler asked: the latest claim of that job by that worker and attempt recorded before the ask. */

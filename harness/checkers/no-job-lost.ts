@@ -73,7 +73,9 @@ export function checkNoJobLost(history: readonly HistoryEvent[], final: FinalSta
   else if (lost > bounds.maxLost) pass = 'unknown'; // present but not finished: not drained, cannot tell
   else if (acknowledged === 0 && recovered === 0) pass = 'unknown'; // nothing was enqueued: nothing was checked
   else pass = true;
-  return { name: 'no-job-lost', pass, figure, bound: `${fmt(bounds.maxLost)} lost, 0 unexpected`, ...(examples.length ? { examples } : {}) };
+  // Each acknowledged enqueue, and each unknown-outcome one whose row turned up, could have been lost.
+  const judged = { n: acknowledged + recovered, what: 'acknowledged or recovered enqueues' };
+  return { name: 'no-job-lost', pass, figure, bound: `${fmt(bounds.maxLost)} lost, 0 unexpected`, judged, ...(examples.length ? { examples } : {}) };
 }
 
 export const noJobLost: CheckerDef<NoJobLostBounds> = {

@@ -91,6 +91,8 @@ export function checkNoPhantomFinish(history: readonly HistoryEvent[], final: Fi
   const base = {
     name: 'no-phantom-finish',
     bound: '0 phantom, 0 unexpected',
+    // An unconfirmed finish is counted, not judged (its holder died, or its reply was lost, before it could report).
+    judged: { n: done - unconfirmed, what: 'done jobs (unconfirmed ones left out)' },
     figure:
       `${fmt(phantom.length)} phantom and ${fmt(unexpected.length)} unexpected of ${fmt(done)} done jobs; ` +
       `${fmt(byReport)} completed by their holder, ${fmt(byEffect)} by their holder's committed effect, ${fmt(unconfirmed)} unconfirmed (holder killed, or its reply lost, before reporting)`,

@@ -45,6 +45,8 @@ export function checkNoStaleCompletion(history: readonly HistoryEvent[], _final:
     pass: stale.length > 0 ? false : completions === 0 ? 'unknown' : true,
     figure: `${fmt(stale.length)} completions accepted after the lease was taken over, of ${fmt(completions)}` + (unmatched ? ` (${fmt(unmatched)} with no recorded claim)` : ''),
     bound: '0',
+    // A completion with no recorded claim cannot be placed against a takeover: not judged.
+    judged: { n: completions - unmatched, what: 'completions' },
     ...(stale.length ? { examples: firstN(stale) } : {}),
   };
 }

@@ -37,7 +37,8 @@ export function harnessAgeSamples(history: readonly HistoryEvent[], queues: read
 export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: FinalState, bounds: OldestAgeSloBounds): InvariantResult {
   const samples = harnessAgeSamples(history, bounds.queues);
   const base = { name: 'oldest-age-slo', bound: `p99 and max <= ${fmt(bounds.sloMs)} ms outside the incident` };
-  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no harness samples recorded' };
+  const what = 'samples outside the incident';
+  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no harness samples recorded', judged: { n: 0, what } };
 
   const inc = bounds.incident;
   let recoveredT: number | undefined;
@@ -71,6 +72,7 @@ export function checkOldestAgeSlo(history: readonly HistoryEvent[], _final: Fina
     bound: base.bound + (inc ? `; recovery <= ${fmt(bounds.maxRecoverMs)} ms` : ''),
     pass: !sloOk || !recoverOk ? false : outside.length === 0 ? 'unknown' : true,
     figure,
+    judged: { n: outside.length, what },
   };
 }
 

@@ -66,7 +66,10 @@ export function checkOutboxDelivery(history: readonly HistoryEvent[], final: Fin
   // No request at all: no relay ran (or none reached the sink), so nothing about delivery was judged.
   let pass: boolean | 'unknown' = requests === 0 ? 'unknown' : lost.length + unexpected.length + otherWriter.length === 0;
   if (pass === true && committed.size === 0) pass = 'unknown'; // no intent committed: nothing to deliver
-  return { name: 'outbox-delivery', pass, figure, bound: '0 lost, 0 unexpected, 0 from an attempt that did not commit', ...(examples.length ? { examples } : {}) };
+  // Each committed intent could have been lost, each key received could have had no commit behind it.
+  const keys = requests === 0 ? 0 : new Set([...committed.keys(), ...received]).size;
+  const judged = { n: keys, what: 'intent keys committed or received' };
+  return { name: 'outbox-delivery', pass, figure, bound: '0 lost, 0 unexpected, 0 from an attempt that did not commit', judged, ...(examples.length ? { examples } : {}) };
 }
 
 export const outboxDelivery: CheckerDef<OutboxDeliveryBounds> = {

@@ -101,6 +101,7 @@ export function checkParametersHonoured(history: readonly HistoryEvent[], _final
   const base = {
     name: 'parameters-honoured',
     bound: `retry delay in [0, min(cap, base·2^(n−1))]; lease = leaseMs ± ${fmt(bounds.slackMs)} ms; renewal gaps >= heartbeatMs, each worker's median <= heartbeatMs + ${fmt(bounds.heartbeatLateMs)} ms`,
+    judged: { n: delays + leases + gapsJudged, what: 'retry delays, lease lengths and heartbeat gaps' },
     figure:
       `${fmt(bad.length)} off their settings; ${fmt(delays)} retry delays, ${fmt(leases)} lease lengths, ${fmt(gapsJudged)} heartbeat gaps judged` +
       (medians.length ? ` (median of the workers' medians ${fmt(median(medians))} ms)` : ''),

@@ -53,6 +53,7 @@ export function checkPausedQueueIdle(history: readonly HistoryEvent[], _final: F
       ? `${fmt(inside.length)} claims while paused (${fmt(pauses.length)} pauses, ${fmt(pausedMs / 1000, 1)} s); ${fmt(claims.length)} claims of the paused queues in all`
       : 'no queue was paused',
     bound: `0 (claims within ${fmt(bounds.resumeSlackMs)} ms before a resume excepted)`,
+    judged: { n: claims.length, what: 'claims of paused queues' },
     ...(inside.length ? { examples: firstN(inside).map((c) => ({ jobId: c.jobId, queue: c.queue, dbTime: c.dbTime })) } : {}),
   };
 }

@@ -88,6 +88,7 @@ export function checkPromptWakeup(history: readonly HistoryEvent[], _final: Fina
     name: 'prompt-wakeup',
     bound: `due to claim <= ${fmt(maxStartMs)} ms while a worker listens; listening again <= ${fmt(relistenMs)} ms after a severing fault`,
     figure,
+    judged: { n: waits.length, what: 'jobs due while a worker listened' },
   };
   if (late.length || deaf.length) return { ...base, pass: false, examples: firstN([...deaf, ...late]) };
   if (pollMs <= 2 * maxStartMs) return { ...base, figure: `${figure}; inconclusive: a poll of ${fmt(pollMs)} ms meets the bound without any wake-up`, pass: 'unknown' };

@@ -21,10 +21,13 @@ export interface PruneRetentionBounds {
  * age when it was pruned). Inconclusive when no key was pruned, or none was
  * young enough at the end that an early prune could have shown.
  */
+/** Only a key inside the retention could have been pruned early: kept, or gone too soon. */
+const YOUNG = 'dedup keys inside the retention';
+
 export function checkPruneRetention(_history: readonly HistoryEvent[], final: FinalState, bounds: PruneRetentionBounds): InvariantResult {
   const bound = `no key pruned younger than ${fmt(bounds.retentionMs)} ms`;
   if (!final.effectKeys || final.dbNowMs === undefined || !final.effectRows) {
-    return { name: 'prune-retention', pass: 'unknown', figure: 'the final state has no dedup keys read (a run recorded before they were)', bound };
+    return { name: 'prune-retention', pass: 'unknown', figure: 'the final state has no dedup keys read (a run recorded before they were)', bound, judged: { n: 0, what: YOUNG } };
   }
   const present = new Set(final.effectKeys);
   const appliedAt = new Map<string, number>();
@@ -44,7 +47,7 @@ export function checkPruneRetention(_history: readonly HistoryEvent[], final: Fi
   const figure = `${fmt(early.length)} pruned early of ${fmt(pruned)} pruned; ${fmt(youngKept)} keys inside the retention kept, of ${fmt(appliedAt.size)} effects`;
   let pass: boolean | 'unknown' = early.length === 0;
   if (pass && (pruned === 0 || youngKept === 0)) pass = 'unknown'; // the pruner never pruned, or nothing young was there to protect
-  return { name: 'prune-retention', pass, figure, bound, ...(early.length ? { examples: firstN(early) } : {}) };
+  return { name: 'prune-retention', pass, figure, bound, judged: { n: youngKept + early.length, what: YOUNG }, ...(early.length ? { examples: firstN(early) } : {}) };
 }
 
 export const pruneRetention: CheckerDef<PruneRetentionBounds> = {

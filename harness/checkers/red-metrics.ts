@@ -51,7 +51,8 @@ export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalS
     if (b && same(a.red, b.red)) judged.push(a);
     else busy++;
   }
-  if (judged.length === 0) return { ...base, pass: 'unknown', figure: `no worker scraped twice while idle (${fmt(busy)} busy or scraped once): nothing to judge` };
+  const what = "events behind idle workers' RED counts";
+  if (judged.length === 0) return { ...base, pass: 'unknown', figure: `no worker scraped twice while idle (${fmt(busy)} busy or scraped once): nothing to judge`, judged: { n: 0, what } };
 
   const started = new Map<string, { node: string; t: number }>();
   for (const e of history) if (e.type === 'worker:settings') started.set(e.workerId, { node: e.node, t: e.t });
@@ -79,8 +80,8 @@ export function checkRedMetrics(history: readonly HistoryEvent[], _final: FinalS
     }
   }
   const figure = `${fmt(judged.length)} workers judged (${fmt(busy)} left out), ${fmt(off.length)} counts off, of ${fmt(counted.size)} events counted`;
-  if (off.length === 0 && counted.size === 0) return { ...base, pass: 'unknown', figure: `${figure}: the judged workers did nothing` };
-  return { ...base, pass: off.length === 0, figure, ...(off.length ? { examples: firstN(off) } : {}) };
+  if (off.length === 0 && counted.size === 0) return { ...base, pass: 'unknown', figure: `${figure}: the judged workers did nothing`, judged: { n: 0, what } };
+  return { ...base, pass: off.length === 0, figure, judged: { n: counted.size, what }, ...(off.length ? { examples: firstN(off) } : {}) };
 }
 
 export const redMetrics: CheckerDef<Record<string, never>> = {

@@ -84,8 +84,9 @@ export function checkRetrySpread(history: readonly HistoryEvent[], _final: Final
     name: 'retry-spread',
     bound: `<= ${fmt(bounds.maxCohortShare * 100, 1)} % of a cohort's retries due within ${fmt(bounds.bucketMs)} ms`,
   };
+  const what = 'retries in cohorts after an outage';
   const windows = outageWindows(history);
-  if (windows.length === 0) return { ...base, pass: 'unknown', figure: `no ${OUTAGE_FAULT} in the history` };
+  if (windows.length === 0) return { ...base, pass: 'unknown', figure: `no ${OUTAGE_FAULT} in the history`, judged: { n: 0, what } };
 
   // A failure that killed the job has no retry to judge.
   const deadAt = new Set(history.filter((e) => e.type === 'job:dead').map((e) => `${e.jobId}:${e.attempt}`));
@@ -121,12 +122,15 @@ export function checkRetrySpread(history: readonly HistoryEvent[], _final: Final
     return {
       ...base,
       pass: 'unknown',
+      // The worst window's, as the figure says: the share and the verdict are that window's.
+      judged: { n: worst?.judged ?? 0, what },
       figure: `${fmt(worst?.judged ?? 0)} retries in cohorts of ${fmt(bounds.minCohort)}+ after the outage; fewer than ${fmt(bounds.minRetries)} tell nothing`,
     };
   }
   return {
     ...base,
     pass: worst.share <= bounds.maxCohortShare,
+    judged: { n: worst.judged, what },
     figure:
       `${fmt(worst.together)} of ${fmt(worst.judged)} retries (${fmt(worst.share * 100, 1)} %) came due within ${fmt(bounds.bucketMs)} ms of their cohort ` +
       `(${fmt(worst.cohorts)} cohorts of jobs that failed together; lockstep is 100 %); ` +

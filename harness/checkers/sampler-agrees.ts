@@ -30,7 +30,7 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
     name: 'sampler-agrees',
     bound: `every sample: per queue pending, failed, due, claimed, overdue and dead-letter counts and done rows equal to the harness's in the same snapshot, oldest-unclaimed-age within ${fmt(bounds.toleranceMs)} ms`,
   };
-  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no sample with both readings: nothing to judge' };
+  if (samples.length === 0) return { ...base, pass: 'unknown', figure: 'no sample with both readings: nothing to judge', judged: { n: 0, what: 'samples with both readings' } };
   const disagreements: Record<string, unknown>[] = [];
   let rowsSeen = 0;
   for (const s of samples) {
@@ -52,8 +52,8 @@ export function checkSamplerAgrees(history: readonly HistoryEvent[], _final: Fin
   const agreed = samples.length - disagreements.length;
   const figure = `${fmt(agreed)} of ${fmt(samples.length)} samples agree; ${fmt(rowsSeen)} rows read over them (pending, failed, claimed, done and dead letters)`;
   // Samples of an empty table agree with any sampler that reads zeros: with no row to misjudge, nothing was tested.
-  if (disagreements.length === 0 && rowsSeen === 0) return { ...base, pass: 'unknown', figure: `${figure}: nothing to judge` };
-  return { ...base, pass: disagreements.length === 0, figure, ...(disagreements.length ? { examples: firstN(disagreements) } : {}) };
+  if (disagreements.length === 0 && rowsSeen === 0) return { ...base, pass: 'unknown', figure: `${figure}: nothing to judge`, judged: { n: 0, what: 'samples with both readings' } };
+  return { ...base, pass: disagreements.length === 0, figure, judged: { n: samples.length, what: 'samples with both readings' }, ...(disagreements.length ? { examples: firstN(disagreements) } : {}) };
 }
 
 export const samplerAgrees: CheckerDef<SamplerAgreesBounds> = {

@@ -38,8 +38,12 @@ export function junitXml(results: readonly EntryResult[], name: string): string 
           // A mutant's other invariants are reported, not judged: a broken engine may break more than one thing.
           body = `      <system-out>${esc(`${inv.pass === true ? 'held' : inv.pass === false ? 'violated' : 'inconclusive'}: ${text}`)}</system-out>\n`;
         }
+        // How many events the invariant judged, so a CI can tell a check that held from one with nothing to hold over.
+        const judged = inv.judged
+          ? `      <properties>\n        <property name="judged" value="${inv.judged.n}"/>\n        <property name="judged.what" value="${esc(inv.judged.what)}"/>\n      </properties>\n`
+          : '';
         const open = `    <testcase classname="${esc(cls)}" name="${esc(caseName)}" time="0"`;
-        cases.push(body ? `${open}>\n${body}    </testcase>` : `${open}/>`);
+        cases.push(judged || body ? `${open}>\n${judged}${body}    </testcase>` : `${open}/>`);
       }
     }
     const failures = cases.filter((c) => c.includes('<failure')).length;

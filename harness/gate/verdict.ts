@@ -1,3 +1,4 @@
+import type { Judged } from '../history.ts';
 import type { GateEntry } from './plan.ts';
 
 /** One invariant as a run's report.json lists it. */
@@ -7,7 +8,7 @@ export interface ReportedInvariant {
   figure: string;
   bound: string;
   /** How many telling events it judged (absent from runs recorded before checkers counted them). */
-  judged?: { n: number; what: string };
+  judged?: Judged;
   examples?: unknown[];
 }
 

@@ -1,14 +1,15 @@
 import type { buildReportJson } from '../../reports/render/index.ts';
+import { judgedText } from '../history.ts';
 
 type ReportJson = ReturnType<typeof buildReportJson>;
 
 /** The invariants table and the verdict, for a person at a terminal or reading a CI log. */
 export function printSummary(report: ReportJson, dir: string): void {
-  const rows = report.invariants.map((i) => [i.pass === true ? 'PASS' : i.pass === false ? 'FAIL' : '????', i.name, i.figure, i.bound]);
-  const w = [4, ...[1, 2].map((c) => Math.min(60, Math.max(...rows.map((r) => String(r[c]).length), 8)))];
+  const rows = report.invariants.map((i) => [i.pass === true ? 'PASS' : i.pass === false ? 'FAIL' : '????', i.name, i.figure, `judged ${judgedText(i.judged)}`, i.bound]);
+  const w = [4, ...[1, 2, 3].map((c) => Math.min(60, Math.max(...rows.map((r) => String(r[c]).length), 8)))];
   const out = [
     '',
-    ...rows.map((r) => `  ${r[0]}  ${String(r[1]).padEnd(w[1])}  ${String(r[2]).padEnd(w[2])}  bound: ${r[3]}`),
+    ...rows.map((r) => `  ${r[0]}  ${String(r[1]).padEnd(w[1])}  ${String(r[2]).padEnd(w[2])}  ${String(r[3]).padEnd(w[3])}  bound: ${r[4]}`),
     '',
     `verdict: ${report.verdict.toUpperCase()}${report.interrupted ? ' (interrupted: partial report)' : ''}`,
     `report:  ${dir}/report.md`,

@@ -1,3 +1,4 @@
+import { judgedText } from '../../harness/history.ts';
 import { toEpochMs } from './input.ts';
 import type { Analysis } from './analysis.ts';
 import type { RenderedChart } from './charts.ts';
@@ -99,7 +100,11 @@ export function buildDocument(a: Analysis, charts: RenderedChart[]): Block[] {
     { kind: 'ul', items: a.mitigation },
     { kind: 'h2', text: 'Invariants' },
     input.invariants.length
-      ? { kind: 'table', header: ['Invariant', 'Result', 'Measured', 'Bound'], rows: input.invariants.map((r) => [`\`${r.name}\``, passCell(r.pass), r.figure, r.bound]) }
+      ? {
+          kind: 'table',
+          header: ['Invariant', 'Result', 'Measured', 'Judged', 'Bound'],
+          rows: input.invariants.map((r) => [`\`${r.name}\``, passCell(r.pass), r.figure, judgedText(r.judged), r.bound]),
+        }
       : { kind: 'p', text: 'No invariants were checked.' },
     { kind: 'h2', text: 'Action items' },
     { kind: 'ul', items: a.actions },

@@ -128,7 +128,7 @@ export function reportInput(history: HistoryEvent[], patch: Partial<ReportInput>
     achievedRate: 1,
     history,
     final: { jobs: [], deadLetters: [], effects: {} },
-    invariants: [{ name: 'no-lost-jobs', pass: true, figure: '0 lost of 3', bound: '0' }],
+    invariants: [{ name: 'no-lost-jobs', pass: true, figure: '0 lost of 3', bound: '0', judged: { n: 3, what: 'acknowledged enqueues' } }],
     thresholds: { oldestAgeSloMs: 5_000, deadLetterDepth: 1 },
     ...patch,
   };
