@@ -26,6 +26,7 @@ describe('outbox-delivery', () => {
     expect(r.figure).toBe(
       '0 lost, 0 unexpected and 0 from an attempt that did not commit, of 2 committed intents; 5 requests, 2 refused or cut off and sent again, 1 duplicates absorbed by key; 0 effect transactions killed before commit',
     );
+    expect(r.judged).toEqual({ n: 2, what: 'intent keys committed or received' });
   });
 
   it('fails (negative control) when a refused intent is never sent again, as a relay that marks rows delivered at claim does', () => {
@@ -63,6 +64,7 @@ describe('archive-once', () => {
     const r = checkArchiveOnce(acked, final, { archiveAfterMs: 4_000 });
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('1 archived of 2 jobs: 0 in both tables, 0 acknowledged in neither, 0 archived not done, 0 archived before 4,000 ms');
+    expect(r.judged).toEqual({ n: 1, what: 'archived jobs' });
   });
 
   it('fails (negative control) when a row moved before the archiver\'s age, as a unit slip in its age test does', () => {
@@ -94,6 +96,8 @@ describe('prune-retention', () => {
     const r = checkPruneRetention([], finalState([], { effectRows: rows, effectKeys: ['op:2'], dbNowMs: 20_000 }), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 pruned early of 1 pruned; 1 keys inside the retention kept, of 2 effects');
+    // Only op:2, inside the retention, could have been pruned early; op:1 was old enough to go.
+    expect(r.judged).toEqual({ n: 1, what: 'dedup keys inside the retention' });
   });
 
   it('fails (negative control) when a key inside the retention was pruned, as a pruner that misreads its retention does', () => {
@@ -104,7 +108,9 @@ describe('prune-retention', () => {
 
   it('is inconclusive when nothing was pruned, when nothing young was there to protect, or when the keys were not read', () => {
     expect(checkPruneRetention([], finalState([], { effectRows: rows, effectKeys: ['op:1', 'op:2'], dbNowMs: 20_000 }), bounds).pass).toBe('unknown');
-    expect(checkPruneRetention([], finalState([], { effectRows: rows, effectKeys: [], dbNowMs: 90_000 }), bounds).pass).toBe('unknown');
+    const allOld = checkPruneRetention([], finalState([], { effectRows: rows, effectKeys: [], dbNowMs: 90_000 }), bounds);
+    expect(allOld.pass).toBe('unknown');
+    expect(allOld.judged.n).toBe(0);
     expect(checkPruneRetention([], finalState([], { effectRows: rows }), bounds).pass).toBe('unknown');
   });
 });
@@ -121,6 +127,7 @@ describe('hand-back', () => {
     const r = checkHandBack(history, finalState([]));
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('1 handed back by 1 drained workers: 0 charged, 0 not due until their lease ran out, 0 never rerun; 0 claims a drained worker left to the rescuer');
+    expect(r.judged).toEqual({ n: 1, what: 'hand-backs' });
   });
 
   it('fails (negative control) when the hand-back kept the attempt it charged, as ReleaseJobs without the give-back does', () => {
@@ -172,6 +179,7 @@ describe('idempotent-enqueue', () => {
     const r = checkIdempotentEnqueue([late], final);
     expect(r.pass).toBe('unknown');
     expect(r.figure).toBe('0 re-sends answered with a second job, 0 keys without exactly one job, of 0 re-sent enqueues; 1 re-sent after their job was archived (outside the window)');
+    expect(r.judged).toEqual({ n: 0, what: 're-sent enqueues inside the idempotency window' });
     expect(checkIdempotentEnqueue([{ ...late, resentDbMs: 4_000 }], final).pass).toBe(false);
   });
 

@@ -15,6 +15,8 @@ describe('downstream-in-flight', () => {
     const r = checkDownstreamInFlight([call(1, 1, 1), call(2, 2, 2), call(3, 3, 2), call(4, 4, 1)], finalState([]), { maxInFlight: 2 });
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('peak 2 calls at once over 4 calls; 0 above the limit, 0 refused as overload (capacity 4)');
+    // Only the two calls made at the limit could have gone over it.
+    expect(r.judged).toEqual({ n: 2, what: 'calls at or over the limit' });
   });
 
   it('fails (negative control) when the downstream saw more at once than the limit, as claims without the limit allow', () => {
@@ -26,7 +28,9 @@ describe('downstream-in-flight', () => {
 
   it('is inconclusive with no calls, or when the load never reached the limit', () => {
     expect(checkDownstreamInFlight([], finalState([]), { maxInFlight: 2 }).pass).toBe('unknown');
-    expect(checkDownstreamInFlight([call(1, 1, 1), call(5, 2, 1)], finalState([]), { maxInFlight: 2 }).pass).toBe('unknown');
+    const underLimit = checkDownstreamInFlight([call(1, 1, 1), call(5, 2, 1)], finalState([]), { maxInFlight: 2 });
+    expect(underLimit.pass).toBe('unknown');
+    expect(underLimit.judged.n).toBe(0);
   });
 });
 
@@ -38,6 +42,7 @@ describe('paused-queue-idle', () => {
     const r = checkPausedQueueIdle(history, finalState([]), { resumeSlackMs: 50 });
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 claims while paused (1 pauses, 3 s); 2 claims of the paused queues in all');
+    expect(r.judged).toEqual({ n: 2, what: 'claims of paused queues' });
   });
 
   it('fails (negative control) when a claim of the queue began while it was paused', () => {

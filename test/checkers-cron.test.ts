@@ -97,6 +97,7 @@ describe('one-job-per-cron-occurrence', () => {
     const r = checkCronOccurrence([], finalState([cronJob(1, keys[0]), cronJob(2, keys[1]), cronJob(4, ahead), job(3, 'done')]), { expectedKeys: keys, allowedKeys: [...keys, ahead] });
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('3 occurrence jobs: 0 duplicated, 0 with run_at off their instant, 0 missing and 0 unexpected of 2 expected (3 allowed)');
+    expect(r.judged).toEqual({ n: 2, what: 'expected cron occurrences' });
   });
 
   it('fails (negative control) on the same occurrence twice under two spellings of its instant, even with nothing expected', () => {

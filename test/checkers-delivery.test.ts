@@ -15,6 +15,8 @@ describe('no-job-lost', () => {
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 missing and 0 unfinished of 2 acknowledged; 1 of 2 unknown-outcome enqueues recovered; 0 unexpected');
     expect(r.bound).toBe('0 lost, 0 unexpected');
+    // The 2 acknowledged and the 1 recovered could each have been lost; op 4, absent, could not.
+    expect(r.judged).toEqual({ n: 3, what: 'acknowledged or recovered enqueues' });
   });
 
   it('fails (negative control) when an acknowledged job is missing from the final state', () => {
@@ -73,6 +75,15 @@ describe('exactly-one-effect', () => {
     const r = checkExactlyOneEffect(history, finalState([job(1, 'done'), job(2, 'done'), job(3, 'done')], { effects: { 'op:1': 1, 'op:2': 1 } }), { kinds: ['effect'] });
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 duplicated and 0 missing effects over 2 effect jobs (2 effect keys)');
+    expect(r.judged).toEqual({ n: 2, what: 'effect keys applied or owed by a done effect job' });
+  });
+
+  it('judges a key applied and a key a done effect job owes; an effect job not done owes none', () => {
+    const r = checkExactlyOneEffect(history, finalState([job(1, 'pending'), job(2, 'done'), job(3, 'done')], { effects: { 'op:3': 1 } }), { kinds: ['effect'] });
+    // op:3 applied (a normal job's, still judged for duplicates), op:2 owed and missing; op:1 is not done: it may have 0 or 1.
+    expect(r.judged.n).toBe(2);
+    const nothingOwed = checkExactlyOneEffect(history, finalState([job(1, 'pending'), job(2, 'failed')]), { kinds: ['effect'] });
+    expect(nothingOwed.judged.n).toBe(0);
   });
 
   it('fails (negative control) on a duplicate effect, and on a done job whose effect never happened', () => {
@@ -99,6 +110,7 @@ describe('no-concurrent-claim', () => {
     const r = checkNoConcurrentClaim(history, finalState([]), { leaseMs: 0 });
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 attempts claimed twice and 0 overlapping holds over 4 claims');
+    expect(r.judged).toEqual({ n: 4, what: 'claims' });
   });
 
   it("passes when a worker's failure report arrives after the retry's claim (a busy worker reports late)", () => {
@@ -149,6 +161,7 @@ describe('no-stale-completion', () => {
     const r = checkNoStaleCompletion(history, finalState([]), {});
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 completions accepted after the lease was taken over, of 1');
+    expect(r.judged).toEqual({ n: 1, what: 'completions' });
   });
 
   it('fails (negative control) when the old owner completes after another worker claimed the job, as without fencing', () => {
@@ -168,5 +181,11 @@ describe('no-stale-completion', () => {
 
   it('is unknown with no completions at all', () => {
     expect(checkNoStaleCompletion([h.claim(1, 1, 'w1')], finalState([]), {}).pass).toBe('unknown');
+  });
+
+  it('does not count a completion with no recorded claim as judged: it cannot be placed against a takeover', () => {
+    const r = checkNoStaleCompletion([h.claim(1, 1, 'w1'), h.completed(2, 1, 'w1'), h.completed(3, 2, 'w2')], finalState([]), {});
+    expect(r.figure).toBe('0 completions accepted after the lease was taken over, of 2 (1 with no recorded claim)');
+    expect(r.judged.n).toBe(1);
   });
 });

@@ -22,6 +22,7 @@ describe('no-effect-lock-wait', () => {
     const r = checkNoEffectLockWait(history(h.deferred(7_004, 1, 'w2', 2), h.claim(7_500, 1, 'w2', 2, { crashCount: 1 }), h.effectStarted(8_400, 1, 'w2', 2), h.deferred(8_410, 1, 'w2', 2)), final, bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 waits; 2 effects asked for while another holder, frozen in it, held the key (1 frozen in an effect): 2 handed back within 10 ms');
+    expect(r.judged).toEqual({ n: 2, what: 'effects asked for while another holder, frozen in it, held the key' });
   });
 
   it('fails (negative control) when the retry queues on the lock and keeps its claim until the holder resumes', () => {

@@ -25,6 +25,7 @@ describe('attempt-accounting', () => {
     const r = checkAttemptAccounting(history, finalState([dead, done], { deadLetters: [letter] }), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 accounting errors over 2 finished jobs; 1 exhausted their budget and are dead, 0 convicted as crash loops');
+    expect(r.judged).toEqual({ n: 2, what: 'finished jobs with an attempt budget' });
   });
 
   it('fails (negative control) when an exhausted job is not dead, or is dead without its dead-letter row, or an attempt left no error', () => {
@@ -128,6 +129,7 @@ describe('crash-loop-isolation', () => {
     const r = checkCrashLoopIsolation(lostReport, finalState([job(9, 'done', { crashCount: 1 })]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 violations; 1 suspect claims, 1 crashes charged of 1 leases taken back (1 of them unreported: their rescuer was killed before it reported), 0 convicted (maxCrashes 2)');
+    expect(r.judged).toEqual({ n: 2, what: 'suspect claims and leases taken back' });
     // Its claim lost too (w1 died before reporting it): the crash count of the first claim the history has.
     const claimLost = [...fleet, h.settings(0, 'w3'), h.exited(20, 'w1'), h.exited(2_150, 'w2'), h.claim(2_200, 9, 'w3', 2, { crashCount: 1 }), h.completed(2_300, 9, 'w3', 2)];
     expect(checkCrashLoopIsolation(claimLost, finalState([job(9, 'done', { crashCount: 1 })]), bounds).pass).toBe(true);
@@ -171,6 +173,7 @@ describe('lease-fencing', () => {
     const r = checkLeaseFencing([...taken, h.leaseLost(5_010, 1, 'w1', 1, 'heartbeat'), h.completed(5_100, 1, 'w2', 2)], finalState([]), {});
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 writes accepted after a takeover (of 1 takeovers); 1 of 1 live heartbeating holders recorded lease:lost (1 at heartbeat)');
+    expect(r.judged).toEqual({ n: 1, what: 'leases taken from a live heartbeating holder' });
   });
 
   it('fails (negative control) when the old holder renews after the takeover, as an unfenced renewal does, and never learns', () => {
@@ -203,6 +206,7 @@ describe('parameters-honoured', () => {
     const r = checkParametersHonoured(good, finalState([]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 off their settings; 1 retry delays, 3 lease lengths, 2 heartbeat gaps judged (median of the workers\' medians 510 ms)');
+    expect(r.judged).toEqual({ n: 6, what: 'retry delays, lease lengths and heartbeat gaps' });
   });
 
   it('fails (negative control) on a retry past its ceiling, a lease of the wrong length and a heartbeat too slow', () => {

@@ -20,6 +20,8 @@ describe('no-early-start', () => {
     const r = checkNoEarlyStart(retried(1_600), finalState([job(1, 'done')]), {});
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 of 2 claims before their run_at; judged 1 retries in backoff, 0 delayed jobs, 0 cron rows');
+    // The first claim, due when written, could not have been early: only the retry is judged.
+    expect(r.judged).toEqual({ n: 1, what: 'claims that could have been early (retries in backoff, delayed jobs, cron rows)' });
   });
 
   it('fails (negative control) when a retry is claimed during its backoff, as a claim ignoring run_at would', () => {
@@ -40,7 +42,9 @@ describe('no-early-start', () => {
 
   it('is unknown when every job was due the moment it was written (nothing could have started early)', () => {
     const history = [h.ok(0, 1, 1, 'default', { runAt: 1_000 }), h.claim(10, 1, 'w1', 1, { dbTime: 1_010, runAt: 1_000 })];
-    expect(checkNoEarlyStart(history, finalState([job(1, 'done')]), {}).pass).toBe('unknown');
+    const r = checkNoEarlyStart(history, finalState([job(1, 'done')]), {});
+    expect(r.pass).toBe('unknown');
+    expect(r.judged.n).toBe(0);
   });
 
   it('judges cron rows, written ahead of their occurrence', () => {
@@ -57,6 +61,7 @@ describe('no-phantom-finish', () => {
     const r = checkNoPhantomFinish(history, finalState([job(1, 'done'), job(2, 'done')], { effectRows: [{ key: 'op:2', jobId: 2, workerId: 'w2' }] }), {});
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 phantom and 0 unexpected of 2 done jobs; 1 completed by their holder, 1 by their holder\'s committed effect, 0 unconfirmed (holder killed, or its reply lost, before reporting)');
+    expect(r.judged).toEqual({ n: 2, what: 'done jobs (unconfirmed ones left out)' });
   });
 
   it('fails (negative control) when a job is done but only a worker that had lost the lease completed it, as unfenced completion does', () => {
@@ -123,6 +128,7 @@ describe('no-early-takeover', () => {
     const r = checkNoEarlyTakeover(history, finalState([]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 8 redeliveries and 5 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage, 1 clock-step');
+    expect(r.judged).toEqual({ n: 13, what: 'redeliveries and rescues' });
   });
 
   it('takes a database clock step as the window from its start to its known commit: a claim in between still had its lease end stepped over', () => {

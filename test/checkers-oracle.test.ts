@@ -21,6 +21,8 @@ describe('durable-acknowledgements', () => {
     const r = checkDurableAcknowledgements([...before, ...crash(1_000), h.claim(3_000, 2, 'w1'), h.completed(3_100, 2, 'w1')], finalState([job(1, 'done'), job(2, 'done')]));
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('crash at 1,000 ms, back at 2,500 ms: 2 of 2 acknowledged enqueues and 1 of 1 acknowledged completions and 1 of 1 acknowledged claims survived');
+    // What came after the server was back (job 2's claim and completion) could not have been lost to the crash.
+    expect(r.judged).toEqual({ n: 4, what: 'acknowledgements before the crash (enqueues, claims, completions)' });
   });
 
   it('fails (negative control) on an acknowledged enqueue whose row the crash lost', () => {
@@ -68,6 +70,7 @@ describe('sampler-agrees', () => {
     const r = checkSamplerAgrees(rounded, finalState([]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('6 of 6 samples agree; 241 rows read over them (pending, failed, claimed, done and dead letters)');
+    expect(r.judged).toEqual({ n: 6, what: 'samples with both readings' });
   });
 
   it('fails (negative control) when the engine reads a queue as empty that has a job waiting 4 s', () => {
@@ -119,6 +122,7 @@ describe('declared-alerts', () => {
     const r = checkDeclaredAlerts([h.alert(1_000, 'oldest-unclaimed-age', 'up'), h.alert(1_500, 'dead-letter-depth', 'up'), h.alert(9_000, 'oldest-unclaimed-age', 'down')], finalState([]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('oldest-unclaimed-age fired at 1,000 ms, cleared; dead-letter-depth fired at 1,500 ms');
+    expect(r.judged).toEqual({ n: 2, what: 'declared alert signals' });
   });
 
   it('fails (negative control) when one never fires, or fires and never clears', () => {
@@ -137,6 +141,7 @@ describe('dead-letter-rows', () => {
   it('passes when every dead job has its row', () => {
     const r = checkDeadLetterRows([], finalState([job(1, 'dead'), job(2, 'done')], { deadLetters: [{ jobId: 1, reason: 'crash loop' }] }));
     expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 1, what: 'dead jobs and dead-letter rows' });
   });
 
   it('fails (negative control) on a dead job without a row, and on a row whose job is not dead', () => {
@@ -160,6 +165,8 @@ describe('cron-skew-refusal', () => {
     const r = checkCronSkewRefusal([mat(500, 'scheduler-0'), mat(600, 'scheduler-1'), jump(1_000, 'scheduler-0'), refused(1_200, 'scheduler-0'), mat(1_300, 'scheduler-1'), refused(1_700, 'scheduler-0')], finalState([]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('2 refusals by scheduler-0; expected from scheduler-0');
+    // scheduler-0 had to refuse; scheduler-1 reported and must not have.
+    expect(r.judged).toEqual({ n: 2, what: 'scheduler nodes' });
   });
 
   it('fails (negative control) when the pushed node never refuses, or materializes while refusing', () => {

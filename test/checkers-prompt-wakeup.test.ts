@@ -21,6 +21,7 @@ describe('prompt-wakeup', () => {
     expect(r.pass).toBe(true);
     // The job due 1.5 s after the cut (n=6, at 18 s) is the fault's, not judged.
     expect(r.figure).toBe('0 of 11 jobs due while a worker listened waited over the bound (due to claim p50 8 ms, p99 8 ms, max 8 ms; poll 10,000 ms); 1 severing faults: every worker listened again within 140 ms');
+    expect(r.judged).toEqual({ n: 11, what: 'jobs due while a worker listened' });
   });
 
   it('fails (negative control) when jobs wait for a later look instead of a wake-up', () => {

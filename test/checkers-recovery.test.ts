@@ -15,6 +15,7 @@ describe('fleet-recovers', () => {
     expect(r.figure).toBe(
       'recovered 1,000 ms after the incident (3,000-5,000 ms): age last over the SLO at 5,000 ms (3,000 ms); last worker crash at 4,500 ms (0 of 2 after the window); the run ended at 8,000 ms',
     );
+    expect(r.judged).toEqual({ n: 4, what: 'samples after the incident' });
   });
 
   it('fails (negative control) while a poison still kills workers after the age is back: the crash loop is not over', () => {

@@ -47,7 +47,7 @@ describe('red-metrics', () => {
 
   it("passes when an idle worker's counts equal its own events up to its scrape", () => {
     const r = checkRedMetrics([...work, scrape(100, 'w-1', served), scrape(400, 'w-1', served)], finalState([]));
-    expect(r).toMatchObject({ pass: true, figure: '1 workers judged (0 left out), 0 counts off, of 4 events counted' });
+    expect(r).toMatchObject({ pass: true, figure: '1 workers judged (0 left out), 0 counts off, of 4 events counted', judged: { n: 4, what: "events behind idle workers' RED counts" } });
   });
 
   it('fails (negative control) when failures are served as completions', () => {

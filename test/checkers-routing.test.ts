@@ -16,6 +16,7 @@ describe('dead-letter-routing', () => {
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('1 of 1 poison jobs dead, slowest 4,000 ms from first claim, 0 over the attempt bound; 0 healthy jobs dead');
     expect(r.bound).toBe('poison dead within 3 attempts and 10,000 ms; 0 healthy dead');
+    expect(r.judged).toEqual({ n: 2, what: 'poison and healthy jobs' });
   });
 
   it('fails (negative control) when the poison keeps going round, as when a crash never charges an attempt', () => {
@@ -59,6 +60,7 @@ describe('inconclusive runs', () => {
     expect(r.pass).toBe('unknown');
     expect(r.figure).toBe('evidence/injected: worker-kill 1/2, poison-pill 0/1');
     expect(r.examples).toEqual(['db-restart: declared, never injected', 'poison-pill: injected 1x, no evidence it bit']);
+    expect(r.judged).toEqual({ n: 3, what: 'fault injections' });
     expect(checkFaultsExercised(history.slice(0, 3), finalState([]), { declared: ['worker-kill'] }).pass).toBe(true);
   });
 
@@ -98,7 +100,33 @@ describe('checker registry', () => {
     const [lost, stale] = runCheckers(['no-job-lost', 'no-stale-completion'], [h.claim(1, 1, 'w'), h.completed(2, 1, 'w')], broken);
     expect(lost.pass).toBe('unknown');
     expect(lost.figure).toMatch(/^checker threw: /);
+    expect(lost.judged).toEqual({ n: 0, what: 'nothing (checker threw)' });
     expect(stale.pass).toBe(true);
+  });
+
+  it('never passes a checker that judged nothing: its pass becomes unknown and its figure says so', () => {
+    // A fault-free, empty run: faults-exercised and queue-drained find nothing wrong, having judged nothing.
+    const [faults, drained] = runCheckers(['faults-exercised', 'queue-drained'], [], finalState([]));
+    expect(checkFaultsExercised([], finalState([]), { declared: [] }).pass).toBe(true);
+    expect(faults).toEqual({
+      name: 'faults-exercised',
+      pass: 'unknown',
+      figure: 'no faults injected; judged nothing (0 fault injections)',
+      bound: 'every injected fault shows evidence; every declared fault injected',
+      judged: { n: 0, what: 'fault injections' },
+    });
+    expect(drained).toMatchObject({ pass: 'unknown', figure: 'all 0 due jobs done or dead; judged nothing (0 due jobs)' });
+    // A checker whose own rule passes: there was an effect job, but it died without its effect, so no key was owed.
+    const effectDied = [h.invoke(0, 1, 'effect'), h.ok(1, 1, 1)];
+    expect(CHECKERS['exactly-one-effect'].check(effectDied, finalState([job(1, 'dead')]), { kinds: ['effect'] }).pass).toBe(true);
+    expect(runCheckers(['exactly-one-effect'], effectDied, finalState([job(1, 'dead')]))[0]).toMatchObject({ pass: 'unknown', judged: { n: 0 } });
+  });
+
+  it('leaves a pass over something judged, and any fail, as the checker said', () => {
+    expect(runCheckers(['queue-drained'], [], finalState([job(1, 'done')]))[0]).toMatchObject({ pass: true, figure: 'all 1 due jobs done or dead', judged: { n: 1, what: 'due jobs' } });
+    // Claimed before its run_at, though due when written: a violation seen over nothing the checker counts as telling is still one.
+    const [early] = runCheckers(['no-early-start'], [h.claim(10, 1, 'w1', 1, { dbTime: 500, runAt: 1_000 })], finalState([job(1, 'done')]));
+    expect(early).toMatchObject({ pass: false, judged: { n: 0 } });
   });
 
   it('refuses unknown checker names and malformed bounds, naming the field', () => {

@@ -23,6 +23,14 @@ describe('fairness', () => {
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('low-lane max wait 900 ms over 2 claims, 0 never claimed; median wait high 10 ms vs low 200 ms (low priority 0, high priority 9)');
     expect(r.bound).toBe('low-lane max wait <= 1,000 ms');
+    expect(r.judged).toEqual({ n: 2, what: 'low-lane claims' });
+  });
+
+  it('judges nothing when every claim had one priority: there was no low lane to starve', () => {
+    const oneLane = claims(900).map((e) => (e.type === 'job:claimed' ? { ...e, priority: 0 } : e));
+    const r = checkFairness(oneLane, finalState([]), bounds);
+    expect(r.pass).toBe('unknown');
+    expect(r.judged.n).toBe(0);
   });
 
   it('fails (negative control) when a low-lane job waited past the bound, as under pure priority', () => {
@@ -82,6 +90,7 @@ describe('oldest-age-slo', () => {
     const r = checkOldestAgeSlo(samples([100, 200, 300, 9_000, 12_000, 4_000, 800, 200]), finalState([]), bounds);
     expect(r.pass).toBe(true);
     expect(r.figure).toBe('p99 800 ms, max 800 ms over 5 samples outside the incident; peak 12,000 ms in the incident (3,000-5,000 ms); recovered 1,000 ms after it');
+    expect(r.judged).toEqual({ n: 5, what: 'samples outside the incident' });
     expect(r.bound).toBe('p99 and max <= 1,000 ms outside the incident; recovery <= 2,000 ms');
   });
 
@@ -163,8 +172,13 @@ describe('retry-spread', () => {
   it('does not judge a failure that dead-lettered its job, nor one without the database time', () => {
     const lockstep = outageHistory(false).filter((e) => e.type !== 'job:failed' || e.attempt === 1);
     const dead = lockstep.flatMap((e) => (e.type === 'job:failed' ? [e, h.dead(e.t, e.jobId, e.attempt)] : [e]));
-    expect(checkRetrySpread(lockstep, finalState([]), bounds).pass).toBe(false);
-    expect(checkRetrySpread(dead, finalState([]), bounds).pass).toBe('unknown');
+    const judged = checkRetrySpread(lockstep, finalState([]), bounds);
+    expect(judged.pass).toBe(false);
+    // The 200 first failures, one cohort: each retry could have come due apart from the others.
+    expect(judged.judged).toEqual({ n: 200, what: 'retries in cohorts after an outage' });
+    const none = checkRetrySpread(dead, finalState([]), bounds);
+    expect(none.pass).toBe('unknown');
+    expect(none.judged.n).toBe(0);
     const undated = lockstep.map((e) => (e.type === 'job:failed' ? { ...e, dbTime: undefined } : e));
     expect(checkRetrySpread(undated, finalState([]), bounds).pass).toBe('unknown');
   });
