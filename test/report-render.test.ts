@@ -77,11 +77,11 @@ describe('report from the incident fixture', () => {
     expect(html).toContain(`<code>${replay}</code>`);
   });
 
-  it('lists every invariant with its name, pass, figure and bound', () => {
-    expect(json.invariants).toEqual(input.invariants.map(({ name, pass, figure, bound }) => ({ name, pass, figure, bound })));
+  it('lists every invariant with its name, pass, figure, what it judged and bound', () => {
+    expect(json.invariants).toEqual(input.invariants.map(({ name, pass, figure, bound, judged }) => ({ name, pass, figure, bound, judged })));
     for (const r of input.invariants) {
       const result = r.pass === true ? 'pass' : r.pass === false ? 'FAIL' : 'unknown';
-      expect(md).toContain(`| \`${r.name}\` | ${result} | ${r.figure} | ${r.bound} |`);
+      expect(md).toContain(`| \`${r.name}\` | ${result} | ${r.figure} | ${r.judged.n.toLocaleString('en-US')} ${r.judged.what} | ${r.bound} |`);
     }
   });
 

@@ -155,6 +155,11 @@ describe('checkerPlan', () => {
     const late = checkerPlan(s, { loadStartT: 15_000 }).bounds['oldest-age-slo'];
     expect(late).toMatchObject({ incident: { fromMs: 25_000, toMs: 35_000 } });
   });
+
+  it('leaves faults-exercised out of a timeline with no fault: it would judge nothing, and a check over nothing never passes', () => {
+    expect(checkerPlan(defineScenario(minimal)).names).not.toContain('faults-exercised');
+    expect(checkerPlan(defineScenario({ ...minimal, faults: [{ fault: 'worker-kill', atS: 1 }] })).names).toContain('faults-exercised');
+  });
 });
 
 describe('loadScenarioFile', () => {

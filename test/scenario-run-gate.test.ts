@@ -3,12 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { junitXml } from '../harness/gate/junit.ts';
 import { mutantEntries, scenarioEntries, selectEntries, shardEntries, type GateEntry } from '../harness/gate/plan.ts';
-import { judge, type EntryResult, type RunSummary } from '../harness/gate/verdict.ts';
+import { judge, type EntryResult, type ReportedInvariant, type RunSummary } from '../harness/gate/verdict.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 
 const inv = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: `${name} figure`, bound: `${name} bound` });
-const summary = (invariants: ReturnType<typeof inv>[]): RunSummary => ({
+const summary = (invariants: ReportedInvariant[]): RunSummary => ({
   scenario: { name: 'retry-storm' },
   seed: 53,
   verdict: 'x',
@@ -83,6 +83,18 @@ describe('JUnit XML', () => {
     expect(xml).toContain('<failure message="mutant no-jitter survived: retry-spread stayed green">peak &lt;5 &amp; &quot;ok&quot;');
     const caught = junitXml([result(mutant, summary([inv('retry-spread', false)]), 'pass')], 'gate');
     expect(caught).toContain('failures="0" errors="0"');
+  });
+
+  it('carries what each invariant judged as properties of its test case', () => {
+    const s = summary([{ ...inv('no-job-lost', true), judged: { n: 1234, what: 'acknowledged <or> recovered enqueues' } }, inv('retry-spread', false)]);
+    const xml = junitXml([result(scenario, s, 'fail')], 'gate');
+    expect(xml).toContain(
+      '<testcase classname="stampede.gate.scenario.retry-storm" name="no-job-lost" time="0">\n      <properties>\n' +
+        '        <property name="judged" value="1234"/>\n        <property name="judged.what" value="acknowledged &lt;or&gt; recovered enqueues"/>\n' +
+        '      </properties>\n    </testcase>',
+    );
+    // A summary written before checkers counted what they judged has no such property.
+    expect(xml).toMatch(/name="retry-spread" time="0">\n\s+<failure /);
   });
 
   it('a run that printed no summary is one errored case', () => {
