@@ -25,6 +25,16 @@ export default defineScenario({
       { id: 'minutely', cron: '* * * * *', queue: 'default', catchUp: 'latest', payload: SCHEDULED_JOB },
       { id: 'rollup', cron: '*/2 * * * *', queue: 'default', catchUp: 'all', payload: SCHEDULED_JOB },
       { id: 'berlin-minutely', cron: '* * * * *', timezone: 'Europe/Berlin', queue: 'default', payload: SCHEDULED_JOB },
+      // More occurrences for three nodes to compute at once: a 14 s run sees about one of each minutely
+      // schedule, and the promise (one job per occurrence, however many nodes) is judged per occurrence.
+      // Zones with half- and quarter-hour offsets spell the same minute differently on the wall.
+      ...['Asia/Kolkata', 'America/St_Johns', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Chatham', 'America/Los_Angeles'].map((timezone, i) => ({
+        id: `minutely-${i + 1}`,
+        cron: '* * * * *',
+        timezone,
+        queue: 'default',
+        payload: SCHEDULED_JOB,
+      })),
     ],
   },
   faults: [

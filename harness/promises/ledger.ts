@@ -235,7 +235,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       { file: 'README.md', quote: 'A scheduler node whose clock is ahead only writes rows early; they still run on time.' },
     ],
     covers: { options: ['CronMaterializer.tickMs', 'CronMaterializer.lookaheadMs'], seed: [4] },
-    vouch: { by: 'gate', judgedBy: [{ scenario: 'cron-skew', invariant: 'one-job-per-cron-occurrence' }], minJudged: 10, mutants: ['cron-key-spelling'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'cron-skew', invariant: 'one-job-per-cron-occurrence' }], minJudged: 5, mutants: ['cron-key-spelling'] },
   },
   {
     id: 'cron-skew-refusal',
