@@ -235,6 +235,8 @@ export interface FinalState {
   effectKeys?: string[];
   /** The database's now() when the final state was read, epoch ms. */
   dbNowMs?: number;
+  /** Every schedule as the database holds it (absent from older stored runs). */
+  schedules?: { id: string; cron: string; timezone: string; dstPolicy: string; catchUp: string }[];
 }
 
 /** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */
