@@ -39,6 +39,11 @@ describe('handler-timeout', () => {
     expect(r.examples).toEqual([{ what: 'ran to completion past its timeout', jobId: 3, attempt: 1, workerId: 'w1', durationMs: 1_800, timeoutMs: 1_000 }]);
   });
 
+  it('allows a timeout measured a millisecond short of its limit (the timer and the clock are whole milliseconds)', () => {
+    const grain = [h.claim(30, 3, 'w1'), h.started(30, 3, 'w1'), h.failed(1_040, 3, 'w1', 1, { error: TIMEOUT, durationMs: 999, nodeTime: 1_040 })];
+    expect(checkHandlerTimeout([...good, ...grain], finalState([]), bounds).pass).toBe(true);
+  });
+
   it('allows a completion that settled within the lag of its limit (the timer and the handler raced)', () => {
     const r = checkHandlerTimeout([...good, h.claim(30, 3, 'w1'), h.started(30, 3, 'w1'), h.completed(1_100, 3, 'w1', 1, 1_100)], finalState([]), bounds);
     expect(r.pass).toBe(true);

@@ -19,6 +19,12 @@ export interface HandlerTimeoutBounds {
   slackMs: number;
 }
 
+/**
+ * How much shorter than the limit a timeout's measured run may read: the timer and the clock the worker
+ * measures with are whole milliseconds apart (a 2,600 ms timer measured 2,599 ms in a slow-worker run).
+ */
+const TIMER_GRAIN_MS = 2;
+
 /** The engine's JobTimeoutError, as a failure's error text reads (`<name>: <message>`). */
 const TIMEOUT_ERROR = /^JobTimeoutError:/;
 
@@ -31,7 +37,8 @@ const TIMEOUT_ERROR = /^JobTimeoutError:/;
  * - a completion took at most limit + lagMs (none ran to completion past it);
  * - a failure that took longer than limit + lagMs is a timeout (not the
  *   handler's own error after the limit had passed);
- * - a timeout failure took at least the limit (the timer did not fire early),
+ * - a timeout failure took at least the limit (the timer did not fire early;
+ *   2 ms of clock grain allowed),
  *   came from a queue that has one, and its worker recorded it within
  *   limit + slackMs of the handler's start (`job:started` to `job:failed`,
  *   node clock);
@@ -81,7 +88,7 @@ export function checkHandlerTimeout(history: readonly HistoryEvent[], _final: Fi
       }
       if (!failed || !timedOut) continue;
       timeouts++;
-      if (failed.durationMs !== undefined && failed.durationMs < limit) bad.push({ what: 'timed out before its limit', ...who, durationMs: failed.durationMs, timeoutMs: limit });
+      if (failed.durationMs !== undefined && failed.durationMs < limit - TIMER_GRAIN_MS) bad.push({ what: 'timed out before its limit', ...who, durationMs: failed.durationMs, timeoutMs: limit });
       const start = startOf.get(failed);
       if (start?.nodeTime === undefined || failed.nodeTime === undefined) continue;
       const recordedMs = failed.nodeTime - start.nodeTime;
