@@ -49,8 +49,8 @@ async function loadHandlers(path: string): Promise<Handlers> {
 function workerSettings(workerId: string, options: WorkerOptions) {
   const queues = Object.fromEntries(
     Object.keys(options.handlers).map((name) => {
-      const { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs } = resolveQueueOptions(options, name);
-      return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs }];
+      const { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs } = resolveQueueOptions(options, name);
+      return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs: timeoutMs ?? null }];
     }),
   );
   return { workerId, maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes, queues };

@@ -28,7 +28,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'effect:started'; jobId: number; attempt: number; workerId: string }
   | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
   | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
-  | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number }
+  | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number; durationMs?: number }
   | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
   | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
   | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string }
@@ -192,6 +192,8 @@ export interface QueueSettings {
   heartbeatMs: number;
   backoffBaseMs: number;
   backoffCapMs: number;
+  /** The handler's time limit; null: none (absent from runs recorded before workers reported it). */
+  timeoutMs?: number | null;
 }
 
 export type HistoryEventType = HistoryEvent['type'];
@@ -233,6 +235,8 @@ export interface FinalState {
   effectKeys?: string[];
   /** The database's now() when the final state was read, epoch ms. */
   dbNowMs?: number;
+  /** Every schedule as the database holds it (absent from older stored runs). */
+  schedules?: { id: string; cron: string; timezone: string; dstPolicy: string; catchUp: string }[];
 }
 
 /** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */

@@ -110,6 +110,8 @@ export interface EngineSettings {
   /** Priority p overtakes q > p after waiting (q - p) * agingMs longer. */
   agingMs: number;
   rescueIntervalMs: number;
+  /** A handler running longer fails its attempt with JobTimeoutError (Worker.timeoutMs); null: no limit. */
+  timeoutMs: number | null;
   /** A deliberately broken engine variant (a negative control); null for the real engine. */
   mutant: MutantName | null;
 }
@@ -138,6 +140,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
     maxCrashes: DEFAULTS.maxCrashes,
     agingMs: DEFAULTS.agingMs,
     rescueIntervalMs: DEFAULTS.rescueIntervalMs,
+    timeoutMs: null,
     mutant: null,
   },
   engineByWorker: [],
@@ -276,6 +279,7 @@ function validateEngine(e: Partial<EngineSettings>, field: string, partial: bool
   for (const k of ['heartbeatMs', 'backoffBaseMs', 'backoffCapMs'] as const) if (has(k)) nonNegative(e[k], `${field}.${k}`);
   if (has('maxAttempts')) int(e.maxAttempts, `${field}.maxAttempts`, 1);
   if (has('maxCrashes')) int(e.maxCrashes, `${field}.maxCrashes`, 1);
+  if (e.timeoutMs !== undefined && e.timeoutMs !== null) positive(e.timeoutMs, `${field}.timeoutMs`);
   if (e.heartbeatMs && e.leaseMs && e.heartbeatMs >= e.leaseMs) {
     throw new ValidationError(`${field}.heartbeatMs`, `expected below leaseMs (${e.leaseMs}) so a renewal lands before the lease ends, got ${e.heartbeatMs}; 0 turns heartbeats off`);
   }

@@ -19,6 +19,9 @@ const london = { timezone: 'Europe/London', queue: 'default', catchUp: 'all' as 
  *   catch-up-latest 10,40 (latest)      missed before the move: 23:10Z (25th) ... 00:40Z (01:40
  *                                       BST); the newest, 00:40Z, then 01:10Z and 01:40Z (GMT)
  *   catch-up-none  10,40 (none)         none of the missed: 01:10Z and 01:40Z
+ *   berlin-first   30 2 in Europe/Berlin (skip-first): Berlin falls back at the same instant
+ *                                       (03:00 CEST -> 02:00 CET): first pass only, 02:30 CEST = 00:30Z
+ *   berlin-both    30 2 in Europe/Berlin (skip-both): 00:30Z and 02:30 CET = 01:30Z
  * (every-30 and the nightly ones catch up with `all`.)
  */
 export default defineScenario({
@@ -39,6 +42,8 @@ export default defineScenario({
       { id: 'catch-up-latest', cron: '10,40 * 26 10 *', ...london, catchUp: 'latest' },
       { id: 'catch-up-none', cron: '10,40 * 26 10 *', ...london, catchUp: 'none' },
       { id: 'every-30', cron: '*/30 * 26 10 *', ...london },
+      { id: 'berlin-first', cron: '30 2 26 10 *', dstPolicy: 'skip-first', ...london, timezone: 'Europe/Berlin' },
+      { id: 'berlin-both', cron: '30 2 26 10 *', dstPolicy: 'skip-both', ...london, timezone: 'Europe/Berlin' },
     ],
   },
   faults: [{ fault: 'dst', atS: 2, target: 'scheduler:0', zone: 'Europe/London', transition: 'fall-back', year: 2025, leadS: 5 }],
@@ -62,6 +67,9 @@ export default defineScenario({
         'cron:every-30:2025-10-26T00:30:00.000Z',
         'cron:every-30:2025-10-26T01:00:00.000Z',
         'cron:every-30:2025-10-26T01:30:00.000Z',
+        'cron:berlin-first:2025-10-26T00:30:00.000Z',
+        'cron:berlin-both:2025-10-26T00:30:00.000Z',
+        'cron:berlin-both:2025-10-26T01:30:00.000Z',
       ],
     },
     // The moved node's skew stays real: it must never refuse.

@@ -36,7 +36,12 @@ export default defineScenario({
   // Nothing stolen, made checkable twice over: a takeover at any age counts as a concurrent claim (bound:
   // an hour), and one rescue of a job convicts it as a crash loop (maxCrashes 1), so a healthy job would
   // end dead and dead-letter-routing would fail.
-  engine: { ...slowWorkerBase.engine, maxCrashes: 1 },
+  //
+  // Worker.timeoutMs: 2.6 s. Every effect job's first attempt (3.0-3.8 s) and about two thirds of the
+  // slow ones' (2.4-3.0 s) run past it and must fail with JobTimeoutError (inside the effect's transaction,
+  // for half the effect jobs: it rolls back); their retries take half and finish. The rest of the slow jobs
+  // still finish past the 2 s lease on heartbeats alone.
+  engine: { ...slowWorkerBase.engine, maxCrashes: 1, timeoutMs: 2_600 },
   // Besides the slow jobs: flaky ones that recover on their third attempt, failing ones that run out of
   // their budget of 6 (backoff 0.5-4 s: about 6 s of retries, 11.5 s at most), and delayed ones due 2 s
   // after their enqueue. Their whole lives are checked: no early start, every attempt accounted for.
@@ -53,5 +58,6 @@ export default defineScenario({
     'no-early-takeover': true,
     'attempt-accounting': true,
     'parameters-honoured': true,
+    'handler-timeout': true,
   },
 });

@@ -100,6 +100,21 @@ describe('one-job-per-cron-occurrence', () => {
     expect(r.judged).toEqual({ n: 2, what: 'expected cron occurrences' });
   });
 
+  it('counts what it judged per DST policy (interval schedules apart), catch-up policy and zone, from the schedules the database holds', () => {
+    const keys = ['cron:nightly:2026-03-08T07:00:00.000Z', 'cron:every:2026-03-08T06:55:00.000Z', 'cron:every:2026-03-08T07:00:00.000Z'];
+    const schedules = [
+      { id: 'nightly', cron: '30 2 * * *', timezone: 'America/New_York', dstPolicy: 'shift-first', catchUp: 'none' },
+      { id: 'skipped', cron: '30 2 * * *', timezone: 'America/New_York', dstPolicy: 'skip-both', catchUp: 'none' },
+      { id: 'every', cron: '*/5 * * * *', timezone: 'Europe/Berlin', dstPolicy: 'shift-first', catchUp: 'all' },
+    ];
+    const r = checkCronOccurrence([], finalState(keys.map((k, i) => cronJob(i + 1, k)), { schedules }), { expectedKeys: keys, allowedKeys: [] });
+    expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 3, what: 'expected cron occurrences' });
+    expect(r.figure).toMatch(
+      /; judged \(schedules\/occurrences\) by DST policy: interval 1\/2, shift-first 1\/1, skip-both 1\/0; by catch-up: all 1\/2, none 2\/1; by zone: America\/New_York 2\/1, Europe\/Berlin 1\/2$/,
+    );
+  });
+
   it('fails (negative control) on the same occurrence twice under two spellings of its instant, even with nothing expected', () => {
     const r = checkCronOccurrence([], finalState([cronJob(1, 'cron:s:2026-03-08T01:00:00.000Z'), cronJob(2, 'cron:s:2026-03-08T02:00:00+01:00')]), none);
     expect(r.pass).toBe(false);

@@ -1,6 +1,6 @@
 // The mutant registry (harness/mutants/): every query patch still applies to
 // the query production runs, really changes it, and still prepares in
-// Postgres; every strategy swap, RED recorder swap and connection setting really changes behaviour; applying and undoing
+// Postgres; every strategy swap (the worker's and the cron materializer's), RED recorder swap and connection setting really changes behaviour; applying and undoing
 // restores the real engine exactly; a patch whose text production no longer
 // has fails loudly.
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,9 @@ import { claimJobs } from '../engine/worker/claim.ts';
 import { createMetrics } from '../engine/metrics/index.ts';
 import { redRecorders } from '../engine/metrics/event-metrics.ts';
 import { workerStrategies, type WorkerStrategies } from '../engine/worker/strategies.ts';
+import { cronStrategies, type CronStrategies } from '../engine/cron/strategies.ts';
+import { parseCron } from '../engine/cron/expression.ts';
+import type { Clock } from '../engine/clock.ts';
 import { patchedQueryText } from '../harness/mutants/apply.ts';
 import { applyMutant, MUTANTS, type MutantName } from '../harness/mutants/index.ts';
 import { QUERY_SOURCES, type QueryPatch } from '../harness/mutants/types.ts';
@@ -37,6 +40,37 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
       (await tx.query('SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS in_tx')).rows[0].in_tx ? 'ran beside the key' : 'ran alone';
     const outcome = await use(db, job, `probe:${queue}`, inKeysTransaction);
     return { ...outcome, state: (await jobRow(db, job.id)).state };
+  },
+  handlerTimeout: async (use: WorkerStrategies['handlerTimeout']) => {
+    // A clock on which any wait is over at once: does the limit fire before the handler settles?
+    const timeUp = { now: () => 0, sleep: async () => {} } as unknown as Clock;
+    const disarm = new AbortController();
+    const outcome = await Promise.race([
+      use(timeUp, 1_000, disarm.signal).then(() => 'fired', () => 'disarmed'),
+      new Promise((resolve) => setImmediate(() => resolve('still waiting'))),
+    ]);
+    disarm.abort(new Error('handler settled'));
+    return outcome;
+  },
+};
+
+/** The cron materializer's decision, on the nights and outages its policies are about. */
+const CRON_PROBES: Record<keyof CronStrategies, (use: any) => Promise<unknown>> = {
+  dueOccurrences: async (use: CronStrategies['dueOccurrences']) => {
+    const hour = 3_600_000;
+    const night = (cron: string, dstPolicy: 'skip-first' | 'shift-both', dbNow: string) => {
+      const dbNowMs = Date.parse(dbNow);
+      return use({ spec: parseCron(cron), timezone: 'America/New_York', dstPolicy }, { fromMs: dbNowMs - hour, dbNowMs, horizonMs: dbNowMs + 3 * hour, catchUp: 'none', catchUpWindowMs: hour });
+    };
+    const outage = (() => {
+      const dbNowMs = Date.parse('2026-06-15T13:00:30Z');
+      return use({ spec: parseCron('*/15 * * * *'), timezone: 'UTC', dstPolicy: 'shift-first' }, { fromMs: dbNowMs - 3 * hour, dbNowMs, horizonMs: dbNowMs, catchUp: 'all', catchUpWindowMs: hour });
+    })();
+    return {
+      springSkip: night('30 2 * * *', 'skip-first', '2026-03-08T05:00:00Z').enqueue,
+      fallBoth: night('30 1 * * *', 'shift-both', '2026-11-01T04:00:00Z').enqueue,
+      outageAll: outage.enqueue,
+    };
   },
 };
 
@@ -75,6 +109,15 @@ describe('the mutant registry', () => {
     },
   );
 
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'cron-strategy' ? [[name, c.strategy, c.use] as const] : []))))(
+    '%s: its cron %s strategy really decides differently from the real one',
+    async (_name, strategy, use) => {
+      const real = await CRON_PROBES[strategy](cronStrategies[strategy]);
+      const broken = await CRON_PROBES[strategy](use);
+      expect(broken).not.toEqual(real);
+    },
+  );
+
   it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'red-recorder' ? [[name, c.event, c.use] as const] : []))))(
     '%s: its %s recorder really feeds other series than the real one',
     async (_name, event, use) => {
@@ -93,13 +136,15 @@ describe('the mutant registry', () => {
     for (const [name, m] of entries) {
       const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
       const strategies = { ...workerStrategies };
+      const cron = { ...cronStrategies };
       const recorders = { ...redRecorders };
       const env = { ...process.env };
-      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'red-recorder' ? c.use : c.value));
+      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' ? c.use : c.value));
       const undo = applyMutant(name);
       m.changes.forEach((change, i) => {
         if (change.kind === 'query') expect((QUERY_SOURCES[change.file] as Record<string, string>)[change.query]).toBe(expected[i]);
         else if (change.kind === 'strategy') expect(workerStrategies[change.strategy]).toBe(expected[i]);
+        else if (change.kind === 'cron-strategy') expect(cronStrategies[change.strategy]).toBe(expected[i]);
         else if (change.kind === 'red-recorder') expect(redRecorders[change.event]).toBe(expected[i]);
         else expect(process.env[change.name]).toBe(expected[i]);
       });
@@ -107,6 +152,7 @@ describe('the mutant registry', () => {
       undo();
       expect(Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]))).toEqual(before);
       expect({ ...workerStrategies }).toEqual(strategies);
+      expect({ ...cronStrategies }).toEqual(cron);
       expect({ ...redRecorders }).toEqual(recorders);
       expect({ ...process.env }).toEqual(env);
     }

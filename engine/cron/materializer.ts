@@ -7,9 +7,10 @@ import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
 import { checkComponentOptions, keysOf, validateInt } from '../validate.ts';
 import { parseCron } from './expression.ts';
-import { dueOccurrences, occurrenceKey, type OccurrenceRule } from './occurrences.ts';
+import { occurrenceKey, type OccurrenceRule } from './occurrences.ts';
 import { validateDstPolicy } from './policy.ts';
 import { scheduleFromRow, type Schedule } from './schedule.ts';
+import { cronStrategies } from './strategies.ts';
 import { validateTimeZone } from './zone.ts';
 
 /** The loaded queries of materializer.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
@@ -224,7 +225,7 @@ export class CronMaterializer {
       this.events.emit('cron:refused', { scheduleId: schedule.id, nodeId: this.nodeId, reason, skewMs });
       return null;
     }
-    const plan = dueOccurrences(rule, {
+    const plan = cronStrategies.dueOccurrences(rule, {
       fromMs: schedule.lastMaterializedUntil.getTime(),
       dbNowMs,
       horizonMs: nowMs + this.lookaheadMs,

@@ -278,8 +278,8 @@ export class JobRun implements Beating, PendingCompletion {
     let timeout: AbortController | undefined;
     if (timeoutMs !== undefined) {
       timeout = new AbortController();
-      this.deps.clock
-        .sleep(timeoutMs, timeout.signal)
+      workerStrategies
+        .handlerTimeout(this.deps.clock, timeoutMs, timeout.signal)
         .then(() => this.abortWith(new JobTimeoutError(timeoutMs)))
         .catch(() => {});
     }

@@ -1,5 +1,6 @@
 import { retryDelayMs, type BackoffPolicy } from './backoff.ts';
 import { effectInTransaction } from './effect-once.ts';
+import type { Clock } from '../clock.ts';
 import type { Rng } from '../rng.ts';
 
 /**
@@ -15,9 +16,15 @@ export interface WorkerStrategies {
   retryDelayMs: (attempt: number, policy: BackoffPolicy, rng: Rng) => number;
   /** ctx.effectOnce's implementation. */
   effectOnce: typeof effectInTransaction;
+  /**
+   * A handler's time limit: resolves once `timeoutMs` has passed on the worker's clock (the run then aborts the
+   * handler with JobTimeoutError), rejects when `disarm` aborts (the handler settled first).
+   */
+  handlerTimeout: (clock: Clock, timeoutMs: number, disarm: AbortSignal) => Promise<void>;
 }
 
 export const workerStrategies: WorkerStrategies = {
   retryDelayMs,
   effectOnce: effectInTransaction,
+  handlerTimeout: (clock, timeoutMs, disarm) => clock.sleep(timeoutMs, disarm),
 };

@@ -1,4 +1,5 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { parseCronFields } from '../oracle/cron-fields.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export interface CronOccurrenceBounds {
@@ -57,6 +58,41 @@ const idOf = (o: Occurrence) => `${o.schedule}@${o.instantMs}`;
  * fall-back night under a run-once policy, an instant off the schedule).
  * Nothing expected: unknown, a window too short to judge.
  */
+/** An interval schedule (hour field `*`) follows real elapsed time whatever its DST policy; an expression the oracle cannot read counts by its policy. */
+function dstLabel(cron: string, dstPolicy: string): string {
+  try {
+    return parseCronFields(cron).everyHour ? 'interval' : dstPolicy;
+  } catch {
+    return dstPolicy;
+  }
+}
+
+/**
+ * What the expected occurrences covered, from the schedules the database
+ * holds: per DST policy (interval schedules apart), catch-up policy and zone,
+ * `schedules/occurrences`, e.g. "skip-first 1/0" for a skipped spring night.
+ */
+function coverage(final: FinalState, expected: ReadonlyMap<string, string>): string {
+  if (!final.schedules?.length || expected.size === 0) return '';
+  const perSchedule = new Map<string, number>();
+  for (const key of expected.values()) {
+    const occ = parseOccurrenceKey(key)!;
+    perSchedule.set(occ.schedule, (perSchedule.get(occ.schedule) ?? 0) + 1);
+  }
+  const groups = (label: (s: NonNullable<FinalState['schedules']>[number]) => string) => {
+    const by = new Map<string, [number, number]>();
+    for (const sc of final.schedules!) {
+      const [n, occurrences] = by.get(label(sc)) ?? [0, 0];
+      by.set(label(sc), [n + 1, occurrences + (perSchedule.get(sc.id) ?? 0)]);
+    }
+    return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([l, [n, o]]) => `${l} ${fmt(n)}/${fmt(o)}`).join(', ');
+  };
+  return (
+    `; judged (schedules/occurrences) by DST policy: ${groups((sc) => dstLabel(sc.cron, sc.dstPolicy))}` +
+    `; by catch-up: ${groups((sc) => sc.catchUp)}; by zone: ${groups((sc) => sc.timezone)}`
+  );
+}
+
 export function checkCronOccurrence(_history: readonly HistoryEvent[], final: FinalState, bounds: CronOccurrenceBounds): InvariantResult {
   const seen = new Map<string, string[]>();
   const unparsable: string[] = [];
@@ -104,7 +140,7 @@ export function checkCronOccurrence(_history: readonly HistoryEvent[], final: Fi
       `${fmt(occurrences)} occurrence jobs: ${fmt(duplicates.length)} duplicated, ${fmt(wrongRunAt.length)} with run_at off their instant, ` +
       `${fmt(missing.length)} missing and ${fmt(extra.length)} unexpected of ${fmt(expected.size)} expected (${fmt(allowed.size)} allowed)` +
       (unparsable.length + badExpected.length ? `; ${fmt(unparsable.length + badExpected.length)} keys not of the form cron:<schedule>:<instant>` : '') +
-      (expected.size === 0 ? '; no occurrence expected in the window: nothing to judge' : ''),
+      (expected.size === 0 ? '; no occurrence expected in the window: nothing to judge' : coverage(final, expected)),
     bound: 'each expected occurrence exactly once at its instant, nothing off the schedule',
     // Nothing expected, nothing judged: the oracle named no occurrence the run could have missed or doubled.
     judged: { n: expected.size, what: 'expected cron occurrences' },

@@ -37,6 +37,8 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'faults-exercised': { declared: [...new Set(s.faults.map((f) => f.fault))] },
     // The fastest poll of the fleet: the one that could start jobs in time without any wake-up.
     'prompt-wakeup': { pollMs: min((e) => e.pollMs) },
+    // Every worker must report the limit the scenario gave it; 0 (each judged by its own report) when none is set or workers differ.
+    'handler-timeout': { timeoutMs: new Set(workers.map((e) => e.timeoutMs)).size === 1 ? (workers[0]?.timeoutMs ?? 0) : 0 },
     ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs } } : {}),
     ...(s.relays?.retentionMs ? { 'prune-retention': { retentionMs: s.relays.retentionMs } } : {}),
     ...(facts.expectedCronKeys

@@ -3,6 +3,7 @@ import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { archiveOnce } from './archive-once.ts';
 import { attemptAccounting } from './attempt-accounting.ts';
 import { handBack } from './hand-back.ts';
+import { handlerTimeout } from './handler-timeout.ts';
 import { idempotentEnqueue } from './idempotent-enqueue.ts';
 import { outboxDelivery } from './outbox-delivery.ts';
 import { pruneRetention } from './prune-retention.ts';
@@ -65,6 +66,7 @@ export const CHECKERS = {
   'no-effect-lock-wait': noEffectLockWait,
   'parameters-honoured': parametersHonoured,
   'prompt-wakeup': promptWakeup,
+  'handler-timeout': handlerTimeout,
   // Every shipped component under chaos (docs/job-life-checks.md): the outbox relay, the archiver, the
   // pruner, graceful shutdown's hand-back, idempotent re-enqueue.
   'outbox-delivery': outboxDelivery,

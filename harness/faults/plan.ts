@@ -27,7 +27,14 @@ export interface FaultAction {
   /** For faults that last (stop, outage, holds, restart): when they end, in ms after the load starts. */
   untilMs?: number;
   /** For `dst`: the real transition, and the node-clock reading to set so the node crosses it `leadS` later. */
-  dst?: { transitionAtMs: number; setClockToMs: number; offsetBeforeMs: number; offsetAfterMs: number };
+  dst?: {
+    transitionAtMs: number;
+    setClockToMs: number;
+    offsetBeforeMs: number;
+    offsetAfterMs: number;
+    /** `downS` in ms: how long before `setClockToMs` every scheduler stopped (the schedules' progress mark); undefined: the node's catch-up window. */
+    downMs?: number;
+  };
 }
 
 /** Year used for a `dst` fault that names none: fixed, so a scenario replays the same transition in any year it is run. */
@@ -92,6 +99,7 @@ function concrete(spec: FaultSpec, source: number, atMs: number, ctx: FaultConte
       setClockToMs: tr.atMs - (spec.leadS ?? DEFAULT_DST_LEAD_S) * 1000,
       offsetBeforeMs: tr.offsetBeforeMs,
       offsetAfterMs: tr.offsetAfterMs,
+      ...(spec.downS !== undefined ? { downMs: spec.downS * 1000 } : {}),
     };
   }
   return action;

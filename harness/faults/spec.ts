@@ -40,8 +40,12 @@ export type FaultSpec = FaultTiming &
     | { fault: 'clock-skew'; target?: NodeRef; skewMs: number }
     /** Step the node's clock by jumpMs (positive: forward), as NTP or `date -s` would. */
     | { fault: 'clock-jump'; target?: NodeRef; jumpMs: number }
-    /** Set the node's clock to leadS seconds before a real transition of a real zone, so it crosses it. */
-    | { fault: 'dst'; target?: NodeRef; zone: string; transition: 'spring-forward' | 'fall-back'; year?: number; leadS?: number }
+    /**
+     * Set the node's clock to leadS seconds before a real transition of a real zone, so it crosses it. The
+     * schedules' progress is set downS seconds before that (every scheduler was down that long; default: the
+     * node's catch-up window), so the node first catches up what it missed under each catch-up policy.
+     */
+    | { fault: 'dst'; target?: NodeRef; zone: string; transition: 'spring-forward' | 'fall-back'; year?: number; leadS?: number; downS?: number }
     /**
      * Step the database's clock forward by jumpMs (NTP correcting a drifted clock, a VM resumed after
      * suspend), through the simulated database clock (docs/time.md): every reader of now() moves at once,
@@ -112,6 +116,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
     transition: { kind: ['spring-forward', 'fall-back'], required: true },
     year: { kind: 'year' },
     leadS: { kind: 'posNum' },
+    downS: { kind: 'posNum' },
   },
   'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum', required: true } },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },

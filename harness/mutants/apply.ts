@@ -1,5 +1,6 @@
 import { redRecorders } from '../../engine/metrics/event-metrics.ts';
-import { workerStrategies, type WorkerStrategies } from '../../engine/worker/strategies.ts';
+import { workerStrategies } from '../../engine/worker/strategies.ts';
+import { cronStrategies } from '../../engine/cron/strategies.ts';
 import { QUERY_SOURCES, type Mutant, type QueryPatch } from './types.ts';
 
 /** The harness's worker entry that runs a mutant (see worker-process.ts). */
@@ -40,7 +41,7 @@ let applied: string | null = null;
 
 /**
  * Applies a mutant to this process: patches the loaded query records, swaps
- * internal strategies and RED recorders and sets the connection environment it names. Every change is checked before any is made, so
+ * internal strategies (the worker's and the cron materializer's) and RED recorders and sets the connection environment it names. Every change is checked before any is made, so
  * a patch that no longer applies leaves the engine untouched. Returns the
  * undo (tests run a mutant in-process, then restore the real engine). One
  * mutant at a time per process.
@@ -48,7 +49,13 @@ let applied: string | null = null;
 export function applyMutant(name: string, mutant: Mutant): () => void {
   if (applied !== null) throw new Error(`mutant ${name}: mutant ${applied} is already applied in this process`);
   const targets = mutant.changes.map((c) =>
-    c.kind === 'query' ? `${c.file} ${c.query}` : c.kind === 'strategy' ? `strategy ${c.strategy}` : c.kind === 'red-recorder' ? `red recorder ${c.event}` : `env ${c.name}`,
+    c.kind === 'query'
+      ? `${c.file} ${c.query}`
+      : c.kind === 'strategy' || c.kind === 'cron-strategy'
+        ? `${c.kind} ${c.strategy}`
+        : c.kind === 'red-recorder'
+          ? `red recorder ${c.event}`
+          : `env ${c.name}`,
   );
   const twice = targets.find((t, i) => targets.indexOf(t) !== i);
   if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
@@ -61,12 +68,14 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
     source[query] = text;
     undo.push(() => (source[query] = original));
   }
-  const strategies = workerStrategies as unknown as Record<keyof WorkerStrategies, unknown>;
+  // The worker's and the cron materializer's internal strategy objects: the only seams a strategy swap reaches.
+  const holders = { strategy: workerStrategies, 'cron-strategy': cronStrategies } as unknown as Record<string, Record<string, unknown>>;
   for (const change of mutant.changes) {
-    if (change.kind !== 'strategy') continue;
-    const original = strategies[change.strategy];
-    strategies[change.strategy] = change.use;
-    undo.push(() => (strategies[change.strategy] = original));
+    if (change.kind !== 'strategy' && change.kind !== 'cron-strategy') continue;
+    const holder = holders[change.kind];
+    const original = holder[change.strategy];
+    holder[change.strategy] = change.use;
+    undo.push(() => (holder[change.strategy] = original));
   }
   const recorders = redRecorders as Record<string, unknown>;
   for (const change of mutant.changes) {

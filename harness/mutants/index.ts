@@ -2,6 +2,9 @@ import { applyMutant as applyChanges } from './apply.ts';
 import { asyncCommit } from './async-commit.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
 import { cronKeySpelling } from './cron-key-spelling.ts';
+import { catchUpIgnoresWindow } from './catch-up-ignores-window.ts';
+import { dstFallBackOnce } from './dst-fall-back-once.ts';
+import { dstSkipAsShift } from './dst-skip-as-shift.ts';
 import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
 import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
@@ -35,6 +38,7 @@ import { enqueueIgnoresKey } from './enqueue-ignores-key.ts';
 import { pruneIgnoresRetention } from './prune-ignores-retention.ts';
 import { relayMarksAtClaim } from './relay-marks-at-claim.ts';
 import { releaseChargesAttempt } from './release-charges-attempt.ts';
+import { timeoutNotEnforced } from './timeout-not-enforced.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -84,6 +88,12 @@ export const MUTANTS = {
   'enqueue-ignores-key': enqueueIgnoresKey,
   // Wake-up by NOTIFY (quiet-hours).
   'listen-wrong-channel': listenWrongChannel,
+  // The cron materializer's DST and catch-up policies (dst-spring-forward, dst-fall-back).
+  'dst-skip-as-shift': dstSkipAsShift,
+  'dst-fall-back-once': dstFallBackOnce,
+  'catch-up-ignores-window': catchUpIgnoresWindow,
+  // Worker.timeoutMs (slow-worker).
+  'timeout-not-enforced': timeoutNotEnforced,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

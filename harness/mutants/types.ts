@@ -1,5 +1,6 @@
 import type { CheckerName } from '../checkers/index.ts';
 import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
+import type { CronStrategies } from '../../engine/cron/strategies.ts';
 import type { redRecorders } from '../../engine/metrics/event-metrics.ts';
 import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
@@ -46,6 +47,11 @@ export type StrategySwap = {
   [K in keyof WorkerStrategies]: { kind: 'strategy'; strategy: K; use: WorkerStrategies[K] };
 }[keyof WorkerStrategies];
 
+/** The cron materializer's decision (engine/cron/strategies.ts) swapped for a broken one, in a scheduler process. */
+export type CronStrategySwap = {
+  [K in keyof CronStrategies]: { kind: 'cron-strategy'; strategy: K; use: CronStrategies[K] };
+}[keyof CronStrategies];
+
 type RedRecorders = typeof redRecorders;
 /** One entry of engine/metrics/event-metrics.ts's redRecorders (which series an event feeds) swapped for a broken one. */
 export type RedRecorderSwap = {
@@ -63,7 +69,7 @@ export interface EnvSetting {
   value: string;
 }
 
-export type MutantChange = QueryPatch | StrategySwap | RedRecorderSwap | EnvSetting;
+export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | EnvSetting;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {

@@ -49,7 +49,8 @@ const keys = (sc: OracleSchedule, instants: number[]) => instants.map((t) => ora
  * that, or an instant off the schedule, is unexpected.
  *
  * With a `dst` fault the node lives on a real DST night (see the dst
- * injector): progress is rewound to `setClockTo - catchUpWindowMs`, the first
+ * injector): progress is rewound to `setClockTo - downS` (default: the
+ * node's catchUpWindowMs), the first
  * tick after the rewind reads about `setClockTo + 1.5 s` and decides what was
  * missed, and the node materializes up to its clock plus its lookahead until
  * it stops. The catch-up and DST policies decide the exact list. A DST
@@ -64,7 +65,7 @@ export function expectedCron(s: Scenario, history: readonly HistoryEvent[], time
     const windowMs = s.scheduler.nodes[index].catchUpWindowMs ?? DEFAULT_CATCH_UP_WINDOW_MS;
     const at = moved.dst.setClockToMs;
     const horizon = at + ranMs + lookaheadOf(s, index);
-    const exact = schedules.flatMap((sc) => keys(sc, oracleMaterialized(sc, at - windowMs, at + 1_500, horizon, windowMs)));
+    const exact = schedules.flatMap((sc) => keys(sc, oracleMaterialized(sc, at - (moved.dst!.downMs ?? windowMs), at + 1_500, horizon, windowMs)));
     return { expectedKeys: exact, allowedKeys: exact };
   }
   if (times.toDbMs <= times.fromDbMs || schedules.length === 0) return { expectedKeys: [], allowedKeys: [] };

@@ -25,18 +25,19 @@ function jobOf(r: Row): FinalState['jobs'][number] {
 /**
  * The database's final word on the run: every job's state (archived ones
  * included, marked so), the dead letters, how often each effect was applied,
- * and the dedup keys left. A pending row counts as not due yet if it fell due
+ * the dedup keys left, and the schedules' policies. A pending row counts as not due yet if it fell due
  * after `drainedAt` (the database's time when the drain found nothing left;
  * default now()).
  */
 export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalState> {
-  const [jobs, archived, dead, effects, effectRows, keys] = await Promise.all([
+  const [jobs, archived, dead, effects, effectRows, keys, schedules] = await Promise.all([
     db.query(q.FinalJobs, [drainedAt ?? null]),
     db.query(q.FinalArchivedJobs),
     db.query(q.FinalDeadLetters),
     db.query(q.FinalEffects),
     db.query(q.FinalEffectRows),
     db.query(q.FinalEffectKeys),
+    db.query(q.FinalSchedules),
   ]);
   return {
     jobs: [
@@ -48,5 +49,6 @@ export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalSta
     effectRows: effectRows.rows.map((r) => ({ key: r.key, jobId: Number(r.job_id), workerId: r.worker_id, appliedAtMs: r.applied_at_ms })),
     effectKeys: keys.rows.filter((r) => r.key !== null).map((r) => r.key),
     dbNowMs: keys.rows[0]?.db_now_ms,
+    schedules: schedules.rows.map((r) => ({ id: r.id, cron: r.cron, timezone: r.timezone, dstPolicy: r.dst_policy, catchUp: r.catch_up })),
   };
 }

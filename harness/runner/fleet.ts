@@ -149,6 +149,7 @@ export class Fleet {
       '--max-crashes', String(e.maxCrashes),
       '--backoff-base-ms', String(e.backoffBaseMs),
       '--backoff-cap-ms', String(e.backoffCapMs),
+      ...(e.timeoutMs !== null ? ['--timeout-ms', String(e.timeoutMs)] : []),
       '--grace-ms', '2000',
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,

@@ -72,6 +72,11 @@ SELECT key, floor(extract(epoch FROM now()) * 1000)::float8 AS db_now_ms FROM st
 UNION ALL
 SELECT NULL, floor(extract(epoch FROM now()) * 1000)::float8;
 
+-- name: FinalSchedules
+-- Each schedule's policies and zone as the database holds them: the cron
+-- checker counts what it judged per DST policy, catch-up policy and zone.
+SELECT id, cron, timezone, dst_policy, catch_up FROM stampede.schedules ORDER BY id;
+
 -- name: FinalDeadLetters
 SELECT job_id, reason, attempts, jsonb_array_length(errors) AS error_count FROM stampede.dead_letters ORDER BY job_id;
 

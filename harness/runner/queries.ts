@@ -14,6 +14,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'FinalEffectRows',
   'FinalArchivedJobs',
   'FinalEffectKeys',
+  'FinalSchedules',
   'Unfinished',
   'UndeliveredIntents',
   'DueInQueue',

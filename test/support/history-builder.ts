@@ -38,10 +38,21 @@ export const h = {
     ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.leaseExpiredAt !== undefined ? { leaseExpiredAt: x.leaseExpiredAt } : {}),
   }),
   /** What a worker reports as it starts; its node is its id unless given. */
-  settings: (t: number, workerId: string, x: { leaseMs?: number; heartbeatMs?: number; backoffBaseMs?: number; backoffCapMs?: number; maxCrashes?: number; node?: string } = {}): HistoryEvent => ({
+  settings: (
+    t: number,
+    workerId: string,
+    x: { leaseMs?: number; heartbeatMs?: number; backoffBaseMs?: number; backoffCapMs?: number; maxCrashes?: number; timeoutMs?: number | null; node?: string } = {},
+  ): HistoryEvent => ({
     t, node: x.node ?? workerId, type: 'worker:settings', workerId, maxCrashes: x.maxCrashes ?? 2,
-    queues: { default: { leaseMs: x.leaseMs ?? 2_000, heartbeatMs: x.heartbeatMs ?? 500, backoffBaseMs: x.backoffBaseMs ?? 1_000, backoffCapMs: x.backoffCapMs ?? 8_000 } },
+    queues: {
+      default: {
+        leaseMs: x.leaseMs ?? 2_000, heartbeatMs: x.heartbeatMs ?? 500, backoffBaseMs: x.backoffBaseMs ?? 1_000, backoffCapMs: x.backoffCapMs ?? 8_000,
+        ...(x.timeoutMs !== undefined ? { timeoutMs: x.timeoutMs } : {}),
+      },
+    },
   }),
+  /** The worker called the handler (node clock `nodeTime`, default t). */
+  started: (t: number, jobId: number, workerId: string, attempt = 1, nodeTime = t): HistoryEvent => ({ t, node: workerId, nodeTime, type: 'job:started', jobId, queue: 'default', attempt, workerId }),
   listening: (t: number, workerId: string, node = workerId): HistoryEvent => ({ t, node, type: 'worker:listening', workerId }),
   exited: (t: number, node: string, signal: string | null = 'SIGKILL', pid = 1): HistoryEvent => ({ t, node, type: 'process:exited', pid, role: 'worker', code: null, signal, expected: false }),
   /** A worker-stop of `node` from `fromT` to `toT` (SIGSTOP at once, SIGCONT after). */
@@ -56,10 +67,11 @@ export const h = {
     { t: fromT, node: workerId, type: 'fault:evidence', fault: 'worker-stop', detail: { fault: 'worker-stop', point: 'in-effect', jobId, attempt, workerId } },
     { t: toT, node: 'nemesis', type: 'fault:injected', fault: 'worker-stop', detail: { target: workerId, phase: 'end' } },
   ],
-  completed: (t: number, jobId: number, workerId: string, attempt = 1): HistoryEvent => ({ t, node: workerId, type: 'job:completed', jobId, queue: 'default', attempt, workerId, durationMs: 1 }),
-  failed: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { retryAt?: number } = {}): HistoryEvent => ({
-    t, node: x.node ?? workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: 'boom', retryAt: x.retryAt ?? 0,
-    ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}),
+  completed: (t: number, jobId: number, workerId: string, attempt = 1, durationMs = 1): HistoryEvent => ({ t, node: workerId, type: 'job:completed', jobId, queue: 'default', attempt, workerId, durationMs }),
+  failed: (t: number, jobId: number, workerId: string, attempt = 1, x: Extra & { retryAt?: number; error?: string; durationMs?: number } = {}): HistoryEvent => ({
+    t, node: x.node ?? workerId, type: 'job:failed', jobId, queue: 'default', attempt, workerId, error: x.error ?? 'boom', retryAt: x.retryAt ?? 0,
+    ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.nodeTime !== undefined ? { nodeTime: x.nodeTime } : {}),
+    ...(x.durationMs !== undefined ? { durationMs: x.durationMs } : {}),
   }),
   dead: (t: number, jobId: number, attempt: number): HistoryEvent => ({ t, node: 'w', type: 'job:dead', jobId, queue: 'default', attempt, reason: 'attempts exhausted' }),
   leaseLost: (t: number, jobId: number, workerId: string, attempt = 1, phase = 'heartbeat'): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase }),
@@ -108,6 +120,7 @@ export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>
   return {
     jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {}, ...(x.effectRows ? { effectRows: x.effectRows } : {}),
     ...(x.effectKeys ? { effectKeys: x.effectKeys } : {}), ...(x.dbNowMs !== undefined ? { dbNowMs: x.dbNowMs } : {}),
+    ...(x.schedules ? { schedules: x.schedules } : {}),
   };
 }
 

@@ -57,7 +57,7 @@ export const clockJump: Injector = async (action, ctx) => {
  * its own clock is far off it. So the node's whole world moves (its clock and
  * its reading of the database clock, `world: true` in bin/scheduler.ts), its
  * skew stays what it really is, and the schedules' progress is rewound to
- * `setClockTo - catchUpWindow` so what the node catches up and what it
+ * `setClockTo - downS` (default: the catch-up window) so what the node catches up and what it
  * materializes live across the transition are both decided by the real
  * materializer under each schedule's policy. The rows it writes have past
  * run_at (the transition is in a past year) and run at once. Evidence: the
@@ -78,7 +78,7 @@ export const dst: Injector = async (action, ctx) => {
     proc.send({ kind: 'clock:jump', deltaMs, world: true });
     ctx.fleet.schedulerSkewMs[t.index] += deltaMs;
     const settings = ctx.fleet.schedulerNode(t.index);
-    const fromMs = d.setClockToMs - (settings.catchUpWindowMs ?? 0);
+    const fromMs = d.setClockToMs - (d.downMs ?? settings.catchUpWindowMs ?? 0);
     // A tick that read the old time may still be writing progress: let a few ticks pass (the moved node's own
     // ticks are no-ops until the rewind, its horizon being behind the progress mark), then rewind.
     await ctx.clock.sleep(1_500, ctx.signal).catch(() => {});
