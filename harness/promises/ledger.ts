@@ -395,27 +395,38 @@ export const LEDGER: readonly PromiseEntry[] = [
   },
   {
     id: 'handler-timeout',
-    promise: 'A handler running longer than its queue’s timeoutMs fails the attempt.',
+    promise: 'A handler running longer than its queue’s timeoutMs fails the attempt with a timeout, and none fails before it.',
     documented: [{ file: 'docs/configuration.md', quote: 'a handler running longer fails the attempt' }],
     covers: { options: ['Worker.timeoutMs'] },
-    vouch: { by: 'gap', why: 'no gate scenario sets timeoutMs; test/worker-basic.test.ts shows a timeout recorded as a failure, with no negative control' },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'slow-worker', invariant: 'handler-timeout' }], minJudged: 10, mutants: ['timeout-not-enforced'] },
   },
   {
     id: 'dst-policy-honoured',
-    promise: 'On a DST night each schedule fires as its declared policy says (shift-first, shift-both, skip-first, skip-both), in its own time zone.',
-    documented: [{ file: 'docs/schedules.md', quote: 'Each schedule has a DST policy.' }],
+    promise: 'On a DST night each wall-clock schedule fires as its declared policy says (shift-first, shift-both, skip-first, skip-both), in its own time zone; interval schedules keep real elapsed time.',
+    documented: [
+      { file: 'docs/schedules.md', quote: 'Each schedule has a DST policy.' },
+      { file: 'docs/schedules.md', quote: 'follow real elapsed time across both transitions' },
+    ],
     covers: {
       options: ['Schedule.timezone', 'Schedule.dstPolicy=shift-first', 'Schedule.dstPolicy=shift-both', 'Schedule.dstPolicy=skip-first', 'Schedule.dstPolicy=skip-both'],
       seed: [4],
     },
-    vouch: { by: 'gap', why: 'dst-spring-forward and dst-fall-back judge one-job-per-cron-occurrence, but no mutant runs on them, so nothing shows the check catching a wrong policy' },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'dst-spring-forward', invariant: 'one-job-per-cron-occurrence' },
+        { scenario: 'dst-fall-back', invariant: 'one-job-per-cron-occurrence' },
+      ],
+      minJudged: 20,
+      mutants: ['dst-skip-as-shift', 'dst-fall-back-once'],
+    },
   },
   {
     id: 'catch-up-policy-honoured',
-    promise: 'After every scheduler was down, missed occurrences are written as the schedule’s catch-up policy says: none, the latest, or all within the window.',
+    promise: 'After every scheduler was down, missed occurrences are written as the schedule’s catch-up policy says: none, the latest, or all within the window and none older.',
     documented: [{ file: 'docs/schedules.md', quote: 'the schedule\'s catch-up policy decides' }],
     covers: { options: ['Schedule.catchUp=none', 'Schedule.catchUp=latest', 'Schedule.catchUp=all', 'CronMaterializer.catchUpWindowMs'], seed: [4] },
-    vouch: { by: 'gap', why: 'no gate scenario stops every scheduler across occurrences' },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'dst-spring-forward', invariant: 'one-job-per-cron-occurrence' }], minJudged: 10, mutants: ['catch-up-ignores-window'] },
   },
   {
     id: 'operator-verbs',
