@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
+import { DashboardServer } from '../engine/dashboard/server.ts';
 import { createLogger } from '../engine/log.ts';
 import { QueueStateSampler } from '../engine/metrics/queue-state-sampler.ts';
 import { readSharedRound } from '../engine/metrics/sampler-election.ts';
@@ -68,5 +69,32 @@ describe('one queue-state sampler per database', () => {
     await until('the shared round to be older than two intervals', async () => (await readSharedRound(db, 200)) === null);
     await expect(follower.runOnce()).rejects.toThrow('no shared queue-state round younger than 200 ms');
     expect(follower.latest).toBe(served);
+  });
+});
+
+describe("the dashboard's queues page", () => {
+  it("shows the elected sampler's fresh round, estimates marked ~, and runs its own round only when none is fresh", async () => {
+    // A budget of 3 rows: 1 per queue per kind of count, so mail's 40 (and more) jobs are estimated.
+    const own = new Db({ connectionString: url, maxConnections: 2 });
+    const sampler = new QueueStateSampler(own, systemClock, null, { intervalMs: 100, elect: true, samplerId: 'worker-7', roundRowBudget: 3 }, quiet);
+    opened.push({ db: own, sampler });
+    await sampler.runOnce();
+    const page = async (sharedRoundMaxAgeMs: number) => {
+      const server = new DashboardServer(db, systemClock, { port: 0, sharedRoundMaxAgeMs }, createLogger('test:dashboard', 'silent'));
+      await server.start();
+      try {
+        return await (await fetch(`http://127.0.0.1:${server.port}/queues`, { headers: { authorization: `Bearer ${server.accessToken}` } })).text();
+      } finally {
+        await server.stop();
+      }
+    };
+    const shared = await page(60_000);
+    expect(shared).toMatch(/data-field="round-source">Sampled [^<]* ago by the elected sampler worker-7 in \d+ ms/);
+    expect(shared).toMatch(/<tr data-queue="mail">[\s\S]*?data-estimate="1" title="estimated[^"]*">~<\/span>\d+/);
+    // Nothing is fresh within 0 ms: the page runs its own round, with the default budget, which counts mail exactly.
+    const ownRound = await page(0);
+    expect(ownRound).toContain('data-field="round-source">Sampled in');
+    expect(ownRound).toContain('by this page');
+    expect(ownRound).not.toContain('data-estimate');
   });
 });
