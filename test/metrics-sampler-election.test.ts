@@ -51,7 +51,7 @@ describe('one queue-state sampler per database', () => {
     }
 
     await opened.find((o) => o.sampler === leader)!.sampler.stop();
-    const next = await until('a follower to take over', () => followers.find((s) => s.role === 'leader'));
+    const next = (await until('a follower to take over', () => followers.find((s) => s.role === 'leader')))!;
     const from = await roundNo();
     await until('the new leader to write rounds', async () => (await roundNo()) >= from + 3);
     expect(next.roundsRun).toBeGreaterThanOrEqual(3);
