@@ -77,11 +77,6 @@ SELECT queue, count(*)::int8 AS dead
  ORDER BY queue;
 
 
--- name: IndexEntriesRead
--- Index entries this transaction has read through stampede's indexes so far
--- (its own statistics, not yet flushed): a round's rows read, counts and probes.
-SELECT coalesce(sum(idx_tup_read), 0)::int8 AS n FROM pg_stat_xact_user_indexes WHERE schemaname = 'stampede';
-
 -- name: SamplerFillDone
 -- $1 finished rows over $2 queues: the history a round must never read.
 INSERT INTO stampede.jobs (queue, state, finished_at, run_at)

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { systemClock } from '../../engine/clock.ts';
-import { Db } from '../../engine/db.ts';
+import { Db, type Queryable } from '../../engine/db.ts';
 import { createLogger } from '../../engine/log.ts';
 import { composeRound, QUEUE_STATE_SAMPLER_DEFAULTS, QueueStateSampler } from '../../engine/metrics/queue-state-sampler.ts';
 import { loadQueries } from '../../engine/sql.ts';
@@ -11,7 +11,6 @@ import { configById } from '../systems/configs.ts';
 const q = loadQueries(new URL('../sampler-baseline.sql', import.meta.url), [
   'BaselineClaimableByQueue',
   'BaselineDeadLettersByQueue',
-  'IndexEntriesRead',
   'SamplerFillDone',
   'SamplerFillClaimable',
   'SamplerTrueDepth',
@@ -79,8 +78,9 @@ export async function runSampler(ctx: BenchContext, sizes: number[], queueCounts
         const measure = async (state: SamplerPoint['state']) => {
           const runs = { old: [] as { ms: number; read: number; rows: any }[], new: [] as { ms: number; read: number; rows: any }[] };
           for (let i = 0; i < rounds; i++) {
-            runs.old.push(await timedRound(db, oldRound, [BASELINE_CAP]));
-            runs.new.push(await timedRound(db, sampler.roundQuery(), sampler.roundParams()));
+            // The old round as the old sampler ran it (its timeout only); the new one as the sampler runs it now.
+            runs.old.push(await timedRound(db, ['SET TRANSACTION READ ONLY'], oldRound, [BASELINE_CAP]));
+            runs.new.push(await timedRound(db, sampler.roundSettings(), sampler.roundQuery(), sampler.roundParams()));
           }
           if (truth.size === 0) for (const r of (await db.query(q.SamplerTrueDepth)).rows) truth.set(r.queue, Number(r.claimable));
           for (const round of ['old', 'new'] as const) {
@@ -119,16 +119,27 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-/** One round in its own transaction, as the sampler runs it: wall time, and the index entries it read. */
-async function timedRound(db: Db, text: string, params: unknown[]): Promise<{ ms: number; read: number; rows: Record<string, unknown> }> {
+/**
+ * One round in its own transaction, as the sampler runs it: its wall time; then the index entries it
+ * reads, from the same statement under EXPLAIN (ANALYZE, TIMING OFF), run after the timed one.
+ */
+async function timedRound(db: Db, settings: string[], text: string, params: unknown[]): Promise<{ ms: number; read: number; rows: Record<string, unknown> }> {
   return db.transaction(async (tx: pg.PoolClient) => {
-    const before = Number((await tx.query(q.IndexEntriesRead)).rows[0].n);
+    for (const setting of settings) await tx.query(setting);
     const started = wallMs();
     const rows = (await tx.query(text, params)).rows[0];
     const ms = wallMs() - started;
-    const read = Number((await tx.query(q.IndexEntriesRead)).rows[0].n) - before;
-    return { ms, read, rows };
+    return { ms, read: await indexEntriesRead(tx, text, params), rows };
   });
+}
+
+/** Index entries a statement reads: the rows its index scans return (times their loops), from EXPLAIN ANALYZE. */
+export async function indexEntriesRead(db: Queryable, text: string, params: unknown[]): Promise<number> {
+  const plan = (await db.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${text}`, params)).rows[0]['QUERY PLAN'][0].Plan;
+  const nodes = (n: any): any[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+  return nodes(plan)
+    .filter((n) => n['Index Name'] !== undefined)
+    .reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
 }
 
 /** The sampler table for docs/metrics.md. */

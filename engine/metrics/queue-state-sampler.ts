@@ -166,6 +166,19 @@ export class QueueStateSampler {
     return composeRound(this.plannedQueries());
   }
 
+  /**
+   * The statements that open a round's transaction. Bitmap scans are off for
+   * the round: its counts stop at a LIMIT, which an index scan honours entry by
+   * entry, while a bitmap index scan reads every entry of the queue before the
+   * first row comes back. The planner picks the bitmap when the visibility map
+   * is not set, which is right after a herd is inserted, exactly when the
+   * backlog is largest: measured at 3,500 claimable rows, a budget of 18 rows
+   * read 4,531 index entries that way. Nothing in the round wants a bitmap.
+   */
+  roundSettings(): string[] {
+    return ['SET TRANSACTION READ ONLY', `SET LOCAL statement_timeout = ${this.config.statementTimeoutMs}`, 'SET LOCAL enable_bitmapscan = off'];
+  }
+
   /** The round's parameters, for roundQuery. */
   roundParams(): unknown[] {
     return [this.config.roundRowBudget];
@@ -215,9 +228,8 @@ export class QueueStateSampler {
   private async ownRound(transaction: <T>(fn: (tx: pg.ClientBase) => Promise<T>) => Promise<T>, leader: string | null): Promise<QueueStateSnapshot> {
     const started = this.clock.now();
     const rows = await transaction(async (tx) => {
-      // A transaction only to scope the timeout and forbid writes; the round is one statement, so one snapshot.
-      await tx.query('SET TRANSACTION READ ONLY');
-      await tx.query(`SET LOCAL statement_timeout = ${this.config.statementTimeoutMs}`);
+      // A transaction only to scope the settings and forbid writes; the round is one statement, so one snapshot.
+      for (const setting of this.roundSettings()) await tx.query(setting);
       return (await tx.query(this.roundQuery(), this.roundParams())).rows[0] as Record<string, any[]>;
     });
     this.ownRounds++;
