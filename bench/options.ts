@@ -1,7 +1,7 @@
 import { CONFIGS } from './systems/configs.ts';
 
-/** A named plan: `full` (no flag), `quick` (`--quick`), `issue15` (`--preset issue15`). */
-export type PresetName = 'full' | 'quick' | 'issue15';
+/** A named plan: `full` (no flag), `quick` (`--quick`), `issue15` (`--preset issue15`), `sampler` (`--preset sampler`). */
+export type PresetName = 'full' | 'quick' | 'issue15' | 'sampler';
 
 /** One drain size: `jobs` enqueued first, and the most the drain may take before its rate is taken over what committed. */
 export interface DrainSize {
@@ -42,7 +42,14 @@ export interface BenchPlan {
   rawBudgetMs: number;
   /** Done rows the archive workload generates and moves to history. */
   archiveRows: number;
-  skip: Set<'enqueue' | 'drain' | 'latency' | 'scale' | 'raw' | 'archive'>;
+  /** Claimable backlogs the sampler workload measures, in rising order (`--sampler-sizes`). */
+  samplerSizes: number[];
+  samplerQueues: number[];
+  /** Finished rows under the sampler workload's backlog. */
+  samplerDoneRows: number;
+  /** Rounds of each (old, new) per measurement. */
+  samplerRounds: number;
+  skip: Set<'enqueue' | 'drain' | 'latency' | 'scale' | 'raw' | 'archive' | 'sampler'>;
 }
 
 const ALL = CONFIGS.map((c) => c.id);
@@ -50,8 +57,8 @@ const ENQUEUE = ['stampede', 'graphile-default', 'pgboss-batch-notify'];
 // The issue's peer latency references: graphile-worker (LISTEN) and pg-boss batchSize 50 with and without NOTIFY.
 // graphile-c10 runs at stampede's default concurrency (10): the like-with-like latency row.
 const LATENCY = ['stampede', 'graphile-default', 'graphile-c10', 'pgboss-batch', 'pgboss-batch-notify'];
-const WORKLOADS = ['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive'] as const;
-const PRESETS: readonly PresetName[] = ['full', 'quick', 'issue15'];
+const WORKLOADS = ['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive', 'sampler'] as const;
+const PRESETS: readonly PresetName[] = ['full', 'quick', 'issue15', 'sampler'];
 
 export function fullPlan(): BenchPlan {
   return {
@@ -78,7 +85,12 @@ export function fullPlan(): BenchPlan {
     rawClients: 4,
     rawBudgetMs: 8_000,
     archiveRows: 500_000,
-    skip: new Set(),
+    samplerSizes: [500_000, 2_000_000, 5_000_000],
+    samplerQueues: [20, 200],
+    samplerDoneRows: 1_000_000,
+    samplerRounds: 5,
+    // Generating 5M claimable rows twice takes minutes: only its own preset runs it.
+    skip: new Set(['sampler']),
   };
 }
 
@@ -136,11 +148,28 @@ export function issue15Plan(): BenchPlan {
     latencySeconds: 15,
     latencyConfigs: ['stampede', 'graphile-c10', 'pgboss-batch', 'pgboss-batch-notify'],
     rawBudgetMs: 4_000,
-    skip: new Set(['enqueue', 'scale', 'archive']),
+    skip: new Set(['enqueue', 'scale', 'archive', 'sampler']),
   };
 }
 
-const PLANS: Record<PresetName, () => BenchPlan> = { full: fullPlan, quick: quickPlan, issue15: issue15Plan };
+/**
+ * Issue 47: the queue-state round's time and rows read at 0.5M, 2M and 5M
+ * claimable over 20 and 200 queues, right after the insert and after VACUUM,
+ * the new round (a row budget per round) beside the old (100,000 rows per
+ * queue). Nothing else.
+ */
+export function samplerPlan(): BenchPlan {
+  return {
+    ...fullPlan(),
+    preset: 'sampler',
+    targetIssues: [],
+    writeDocs: false,
+    rounds: 0,
+    skip: new Set(['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive']),
+  };
+}
+
+const PLANS: Record<PresetName, () => BenchPlan> = { full: fullPlan, quick: quickPlan, issue15: issue15Plan, sampler: samplerPlan };
 
 export class UsageError extends Error {}
 
@@ -194,6 +223,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
         plan.drainSizes = [{ jobs, budgetMs: plan.drainSizes[0].budgetMs }];
         break;
       }
+      case '--sampler-sizes':
+        plan.samplerSizes = (argv[++i] ?? '').split(',').map((v) => int(a, v, 2_000));
+        break;
       case '--latency-seconds':
         plan.latencySeconds = int(a, argv[++i], 1);
         break;
@@ -218,7 +250,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       }
       default:
         throw new UsageError(
-          `unknown flag "${a}"; usage: npm run bench -- [--quick | --preset ${PRESETS.join('|')}] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
+          `unknown flag "${a}"; usage: npm run bench -- [--quick | --preset ${PRESETS.join('|')}] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--sampler-sizes N,N] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
         );
     }
   }

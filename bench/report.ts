@@ -7,6 +7,7 @@ import type { EnqueueResult } from './workloads/enqueue.ts';
 import type { LatencyResult } from './workloads/latency.ts';
 import type { RawLimitResult } from './workloads/raw-limit.ts';
 import type { ScaleResult } from './workloads/scale.ts';
+import type { SamplerResult } from './workloads/sampler.ts';
 import type { ArchiveResult } from './workloads/archive.ts';
 
 export interface RoundResults {
@@ -56,6 +57,8 @@ export interface BenchResults {
   rounds: RoundResults[];
   raw: RawLimitResult | null;
   scale: ScaleResult | null;
+  /** The queue-state round, old against new (`--preset sampler`); absent from runs before issue 47. */
+  sampler?: SamplerResult | null;
   archive: ArchiveResult | null;
   medians: Medians;
   targets: TargetSection[];

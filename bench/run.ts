@@ -21,6 +21,7 @@ import { runLatency } from './workloads/latency.ts';
 import { runRawLimit, type RawLimitResult } from './workloads/raw-limit.ts';
 import { runScale, type ScaleResult } from './workloads/scale.ts';
 import { runArchive, type ArchiveResult } from './workloads/archive.ts';
+import { renderSamplerTable, runSampler, type SamplerResult } from './workloads/sampler.ts';
 
 const log = createLogger('bench');
 
@@ -102,6 +103,8 @@ async function main(): Promise<void> {
       archive = await runArchive(ctx, plan.archiveRows);
       log.info('archive', { movedPerSec: Math.round(archive.movedPerSec), walBytesPerRow: Math.round(archive.walBytesPerRow), dropPartitionMs: archive.dropPartitionMs.toFixed(1) });
     }
+    let sampler: SamplerResult | null = null;
+    if (!plan.skip.has('sampler')) sampler = await runSampler(ctx, plan.samplerSizes, plan.samplerQueues, plan.samplerDoneRows, plan.samplerRounds);
     const medians = summarize(rounds);
     results = {
       date: new Date(systemClock.now()).toISOString(),
@@ -112,6 +115,7 @@ async function main(): Promise<void> {
       raw,
       scale,
       archive,
+      sampler,
       medians,
       targets: checkTargets(plan.targetIssues, medians, scale),
       loadAverage1mAtEnd: loadavg()[0],
@@ -134,6 +138,7 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(results) + '\n');
   } else {
     process.stdout.write(renderTable(results) + '\n');
+    if (results.sampler) process.stdout.write(`\nqueue-state round (${results.sampler.rounds} rounds each, budget ${results.sampler.roundRowBudget} rows, ${results.sampler.doneRows} done rows):\n${renderSamplerTable(results.sampler)}\n`);
     if (results.scale) process.stdout.write(`\nclaim plan at ${results.scale.points.at(-1)?.finishedRows} finished rows:\n${results.scale.explain}\n`);
     // The preset's promise is a time (issue 15: under 15 minutes): say what this run took.
     const took = Math.round(results.durationSeconds);

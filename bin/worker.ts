@@ -136,10 +136,11 @@ async function main(): Promise<void> {
   };
   const worker = new Worker(options);
   // /metrics: off unless a port is given; on 127.0.0.1 unless a host is given. The queue-state
-  // sampler queries the database, so run it on one worker per deployment (--sample-queue-state).
+  // sampler queries the database; the workers started with --sample-queue-state elect one to run it.
   const metrics = metricsPort === undefined ? null : createMetrics({ defaultLabels: { worker: worker.id } });
   const unbind = metrics ? bindEngineEvents(events, metrics) : () => {};
-  const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics) : null;
+  // Every worker started with --sample-queue-state joins one election: one round per interval for them all.
+  const sampler = metrics && values['sample-queue-state'] ? new QueueStateSampler(db, clock, metrics, { elect: true, samplerId: worker.id }) : null;
   const server = metrics ? new MetricsServer(metrics.registry, { port: metricsPort, host: hostFlag(values, 'metrics-host') }) : null;
   await requireMigrated(db, log);
   // Before the first claim: bound after it, the refusal raced the claim (the claim lost in every try we made, but a

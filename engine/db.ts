@@ -105,11 +105,14 @@ export class Db implements Queryable {
     }
   }
 
-  /** A dedicated connection outside the pool (LISTEN needs one that is never handed to anyone else). */
-  async connectDedicated(): Promise<pg.Client> {
+  /**
+   * A dedicated connection outside the pool, never handed to anyone else: LISTEN needs one, and so does a
+   * session-level lock. `purpose` suffixes its application_name ("stampede:listen").
+   */
+  async connectDedicated(purpose = 'listen'): Promise<pg.Client> {
     const client = new pg.Client({
       connectionString: this.options.connectionString,
-      application_name: `${this.options.applicationName ?? 'stampede'}:listen`,
+      application_name: `${this.options.applicationName ?? 'stampede'}:${purpose}`,
     });
     client.on('error', () => {});
     await client.connect();

@@ -87,7 +87,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       /** Age of the oldest transaction holding the xmin horizon, ms (0: none), when the sampler read it. */
       xminAgeMs?: number;
       /** The engine sampler's figures per queue (what /metrics serves as stampede_queue_*). */
-      queues?: Record<string, SampledQueue & { capped: boolean }>;
+      queues?: Record<string, EngineSampledQueue>;
       /**
        * The harness's own reading (harness/runner/harness.sql HarnessQueueState), taken in
        * the engine sampler's transaction after its queries: the same snapshot and the same
@@ -113,6 +113,16 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
 );
 
 /** One queue's figures at a sample: rows by state, due ones, expired leases not yet rescued, dead letters, the oldest due job's age (ms). */
+/** The engine sampler's figures of one queue, with what it says it estimated. */
+export type EngineSampledQueue = SampledQueue & {
+  /** pending, failed and due are estimates (past the queue's share of the round's row budget). */
+  estimated: boolean;
+  /** deadLetters is an estimate (its being above 0 never is). */
+  deadLettersEstimated?: boolean;
+  /** Runs recorded before estimates: the counts stopped at a per-queue cap and were lower bounds. */
+  capped?: boolean;
+};
+
 export interface SampledQueue {
   pending: number;
   failed: number;

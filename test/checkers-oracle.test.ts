@@ -62,14 +62,14 @@ describe('durable-acknowledgements', () => {
 });
 
 describe('sampler-agrees', () => {
-  const bounds = { toleranceMs: 2 };
+  const bounds = { toleranceMs: 2, estimateError: 0.5 };
   const agreeing = [0, 1, 2, 3, 4].map((i) => h.sample(i * 1_000, { q: 3_000 + i * 1_000 }, { engine: { q: { failed: 2, claimed: 5, overdue: 1 } }, harness: { q: { failed: 2, claimed: 5, overdue: 1 } }, done: 40 }));
 
   it('passes when every figure matches the harness reading of the same snapshot, the age within rounding', () => {
     const rounded = [h.sample(0, { q: 3_000.6 }, { ages: { q: 3_001 } }), ...agreeing];
     const r = checkSamplerAgrees(rounded, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('6 of 6 samples agree; 241 rows read over them (pending, failed, claimed, done and dead letters)');
+    expect(r.figure).toBe('6 of 6 samples agree; 241 rows read over them (pending, failed, claimed, done and dead letters); 0 queue figures estimated');
     expect(r.judged).toEqual({ n: 6, what: 'samples with both readings' });
   });
 
@@ -87,10 +87,28 @@ describe('sampler-agrees', () => {
     expect(checkSamplerAgrees(age, finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ field: 'oldestMs', engine: 10, harness: 13 }] });
   });
 
-  it('takes a capped count as a lower bound, and only that', () => {
+  it('takes a capped count of a run recorded before estimates as a lower bound, and only that', () => {
     const capped = (engine: number) => [h.sample(0, { q: 1 }, { engine: { q: { pending: engine, capped: true } }, harness: { q: { pending: 150_000 } } })];
     expect(checkSamplerAgrees(capped(100_000), finalState([]), bounds).pass).toBe(true);
     expect(checkSamplerAgrees(capped(150_001), finalState([]), bounds).pass).toBe(false);
+  });
+
+  it('judges a figure marked estimated within estimateError of the true depth, and only then', () => {
+    // True depth 100,000 (80,000 pending, 20,000 failed): 50 % of it is 50,000 either way.
+    const est = (pending: number) => [h.sample(0, { q: 1 }, { engine: { q: { pending, failed: 20_000, estimated: true } }, harness: { q: { pending: 80_000, failed: 20_000 } } })];
+    expect(checkSamplerAgrees(est(130_000), finalState([]), bounds).pass).toBe(true);
+    expect(checkSamplerAgrees(est(30_000), finalState([]), bounds).pass).toBe(true);
+    expect(checkSamplerAgrees(est(130_001), finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ field: 'pending', engine: 130_001, harness: 80_000, estimated: true }] });
+    // The same figure unmarked must be exact.
+    const unmarked = [h.sample(0, { q: 1 }, { engine: { q: { pending: 80_001, failed: 20_000 } }, harness: { q: { pending: 80_000, failed: 20_000 } } })];
+    expect(checkSamplerAgrees(unmarked, finalState([]), bounds).pass).toBe(false);
+  });
+
+  it('an estimated dead-letter count within the bound, but never 0 when there is one', () => {
+    const dlq = (engine: number, own: number) => [h.sample(0, { q: 1 }, { engine: { q: { deadLetters: engine, deadLettersEstimated: true } }, harness: { q: { deadLetters: own } } })];
+    expect(checkSamplerAgrees(dlq(1_200, 1_000), finalState([]), bounds).pass).toBe(true);
+    expect(checkSamplerAgrees(dlq(1_600, 1_000), finalState([]), bounds).pass).toBe(false);
+    expect(checkSamplerAgrees(dlq(0, 1), finalState([]), bounds)).toMatchObject({ pass: false, examples: [{ field: 'deadLetters', engine: 0, harness: 1 }] });
   });
 
   it('fails (negative control) on dead letters by queue or done rows the table does not hold', () => {

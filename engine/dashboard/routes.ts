@@ -6,7 +6,8 @@ import { getSchedule, listSchedules } from '../cron/schedule.ts';
 import { listDeadLetters } from '../dead-letters.ts';
 import { ValidationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { QueueStateSampler } from '../metrics/queue-state-sampler.ts';
+import type { QueueStateSampler, QueueStateSnapshot } from '../metrics/queue-state-sampler.ts';
+import { readSharedRound } from '../metrics/sampler-election.ts';
 import { redactSecrets } from '../redact.ts';
 import { validateQueueName } from '../validate.ts';
 import { VERBS } from './actions.ts';
@@ -26,6 +27,8 @@ export interface RouteDeps {
   clock: Clock;
   auth: DashboardAuth;
   sampler: QueueStateSampler;
+  /** A shared round younger than this (ms) is shown instead of running one. */
+  sharedRoundMaxAgeMs: number;
   sloMs: number;
   statementTimeoutMs: number;
   log: Logger;
@@ -107,7 +110,18 @@ function searchFromForm(url: URL): { form: SearchForm; search: JobSearch | null 
   return { form, search: { queue: form.queue || undefined, state: (form.state || undefined) as SearchState | undefined } };
 }
 
-/** ?refresh=N: 5-300 s (each reload is one sampler round, a handful of index probes). */
+/**
+ * The elected sampler's latest round when it is fresh (free: one row), else a
+ * round of the page's own (bounded by its roundRowBudget). `ageMs`: how old
+ * the shown round is, database clock (0 for the page's own).
+ */
+async function latestRound(deps: RouteDeps): Promise<{ snapshot: QueueStateSnapshot; ageMs: number }> {
+  const shared = await readOnly(deps, (tx) => readSharedRound(tx, deps.sharedRoundMaxAgeMs));
+  if (shared) return { snapshot: shared.snapshot, ageMs: shared.ageMs };
+  return { snapshot: await deps.sampler.runOnce(), ageMs: 0 };
+}
+
+/** ?refresh=N: 5-300 s (each reload reads the shared round, or runs one sampler round). */
 function refreshFrom(url: URL): number | null {
   const raw = url.searchParams.get('refresh');
   if (raw === null || raw === '') return null;
@@ -123,10 +137,10 @@ const PAGES: { pattern: RegExp; page: Page }[] = [
     pattern: /^\/queues$/,
     async page(deps, ctx, url) {
       const refreshSeconds = refreshFrom(url);
-      const snapshot = await deps.sampler.runOnce();
+      const { snapshot, ageMs } = await latestRound(deps);
       return readOnly(deps, async (tx) => {
         const [controls, schedules, now] = [await listQueueControls(tx), await listSchedules(tx), await dbNow(tx)];
-        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, controls, schedules, sloMs: deps.sloMs, refreshSeconds }) };
+        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, roundAgeMs: ageMs, controls, schedules, sloMs: deps.sloMs, refreshSeconds }) };
       });
     },
   },

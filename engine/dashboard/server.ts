@@ -4,7 +4,7 @@ import type { Db } from '../db.ts';
 import { HttpListener } from '../http-listener.ts';
 import { ValidationError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { QueueStateSampler } from '../metrics/queue-state-sampler.ts';
+import { QUEUE_STATE_SAMPLER_DEFAULTS, QueueStateSampler, refuseDepthCapRows } from '../metrics/queue-state-sampler.ts';
 import { validateInt } from '../validate.ts';
 import { DashboardAuth, newSecret } from './auth.ts';
 import { handleRequest, type RouteDeps } from './routes.ts';
@@ -29,11 +29,23 @@ export interface DashboardConfig {
   sloMs?: number;
   /** statement_timeout of every query a page runs, ms. Default 5,000. */
   statementTimeoutMs?: number;
-  /** Per-queue ceiling on counted claimable rows on the queues page (the sampler's depthCapRows). Default 100,000. */
-  depthCapRows?: number;
+  /** The row budget of a round the queues page runs itself (the sampler's roundRowBudget). Default 30,000. */
+  roundRowBudget?: number;
+  /**
+   * The queues page shows the elected sampler's latest round (stampede.queue_state_rounds) when it is younger than
+   * this, ms, and runs a round of its own only otherwise. Default 10,000: two of the sampler's default intervals.
+   */
+  sharedRoundMaxAgeMs?: number;
 }
 
-export const DASHBOARD_DEFAULTS = { port: 7676, host: '127.0.0.1', sloMs: 60_000, statementTimeoutMs: 5_000, depthCapRows: 100_000 } as const;
+export const DASHBOARD_DEFAULTS = {
+  port: 7676,
+  host: '127.0.0.1',
+  sloMs: 60_000,
+  statementTimeoutMs: 5_000,
+  roundRowBudget: QUEUE_STATE_SAMPLER_DEFAULTS.roundRowBudget,
+  sharedRoundMaxAgeMs: 10_000,
+} as const;
 
 /**
  * The operator's web page, served over node:http: queues, job search and
@@ -47,6 +59,7 @@ export class DashboardServer {
   private readonly config: Required<Omit<DashboardConfig, 'token' | 'publicOrigins'>>;
 
   constructor(db: Db, clock: Clock, config: DashboardConfig = {}, logger: Logger = createLogger('dashboard')) {
+    refuseDepthCapRows(config);
     this.config = {
       ...DASHBOARD_DEFAULTS,
       ...Object.fromEntries(Object.entries(config).filter(([k, v]) => v !== undefined && k !== 'token' && k !== 'publicOrigins')),
@@ -55,14 +68,15 @@ export class DashboardServer {
     validateInt(this.config.port, 'port', 0, 65_535);
     validateInt(this.config.sloMs, 'sloMs', 1);
     validateInt(this.config.statementTimeoutMs, 'statementTimeoutMs', 1);
+    validateInt(this.config.sharedRoundMaxAgeMs, 'sharedRoundMaxAgeMs', 0);
     if (typeof this.config.host !== 'string' || this.config.host.length === 0) {
       throw new TypeError(`host: ${String(this.config.host)} is not an interface address; expected e.g. '127.0.0.1' or '0.0.0.0'`);
     }
     this.accessToken = config.token ?? newSecret();
-    const sampler = new QueueStateSampler(db, clock, null, { depthCapRows: this.config.depthCapRows, statementTimeoutMs: this.config.statementTimeoutMs }, logger.child('sampler'));
+    const sampler = new QueueStateSampler(db, clock, null, { roundRowBudget: this.config.roundRowBudget, statementTimeoutMs: this.config.statementTimeoutMs }, logger.child('sampler'));
     // The cookie name carries the configured port: cookies are per host, and two dashboards may share one.
     const auth = new DashboardAuth(this.accessToken, `stampede_dashboard_${this.config.port}`, publicOrigins);
-    const deps: RouteDeps = { db, clock, auth, sampler, sloMs: this.config.sloMs, statementTimeoutMs: this.config.statementTimeoutMs, log: logger };
+    const deps: RouteDeps = { db, clock, auth, sampler, sharedRoundMaxAgeMs: this.config.sharedRoundMaxAgeMs, sloMs: this.config.sloMs, statementTimeoutMs: this.config.statementTimeoutMs, log: logger };
     const serve: RequestListener = (req, res) => {
       handleRequest(deps, req, res).catch((err) => {
         logger.error('dashboard handler crashed', { error: (err as Error).message });

@@ -7,26 +7,40 @@
 -- asserts from EXPLAIN that none does a Seq Scan on stampede.jobs.
 
 -- name: ClaimableByQueue
--- One row per queue that has claimable (pending or failed) jobs.
+-- One row per queue that has claimable (pending or failed) jobs. Its one
+-- parameter, $1, is the round's row budget (roundRowBudget): the rows the
+-- round's counts may read in all, whatever the backlog and however many
+-- queues. Measured (docs/metrics.md): with a cap of 100,000 rows per queue
+-- instead, a round at 2M claimable over 200 queues read 2M index entries, and
+-- right after the insert (the visibility map not yet set, so each entry was a
+-- heap visit) took seconds.
 --
 -- The distinct queues come from a recursive "loose index scan" over
 -- jobs_due_idx: each step is one index descent to the next queue name, so the
 -- cost is O(queues · log n), not O(backlog).
 --
--- The oldest due job per queue, the SLO signal, is 10 more descents per queue:
--- the index is ordered (queue, priority, run_at), so min(run_at) per
--- (queue, priority) is the first entry at or after the queue/priority prefix;
--- priorities are 0..9 by the table's CHECK constraint. A plain
--- min(run_at) ... WHERE queue = $q would instead read every index entry of
--- the queue (the index is not ordered by run_at within a queue). Ages come
--- from the database clock: now() - run_at.
+-- The oldest due job per queue, the SLO signal, is exact: 10 more descents per
+-- queue, outside the budget. The index is ordered (queue, priority, run_at),
+-- so min(run_at) per (queue, priority) is the first entry at or after the
+-- queue/priority prefix; priorities are 0..9 by the table's CHECK constraint.
+-- A plain min(run_at) ... WHERE queue = $q would instead read every index
+-- entry of the queue (the index is not ordered by run_at within a queue). Ages
+-- come from the database clock: now() - run_at.
 --
 -- Depth is counted by index-only scans, claimable and due from jobs_due_idx
 -- (queue and run_at are in it), failed from jobs_failed_queue_idx (0005);
 -- pending is the difference. Counting the state from the heap instead cost
--- 130-550 ms a round at a 500k backlog against 40-60 ms this way. Each count
--- stops at $1 rows per queue (capped = true): beyond that the exact figure
--- changes no decision, and the oldest age already says how bad it is.
+-- 130-550 ms a round at a 500k backlog against 40-60 ms this way. A third of
+-- the budget goes to the claimable counts and a third to the failed counts
+-- (the last third is DeadLettersByQueue's), split evenly over the queues: each
+-- count stops at its share. A queue whose count reaches its share is
+-- estimated (estimated = true): the index's entries now, less the queues
+-- counted exactly, shared evenly by the queues past their share, and never
+-- below what was counted. The index's entries now are its current size in
+-- pages times its entries per page at the last VACUUM or ANALYZE (the
+-- planner's own arithmetic), or a nominal 70 % fill of the entry's width
+-- before the first one. Due scales with the claimable estimate by the counted
+-- rows' due fraction. The error is measured in docs/metrics.md.
 WITH RECURSIVE queues(queue) AS (
   (SELECT j.queue FROM stampede.jobs j
     WHERE j.state IN ('pending', 'failed')
@@ -37,39 +51,80 @@ WITH RECURSIVE queues(queue) AS (
            ORDER BY j.queue LIMIT 1)
     FROM queues q
    WHERE q.queue IS NOT NULL
+),
+listed AS MATERIALIZED (
+  SELECT q.queue FROM queues q WHERE q.queue IS NOT NULL
+),
+share AS (
+  SELECT greatest(1, $1::int8 / 3 / greatest(1, count(*)))::int8 AS n FROM listed
+),
+counted AS (
+  SELECT l.queue, d.claimable, d.due, f.failed,
+         d.claimable >= s.n AS over, f.failed >= s.n AS failed_over
+    FROM listed l
+   CROSS JOIN share s
+   CROSS JOIN LATERAL (
+     SELECT count(*)::int8 AS claimable,
+            count(*) FILTER (WHERE x.run_at <= now())::int8 AS due
+       FROM (SELECT j.run_at FROM stampede.jobs j
+              WHERE j.state IN ('pending', 'failed') AND j.queue = l.queue
+              LIMIT s.n) x
+   ) d
+   CROSS JOIN LATERAL (
+     SELECT count(*)::int8 AS failed
+       FROM (SELECT 1 FROM stampede.jobs j
+              WHERE j.state = 'failed' AND j.queue = l.queue
+              LIMIT s.n) x
+   ) f
+),
+-- Entries per index now: (pages now) x (entries per page). Nominal widths:
+-- jobs_due_idx 44 bytes (tuple header, an 8-character queue, priority,
+-- run_at, id, line pointer), jobs_failed_queue_idx 28.
+entries AS (
+  SELECT max(e.n) FILTER (WHERE e.kind = 'claimable') AS claimable,
+         max(e.n) FILTER (WHERE e.kind = 'failed') AS failed
+    FROM (SELECT i.kind,
+                 pg_relation_size(c.oid) / current_setting('block_size')::float8
+                 * CASE WHEN c.reltuples > 0 AND c.relpages > 0 THEN c.reltuples / c.relpages
+                        ELSE current_setting('block_size')::float8 * 0.7 / i.nominal_bytes END AS n
+            FROM (VALUES ('claimable', 'stampede.jobs_due_idx'::regclass, 44),
+                         ('failed', 'stampede.jobs_failed_queue_idx'::regclass, 28)) i(kind, idx, nominal_bytes)
+            JOIN pg_class c ON c.oid = i.idx) e
+),
+spread AS (
+  SELECT c.*,
+         count(*) FILTER (WHERE c.over) OVER () AS over_n,
+         count(*) FILTER (WHERE c.failed_over) OVER () AS failed_over_n,
+         coalesce(sum(c.claimable) FILTER (WHERE NOT c.over) OVER (), 0) AS claimable_exact,
+         coalesce(sum(c.failed) FILTER (WHERE NOT c.failed_over) OVER (), 0) AS failed_exact
+    FROM counted c
+),
+estimated AS (
+  SELECT s.queue, s.over, s.due, s.claimable AS claimable_counted,
+         CASE WHEN s.over THEN greatest(s.claimable, round((e.claimable - s.claimable_exact) / s.over_n))::int8
+              ELSE s.claimable END AS claimable,
+         CASE WHEN s.failed_over THEN greatest(s.failed, round((e.failed - s.failed_exact) / s.failed_over_n))::int8
+              ELSE s.failed END AS failed
+    FROM spread s CROSS JOIN entries e
 )
-SELECT q.queue,
-       d.claimable,
-       f.failed,
-       d.due,
-       (d.claimable >= $1::int8 OR f.failed >= $1::int8) AS capped,
+SELECT x.queue,
+       x.claimable,
+       least(x.failed, x.claimable) AS failed,
+       CASE WHEN x.over THEN round(x.claimable * x.due::float8 / x.claimable_counted)::int8 ELSE x.due END AS due,
+       x.over AS estimated,
        coalesce(extract(epoch FROM now() - o.oldest_due), 0)::float8 AS oldest_due_age_s
-  FROM queues q
- CROSS JOIN LATERAL (
-   SELECT count(*)::int8 AS claimable,
-          count(*) FILTER (WHERE s.run_at <= now())::int8 AS due
-     FROM (SELECT j.run_at FROM stampede.jobs j
-            WHERE j.state IN ('pending', 'failed') AND j.queue = q.queue
-            LIMIT $1::int8) s
- ) d
- CROSS JOIN LATERAL (
-   SELECT count(*)::int8 AS failed
-     FROM (SELECT 1 FROM stampede.jobs j
-            WHERE j.state = 'failed' AND j.queue = q.queue
-            LIMIT $1::int8) s
- ) f
+  FROM estimated x
  CROSS JOIN LATERAL (
    SELECT min(p.run_at) AS oldest_due
      FROM generate_series(0, 9) AS pr(n)
     CROSS JOIN LATERAL (
       SELECT j.run_at FROM stampede.jobs j
-       WHERE j.state IN ('pending', 'failed') AND j.queue = q.queue
+       WHERE j.state IN ('pending', 'failed') AND j.queue = x.queue
          AND j.priority = pr.n::smallint AND j.run_at <= now()
        ORDER BY j.run_at LIMIT 1
     ) p
  ) o
- WHERE q.queue IS NOT NULL
- ORDER BY q.queue;
+ ORDER BY x.queue;
 
 -- name: ClaimedByQueue
 -- Claimed jobs ride jobs_lease_idx (WHERE state = 'claimed'): at most
@@ -93,12 +148,46 @@ SELECT s.queue, s.paused, s.max_in_flight, s.max_starts_per_second,
  ORDER BY s.queue;
 
 -- name: DeadLettersByQueue
--- The dead-letter table is one row per dead job and small by design (a
--- redrive removes the row), so an exact count is cheap.
-SELECT queue, count(*)::int8 AS dead
-  FROM stampede.dead_letters
- GROUP BY queue
- ORDER BY queue;
+-- Dead letters per queue: the queues by a loose index scan over
+-- dead_letters_queue_idx (one descent per queue), each counted up to its
+-- share of the last third of the round's row budget ($1), so a poison herd
+-- that dead-letters a million jobs costs no more than a few. A queue past its
+-- share is estimated: the table's live rows (pg_stat_user_tables, a counter
+-- every backend keeps within about a second, not a statistic) less the queues
+-- counted exactly, shared evenly by the rest, never below what was counted.
+-- Whether a queue has any dead letter (the alert's "> 0") is always exact:
+-- its count reads at least one row when there is one.
+WITH RECURSIVE queues(queue) AS (
+  (SELECT d.queue FROM stampede.dead_letters d ORDER BY d.queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT d.queue FROM stampede.dead_letters d WHERE d.queue > q.queue ORDER BY d.queue LIMIT 1)
+    FROM queues q
+   WHERE q.queue IS NOT NULL
+),
+listed AS MATERIALIZED (
+  SELECT q.queue FROM queues q WHERE q.queue IS NOT NULL
+),
+share AS (
+  SELECT greatest(1, $1::int8 / 3 / greatest(1, count(*)))::int8 AS n FROM listed
+),
+counted AS (
+  SELECT l.queue, c.dead, c.dead >= s.n AS over,
+         count(*) FILTER (WHERE c.dead >= s.n) OVER () AS over_n,
+         coalesce(sum(c.dead) FILTER (WHERE c.dead < s.n) OVER (), 0) AS dead_exact
+    FROM listed l
+   CROSS JOIN share s
+   CROSS JOIN LATERAL (
+     SELECT count(*)::int8 AS dead
+       FROM (SELECT 1 FROM stampede.dead_letters d WHERE d.queue = l.queue LIMIT s.n) x
+   ) c
+)
+SELECT c.queue,
+       CASE WHEN c.over THEN greatest(c.dead, round((t.n_live_tup - c.dead_exact)::float8 / c.over_n))::int8
+            ELSE c.dead END AS dead,
+       c.over AS estimated
+  FROM counted c
+  LEFT JOIN pg_stat_user_tables t ON t.relid = 'stampede.dead_letters'::regclass
+ ORDER BY c.queue;
 
 -- name: JobsTableHealth
 -- Cumulative statistics, not a scan: n_live_tup and n_dead_tup are kept up to

@@ -107,19 +107,33 @@ export function createMetrics(options: MetricsOptions = {}) {
     // Queue state, sampled from the database (QueueStateSampler).
     queueDepth: new Gauge({
       name: 'stampede_queue_depth',
-      help: 'Jobs by queue and state (pending, failed, claimed); pending/failed saturate at the sampler depthCapRows.',
+      help: 'Jobs by queue and state (pending, failed, claimed); pending/failed are estimates when stampede_queue_depth_estimated is 1.',
       labelNames: ['queue', 'state'] as const,
       registers,
     }),
     queueDue: new Gauge({
       name: 'stampede_queue_due',
-      help: 'Claimable jobs whose run_at has passed (due now), by queue; saturates at depthCapRows.',
+      help: 'Claimable jobs whose run_at has passed (due now), by queue; an estimate when stampede_queue_depth_estimated is 1.',
+      labelNames: ['queue'] as const,
+      registers,
+    }),
+    // A companion gauge rather than a label on stampede_queue_depth: a label would change the depth series'
+    // identity each time a queue crossed its share of the round's budget, breaking deriv() and the panels over it.
+    queueDepthEstimated: new Gauge({
+      name: 'stampede_queue_depth_estimated',
+      help: "1 when a queue's pending, failed and due figures are estimates (its backlog is past its share of the sampler's roundRowBudget), 0 when counted.",
       labelNames: ['queue'] as const,
       registers,
     }),
     queueDepthCapped: new Gauge({
       name: 'stampede_queue_depth_capped',
-      help: '1 when the claimable count of a queue reached depthCapRows, so its depth is a lower bound.',
+      help: 'Deprecated: the same as stampede_queue_depth_estimated (kept for dashboards built on it).',
+      labelNames: ['queue'] as const,
+      registers,
+    }),
+    deadLetterDepthEstimated: new Gauge({
+      name: 'stampede_dead_letter_depth_estimated',
+      help: "1 when a queue's dead-letter depth is an estimate (past its share of the sampler's roundRowBudget); whether it is above 0 is always exact.",
       labelNames: ['queue'] as const,
       registers,
     }),

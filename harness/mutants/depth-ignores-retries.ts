@@ -16,8 +16,8 @@ export const depthIgnoresRetries: Mutant = {
   changes: [
     queryPatch('engine/metrics/queue-state.sql', 'ClaimableByQueue', [
       {
-        find: "SELECT j.run_at FROM stampede.jobs j\n            WHERE j.state IN ('pending', 'failed') AND j.queue = q.queue",
-        replace: "SELECT j.run_at FROM stampede.jobs j\n            WHERE j.state = 'pending' AND j.queue = q.queue",
+        find: "SELECT j.run_at FROM stampede.jobs j\n              WHERE j.state IN ('pending', 'failed') AND j.queue = l.queue",
+        replace: "SELECT j.run_at FROM stampede.jobs j\n              WHERE j.state = 'pending' AND j.queue = l.queue",
       },
     ]),
   ],

@@ -139,7 +139,7 @@ export class RunSampler {
       queues: Object.fromEntries(
         Object.entries(s.queues).map(([queue, f]) => [
           queue,
-          { pending: f.pending, failed: f.failed, due: f.due, claimed: f.claimed, overdue: f.leasesOverdue, deadLetters: f.deadLetters, oldestMs: f.oldestUnclaimedAgeMs, capped: f.depthCapped },
+          { pending: f.pending, failed: f.failed, due: f.due, claimed: f.claimed, overdue: f.leasesOverdue, deadLetters: f.deadLetters, oldestMs: f.oldestUnclaimedAgeMs, estimated: f.depthEstimated, deadLettersEstimated: f.deadLettersEstimated },
         ]),
       ),
       harness: own,

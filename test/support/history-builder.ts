@@ -1,4 +1,4 @@
-import { NO_ROWS, type FinalState, type HistoryEvent, type JobKind, type SampledQueue } from '../../harness/history.ts';
+import { NO_ROWS, type FinalState, type HistoryEvent, type EngineSampledQueue, type JobKind, type SampledQueue } from '../../harness/history.ts';
 import type { ReportInput } from '../../reports/render/index.ts';
 
 /**
@@ -86,7 +86,7 @@ export const h = {
   sample: (
     t: number,
     ages: Record<string, number>,
-    own: { ages?: Record<string, number>; dlq?: number; engineDlq?: number; done?: number; engineDone?: number; engine?: Record<string, Partial<SampledQueue & { capped: boolean }>>; harness?: Record<string, Partial<SampledQueue>> } = {},
+    own: { ages?: Record<string, number>; dlq?: number; engineDlq?: number; done?: number; engineDone?: number; engine?: Record<string, Partial<EngineSampledQueue>>; harness?: Record<string, Partial<SampledQueue>> } = {},
   ): HistoryEvent => {
     const queues = (a: Record<string, number>, over: Record<string, Partial<SampledQueue>> = {}) => {
       const out: Record<string, SampledQueue> = {};
@@ -97,7 +97,7 @@ export const h = {
     const harnessAges = own.ages ?? ages;
     return {
       t, node: 'sampler', type: 'sample', depthByQueue: {}, oldestUnclaimedAgeMs: ages, deadLetterDepth: own.engineDlq ?? own.dlq ?? 0, claimed: 0, done: own.engineDone ?? own.done ?? 0, failed: 0, dead: 0,
-      queues: Object.fromEntries(Object.entries(queues(ages, own.engine)).map(([queue, f]) => [queue, { capped: false, ...f }])),
+      queues: Object.fromEntries(Object.entries(queues(ages, own.engine)).map(([queue, f]) => [queue, { estimated: false, ...f }])),
       harness: { oldestUnclaimedAgeMs: harnessAges, deadLetterDepth: own.dlq ?? 0, xminAgeMs: 0, queues: queues(harnessAges, own.harness), done: own.done ?? 0 },
     };
   },

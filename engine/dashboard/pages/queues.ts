@@ -7,6 +7,8 @@ import { formatAge, layout, link, type PageContext } from './layout.ts';
 
 export interface QueuesPageData {
   snapshot: QueueStateSnapshot;
+  /** How old the snapshot is, ms, database clock: 0 for a round the page ran, the row's age for the elected sampler's. */
+  roundAgeMs: number;
   /** stampede.queue_settings: paused, limits, attempt budget. */
   controls: QueueControl[];
   schedules: Schedule[];
@@ -47,6 +49,19 @@ function oldestCell(f: QueueFigures, paused: boolean, sloMs: number): Html {
   return html`<td class="${cls}" data-oldest-ms="${Math.round(age)}">${age > 0 ? formatAge(age) : '–'}${note}</td>`;
 }
 
+/** "~" before a figure past the round's row budget: an estimate (docs/metrics.md gives its error). */
+const ESTIMATE_MARK = html`<span class="muted" data-estimate="1" title="estimated: this queue is past its share of the sampler's row budget (docs/metrics.md)">~</span>`;
+
+/** Where the figures come from: the elected sampler's shared round, or one the page ran. */
+function roundNote(d: QueuesPageData): Html {
+  const s = d.snapshot;
+  const took = `${Math.round(s.durationMs)} ms`;
+  if (s.source === 'shared') {
+    return html`<span data-field="round-source">Sampled ${formatAge(Math.max(0, d.roundAgeMs))} ago by the elected sampler ${s.leader ?? ''} in ${took}</span>, from the live rows only (index probes, a bounded count; done rows are never read).`;
+  }
+  return html`<span data-field="round-source">Sampled in ${took} by this page</span> (no sampler's round was fresh), from the live rows only (index probes, a bounded count; done rows are never read).`;
+}
+
 export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
   const controls = new Map(d.controls.map((s) => [s.queue, s]));
   const s = d.snapshot;
@@ -54,18 +69,19 @@ export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
     const f = s.queues[name] ?? EMPTY_QUEUE;
     const c = controls.get(name);
     const paused = c?.paused ?? false;
-    const capped = f.depthCapped ? html`<span class="muted" title="counted up to the sampler's cap: a lower bound">≥</span>` : '';
+    const est = f.depthEstimated ? ESTIMATE_MARK : '';
+    const deadEst = f.deadLettersEstimated ? ESTIMATE_MARK : '';
     return html`<tr data-queue="${name}">
 <td><a href="${link('/jobs', { queue: name })}">${name}</a></td>
-<td class="num">${capped}${f.pending}</td><td class="num">${capped}${f.failed}</td><td class="num">${capped}${f.due}</td>
+<td class="num">${est}${f.pending}</td><td class="num">${est}${f.failed}</td><td class="num">${est}${f.due}</td>
 <td class="num">${f.claimed}${f.leasesOverdue ? html` <span class="warn" title="leases expired, not yet rescued">(${f.leasesOverdue} overdue)</span>` : ''}</td>
 ${oldestCell(f, paused, d.sloMs)}
-<td class="num${f.deadLetters ? ' bad' : ''}">${f.deadLetters ? html`<a href="${link('/dead-letters', { queue: name })}">${f.deadLetters}</a>` : '0'}</td>
+<td class="num${f.deadLetters ? ' bad' : ''}">${f.deadLetters ? html`${deadEst}<a href="${link('/dead-letters', { queue: name })}">${f.deadLetters}</a>` : '0'}</td>
 <td data-field="paused">${paused ? html`<span class="warn">paused</span> since ${c!.pausedAt} by ${c!.pausedBy}: ${c!.pausedReason}` : 'running'}</td>
 <td>${limits(c, f)}</td><td>${queuePauseButton(ctx, name, paused)} ${queueLimitsButton(ctx, name, c)} <a href="${link('/audit', { queue: name })}">actions</a></td>
 </tr>`;
   });
-  const body = html`<p>Sampled in ${Math.round(s.durationMs)} ms from the live rows only (the sampler's index probes; done rows are never read).
+  const body = html`<p>${roundNote(d)}
 The objective for the oldest due, unclaimed job is ${formatAge(d.sloMs)}.
 ${d.refreshSeconds === null ? html`<a href="/queues?refresh=10">Reload every 10 s</a>` : html`Reloading every ${d.refreshSeconds} s: <a href="/queues">stop</a>`}</p>
 <table id="queues"><thead><tr><th>queue</th><th>pending</th><th>failed (retry scheduled)</th><th>due now</th><th>claimed</th>
