@@ -19,7 +19,7 @@ import { RESCUER_OPTIONS } from '../../engine/worker/rescuer.ts';
  */
 
 /** Options that are seams or wiring, not behaviour a user is promised: the database, the handlers, the clock, the logger... */
-const SEAMS = new Set(['db', 'handlers', 'deliver', 'clock', 'rng', 'events', 'log', 'onRescued', 'onPass', 'dbNow', 'workerId', 'nodeId', 'relayId']);
+const SEAMS = new Set(['db', 'handlers', 'deliver', 'clock', 'rng', 'events', 'log', 'onRescued', 'onPass', 'dbNow', 'workerId', 'nodeId', 'relayId', 'samplerId']);
 
 const behavioural = (component: string, names: readonly string[]) => names.filter((n) => !SEAMS.has(n)).map((n) => `${component}.${n}`);
 

@@ -266,7 +266,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     id: 'queue-state-truthful',
     promise: "The engine's queue-state sampler reports what the database holds: depth by state, due, claimed, dead letters and oldest-unclaimed-age.",
     documented: [{ file: 'docs/metrics.md', quote: 'Queue state and Postgres health' }],
-    covers: { options: ['QueueStateSampler.intervalMs', 'QueueStateSampler.depthCapRows', 'QueueStateSampler.doneCount', 'QueueStateSampler.statementTimeoutMs'], seed: [3, 6] },
+    covers: { options: ['QueueStateSampler.intervalMs', 'QueueStateSampler.roundRowBudget', 'QueueStateSampler.doneCount', 'QueueStateSampler.statementTimeoutMs'], seed: [3, 6] },
     vouch: {
       by: 'gate',
       judgedBy: [
@@ -306,6 +306,17 @@ export const LEDGER: readonly PromiseEntry[] = [
       ],
       minJudged: 2,
       mutants: ['claim-recent-only'],
+    },
+  },
+  {
+    id: 'one-sampler-per-database',
+    promise: 'Workers that sample queue state elect one sampler between them: N workers cost one round per interval, and another takes over when it stops.',
+    documented: [{ file: 'docs/metrics.md', quote: 'advisory lock' }],
+    covers: { options: ['QueueStateSampler.elect'] },
+    vouch: {
+      by: 'test',
+      file: 'test/metrics-sampler-election.test.ts',
+      tests: ['three electing samplers: one runs the rounds, the others serve its figures; when it stops, another takes over', 'a follower with no fresh shared round says so and keeps its previous figures'],
     },
   },
   // ---- Operator controls -------------------------------------------------------------------
@@ -452,7 +463,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     id: 'dashboard-settings',
     promise: 'The dashboard listens where it is told (127.0.0.1:7676 by default), judges oldest age against its SLO, and bounds its queries.',
     documented: [{ file: 'README.md', quote: 'serves the same controls as a web page on 127.0.0.1:7676' }],
-    covers: { options: ['Dashboard.port', 'Dashboard.host', 'Dashboard.sloMs', 'Dashboard.statementTimeoutMs', 'Dashboard.depthCapRows'] },
+    covers: { options: ['Dashboard.port', 'Dashboard.host', 'Dashboard.sloMs', 'Dashboard.statementTimeoutMs', 'Dashboard.roundRowBudget', 'Dashboard.sharedRoundMaxAgeMs'] },
     vouch: { by: 'gap', why: 'the CLI test shows the default address; nothing judges the SLO marking or the statement timeout' },
   },
   // ---- The harness's own promise ---------------------------------------------------------------
