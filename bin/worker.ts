@@ -53,7 +53,7 @@ function workerSettings(workerId: string, options: WorkerOptions) {
       return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs: timeoutMs ?? null }];
     }),
   );
-  return { workerId, maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes, queues };
+  return { workerId, maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes, agingMs: options.agingMs ?? DEFAULTS.agingMs, queues };
 }
 
 async function main(): Promise<void> {

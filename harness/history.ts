@@ -38,8 +38,11 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'lease:released'; jobId: number; queue: string; attempt: number; workerId: string }
   /** `dbTime`: when the rescuer took the lease back; `crashed`: charged as a crash (its holder was dead by its liveness row); `owner` held it until `leaseExpiredAt` (database clock). */
   | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean; owner?: string | null; leaseExpiredAt?: number }
-  /** What a worker process resolved from its options, per queue, as it started. */
-  | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings> }
+  /**
+   * What a worker process resolved from its options, per queue, as it started; `agingMs` (its claim's aging step)
+   * is absent from runs recorded before it was.
+   */
+  | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings>; agingMs?: number }
   /** The worker's LISTEN connection is up (at start, and again after each reconnect). */
   | { type: 'worker:listening'; workerId: string }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' | 'archiver' }
@@ -265,6 +268,11 @@ export interface InvariantResult {
   judged: Judged;
   /** Up to a few concrete examples when it failed. */
   examples?: unknown[];
+  /**
+   * How many telling events the checker examined, and what they were. (Optional here only until the change that
+   * makes it required on every checker lands; the checkers of issue 38 set it already.)
+   */
+  judged?: { n: number; what: string };
 }
 
 /** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */

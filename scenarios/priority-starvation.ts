@@ -31,6 +31,8 @@ export default defineScenario({
     fairness: { lowQueues: ['reports'], highQueues: ['checkout'], maxLowWaitMs: 17_000 },
     // Both lanes back up for seconds: the engine's sampler must read the ages the harness reads.
     'sampler-agrees': true,
+    // Every claim chooses between backed-up lanes: none may pass over a better effective priority.
+    'priority-order': true,
   },
   drainTimeoutS: 60,
 });

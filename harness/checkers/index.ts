@@ -29,6 +29,7 @@ import { noPhantomFinish } from './no-phantom-finish.ts';
 import { noStaleCompletion } from './no-stale-completion.ts';
 import { oldestAgeSlo } from './oldest-age-slo.ts';
 import { pausedQueueIdle } from './paused-queue-idle.ts';
+import { priorityOrder } from './priority-order.ts';
 import { promptWakeup } from './prompt-wakeup.ts';
 import { parametersHonoured } from './parameters-honoured.ts';
 import { retrySpread } from './retry-spread.ts';
@@ -74,6 +75,8 @@ export const CHECKERS = {
   'prune-retention': pruneRetention,
   'hand-back': handBack,
   'idempotent-enqueue': idempotentEnqueue,
+  // Promises that had no invariant (issue 38).
+  'priority-order': priorityOrder,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

@@ -22,6 +22,7 @@ import { oldestAgePriorityBlind } from './oldest-age-priority-blind.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
 import { claimOnePerLane } from './claim-one-per-lane.ts';
 import { claimRecentOnly } from './claim-recent-only.ts';
+import { claimPriorityInverted } from './claim-priority-inverted.ts';
 import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
@@ -94,6 +95,9 @@ export const MUTANTS = {
   'catch-up-ignores-window': catchUpIgnoresWindow,
   // Worker.timeoutMs (slow-worker).
   'timeout-not-enforced': timeoutNotEnforced,
+  // Promises that had no invariant (issue 38): priority order, full jitter's distribution, the start rate,
+  // claim-ahead at stop and while waiting.
+  'claim-priority-inverted': claimPriorityInverted,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

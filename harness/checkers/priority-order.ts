@@ -1,0 +1,139 @@
+import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { firstN, fmt, type CheckerDef } from './types.ts';
+
+export interface PriorityOrderBounds {
+  /**
+   * A job counts as waiting at a claim only once it has been due this long
+   * before the claim's now(), ms. What the claim cannot see: the row of an
+   * enqueue, failure or hand-back is written at its transaction's now() (its
+   * run_at) and visible only from its commit, and the claim reads the table as
+   * of its own statement's start. Default 250.
+   */
+  visibleAfterMs: number;
+  /**
+   * A passed-over job claimed by another worker within this long after the
+   * claim (either way round) may have been locked by that concurrent claim:
+   * SKIP LOCKED passes over it rightly. Default 250.
+   */
+  concurrentMs: number;
+}
+
+/** The engine's default aging step (engine/defaults.ts), for histories whose worker:settings predate agingMs. */
+const DEFAULT_AGING_MS = 5_000;
+
+/** A job waiting for a claim: due from its run_at (as its next claim read it) until that claim. */
+interface Wait {
+  jobId: number;
+  queue: string;
+  priority: number;
+  runAt: number;
+  claimedAt: number;
+  claimedBy: string;
+}
+
+/**
+ * A higher effective priority starts first (docs/engine.md, priority lanes
+ * and aging): the claim orders due jobs by `priority · agingMs − run_at`, so
+ * a job of priority p that has waited (q − p) · agingMs longer than one of
+ * priority q ties with it. At every claim (judged when the jobs were claimed,
+ * not when they started: a job claimed ahead was the best when it was claimed),
+ * no job of the claiming worker's queues that was due and unclaimed may have
+ * had a strictly better score than a job the claim took. A job's wait is read
+ * from its next claim: the run_at that claim returned (the enqueue's, the
+ * failure's retry instant, the hand-back's or the rescue's now()) until that
+ * claim's now(). Suspects (crash count above 0) are claimed alone by another
+ * query, oldest first, and are left out on both sides, as are queues paused at
+ * the claim. The claim sees only rows committed before it started
+ * (`visibleAfterMs`) and skips rows another claim has locked
+ * (`concurrentMs`). Judged: the claims taken while a job of another priority
+ * waited, the ones where priority could have been ignored. Unknown with none.
+ * (A queue with a global limit may be cut to its allowance by the claim gate:
+ * run this on unlimited queues.)
+ */
+export function checkPriorityOrder(history: readonly HistoryEvent[], _final: FinalState, bounds: PriorityOrderBounds): InvariantResult {
+  const agingOf = new Map<string, number>();
+  const queuesOf = new Map<string, Set<string>>();
+  for (const e of history) {
+    if (e.type !== 'worker:settings') continue;
+    agingOf.set(e.workerId, e.agingMs ?? DEFAULT_AGING_MS);
+    queuesOf.set(e.workerId, new Set(Object.keys(e.queues)));
+  }
+  const claims = history.filter((e): e is EventOf<'job:claimed'> & { dbTime: number } => e.type === 'job:claimed' && e.dbTime !== undefined);
+  const waits: Wait[] = claims
+    .filter((c) => !(c.crashCount! > 0))
+    .map((c) => ({ jobId: c.jobId, queue: c.queue, priority: c.priority, runAt: c.runAt, claimedAt: c.dbTime, claimedBy: c.workerId }));
+  const paused = pausedSpans(history);
+
+  // One claim statement: one worker, one now().
+  const batches = new Map<string, (EventOf<'job:claimed'> & { dbTime: number })[]>();
+  for (const c of claims) {
+    if (c.crashCount! > 0) continue;
+    const key = `${c.workerId}@${c.dbTime}`;
+    batches.get(key)?.push(c) ?? batches.set(key, [c]);
+  }
+  const passedOver: unknown[] = [];
+  let withChoice = 0;
+  let judgedBatches = 0;
+  let worstMs = 0;
+  for (const batch of batches.values()) {
+    const { workerId, dbTime: at } = batch[0];
+    const agingMs = agingOf.get(workerId) ?? DEFAULT_AGING_MS;
+    const queues = queuesOf.get(workerId);
+    const score = (w: { priority: number; runAt: number }) => w.priority * agingMs - w.runAt;
+    const taken = new Set(batch.map((c) => c.jobId));
+    const worst = batch.reduce((a, b) => (score(b) < score(a) ? b : a));
+    const waiting = waits.filter(
+      (w) =>
+        !taken.has(w.jobId) &&
+        (!queues || queues.has(w.queue)) &&
+        w.runAt + bounds.visibleAfterMs <= at &&
+        w.claimedAt > at &&
+        !paused.some((p) => p.queue === w.queue && p.fromMs <= at && at < p.toMs),
+    );
+    if (waiting.length === 0) continue;
+    judgedBatches++;
+    const waitingPriorities = new Set(waiting.map((w) => w.priority));
+    withChoice += batch.filter((c) => [...waitingPriorities].some((p) => p !== c.priority)).length;
+    for (const w of waiting) {
+      // Locked by a claim of its own that ran beside this one: skipped, not passed over.
+      if (w.claimedBy !== workerId && w.claimedAt - at <= bounds.concurrentMs) continue;
+      const byMs = score(w) - score(worst);
+      if (byMs <= 0) continue;
+      worstMs = Math.max(worstMs, byMs);
+      passedOver.push({ claimedAt: at, workerId, took: { jobId: worst.jobId, priority: worst.priority, runAt: worst.runAt }, passedOver: { jobId: w.jobId, priority: w.priority, runAt: w.runAt, claimedAt: w.claimedAt }, betterByMs: byMs });
+    }
+  }
+  const figure =
+    `${fmt(passedOver.length)} due jobs passed over for a worse effective priority` +
+    (passedOver.length ? ` (worst by ${fmt(worstMs)} ms of aging)` : '') +
+    `; ${fmt(withChoice)} jobs claimed while a job of another priority waited, in ${fmt(judgedBatches)} of ${fmt(batches.size)} claims with a job waiting`;
+  return {
+    name: 'priority-order',
+    pass: passedOver.length > 0 ? false : withChoice > 0 ? true : 'unknown',
+    figure,
+    bound: `0 passed over (a job due ${fmt(bounds.visibleAfterMs)} ms before the claim; one claimed by another worker within ${fmt(bounds.concurrentMs)} ms is excused)`,
+    judged: { n: withChoice, what: 'claims made while a job of another priority waited' },
+    ...(passedOver.length ? { examples: firstN(passedOver) } : {}),
+  };
+}
+
+/** Pauses by queue on the database clock (a pause never resumed lasts to the end). */
+function pausedSpans(history: readonly HistoryEvent[]): { queue: string; fromMs: number; toMs: number }[] {
+  const spans: { queue: string; fromMs: number; toMs: number }[] = [];
+  for (const e of history) {
+    if (e.type === 'queue:paused' && e.dbTime !== undefined) spans.push({ queue: e.queue, fromMs: e.dbTime, toMs: Infinity });
+    if (e.type === 'queue:resumed' && e.dbTime !== undefined) {
+      const open = spans.find((s) => s.queue === e.queue && s.toMs === Infinity);
+      if (open) open.toMs = e.dbTime;
+    }
+  }
+  return spans;
+}
+
+export const priorityOrder: CheckerDef<PriorityOrderBounds> = {
+  name: 'priority-order',
+  says: 'at every claim, no due and unclaimed job had a strictly better effective priority (priority aged by its wait) than a job the claim took',
+  check: checkPriorityOrder,
+  bounds: { visibleAfterMs: 'number', concurrentMs: 'number' },
+  defaults: { visibleAfterMs: 250, concurrentMs: 250 },
+};
