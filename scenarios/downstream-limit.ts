@@ -13,7 +13,10 @@ import { defineScenario } from '../harness/scenario.ts';
  * no-queue-limit mutant) the fleet sends up to 48 at once and the API
  * refuses most of them. Meanwhile an operator pauses the `reports` queue for
  * 3 s: nothing of it may start until the resume (paused-queue-idle), while
- * its jobs keep arriving.
+ * its jobs keep arriving. A third queue, `sends` (a mail provider's rate
+ * limit), starts at most 10 jobs a second across the fleet: a herd of 80 of
+ * them falls due at once, and the bucket, not the 48 free slots, sets the
+ * pace (start-rate; compare --mutant no-start-rate).
  */
 export default defineScenario({
   name: 'downstream-limit',
@@ -27,25 +30,29 @@ export default defineScenario({
   lanes: [
     { queue: 'payments', priority: 0, share: 3 },
     { queue: 'reports', priority: 0, share: 1 },
+    // A light lane under its rate (about 2 jobs/s against 10/s), so the herd below is what presses the bucket.
+    { queue: 'sends', priority: 0, share: 0.3 },
   ],
   mix: [
     { kind: 'downstream', share: 3, lanes: ['payments'] },
-    { kind: 'normal', share: 1, lanes: ['reports'], durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 40 } },
+    { kind: 'normal', share: 1.3, lanes: ['reports', 'sends'], durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 40 } },
   ],
   // 100 ms calls: 8 at once is at most 80 calls/s, so the fleet fills the limit even on a loaded machine.
   downstream: { capacity: 8, callMs: 100 },
-  queueLimits: { payments: { maxInFlight: 8 } },
+  // sends: 10 starts/s, a bucket of 10 (docs/operating.md); the herd of 80 takes about 7 s to start.
+  queueLimits: { payments: { maxInFlight: 8 }, sends: { maxStartsPerSecond: 10 } },
   engine: { pollMs: 100, backoffBaseMs: 1_000, backoffCapMs: 8_000, maxAttempts: 10 },
   faults: [
     { fault: 'dependency-outage', atS: 3, forS: 2 },
     { fault: 'thundering-herd', atS: 3.5, count: 200, queue: 'payments', kind: 'downstream' },
     { fault: 'queue-pause', atS: 6, forS: 3, queue: 'reports' },
+    { fault: 'thundering-herd', atS: 1, count: 80, queue: 'sends' },
   ],
   // The limit drains the herd at the downstream's pace, not the fleet's: the backlog is the incident, to the
   // load's end. (Ending it later left no sample outside it on a quiet machine: inconclusive.)
   incident: { fromS: 3, toS: 12 },
   // No effect jobs here: exactly-one-effect would have nothing to judge.
-  checkers: { 'downstream-in-flight': { maxInFlight: 8 }, 'paused-queue-idle': true, 'oldest-age-slo': true, 'exactly-one-effect': false },
+  checkers: { 'downstream-in-flight': { maxInFlight: 8 }, 'paused-queue-idle': true, 'oldest-age-slo': true, 'exactly-one-effect': false, 'start-rate': true },
   // 10 s: on the loaded 2-core machine the drain's tail reached 4.3 s of 5; generous, as timing figures here are pessimistic.
   thresholds: { oldestAgeSloMs: 10_000 },
   drainTimeoutS: 40,

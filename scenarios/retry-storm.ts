@@ -30,8 +30,9 @@ export default defineScenario({
     { fault: 'dependency-outage', atS: 4, forS: 3 },
     { fault: 'thundering-herd', atS: 4.5, count: 300 },
   ],
-  // Hundreds of retries in backoff: none may start before its run_at, and each delay is within its ceiling.
-  checkers: { 'retry-spread': true, 'no-early-start': true, 'parameters-honoured': true, 'sampler-agrees': true },
+  // Hundreds of retries in backoff: none may start before its run_at, each delay is within its ceiling, and the
+  // delays are uniform over it (full jitter, not merely under the cap).
+  checkers: { 'retry-spread': true, 'no-early-start': true, 'parameters-honoured': true, 'sampler-agrees': true, 'jitter-uniform': true },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,
 });

@@ -58,6 +58,24 @@ describe('priority-order', () => {
     expect(checkPriorityOrder(history, final, bounds).pass).toBe(true);
   });
 
+  it('excuses the free rows just behind the ones a claim beside it held (not among its candidates), not the rest', () => {
+    const history = [
+      ...fleet,
+      // w2's claim beside w1's took the lane's two oldest high jobs (10, 11); w1 took low job 2.
+      claim(10, 'w2', 20_000, 9, 18_000),
+      claim(11, 'w2', 20_000, 9, 18_100),
+      claim(2, 'w1', 20_010, 0, 19_000),
+      // High jobs 12-14, free behind them: 12 and 13 (more locked than free ahead) may have been outside w1's
+      // candidates; 14 (2 locked, 2 free ahead) not.
+      claim(12, 'w1', 20_500, 9, 18_200),
+      claim(13, 'w1', 20_500, 9, 18_300),
+      claim(14, 'w1', 20_500, 9, 18_400),
+    ];
+    const r = checkPriorityOrder(history, final, bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples?.map((e) => (e as { passedOver: { jobId: number } }).passedOver.jobId)).toEqual([14]);
+  });
+
   it("leaves out suspects and jobs of queues the claiming worker does not serve", () => {
     const only = { ...(fleet[0] as Extract<HistoryEvent, { type: 'worker:settings' }>), workerId: 'w3', node: 'w3', queues: { lo: fleet[0].type === 'worker:settings' ? fleet[0].queues.lo : ({} as never) } };
     const history: HistoryEvent[] = [

@@ -25,6 +25,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
   const workers = Array.from({ length: s.workers }, (_, i) => engineSettingsFor(s, i));
   const min = (pick: (e: (typeof workers)[number]) => number) => Math.min(...workers.map(pick));
   const loadStartT = facts.loadStartT ?? 0;
+  const rateLimited = Object.entries(s.queueLimits).find(([, l]) => l.maxStartsPerSecond !== undefined);
   const incident = s.incident ? { fromMs: loadStartT + s.incident.fromS * 1000, toMs: loadStartT + s.incident.toS * 1000 } : null;
   const derived: CheckerBounds = {
     'no-concurrent-claim': { leaseMs: min((e) => e.leaseMs) },
@@ -39,6 +40,8 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'prompt-wakeup': { pollMs: min((e) => e.pollMs) },
     // Every worker must report the limit the scenario gave it; 0 (each judged by its own report) when none is set or workers differ.
     'handler-timeout': { timeoutMs: new Set(workers.map((e) => e.timeoutMs)).size === 1 ? (workers[0]?.timeoutMs ?? 0) : 0 },
+    // The start-rate check judges the scenario's (first) rate-limited queue against its declared rate.
+    ...(rateLimited ? { 'start-rate': { queue: rateLimited[0], perSecond: rateLimited[1].maxStartsPerSecond } } : {}),
     ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs } } : {}),
     ...(s.relays?.retentionMs ? { 'prune-retention': { retentionMs: s.relays.retentionMs } } : {}),
     ...(facts.expectedCronKeys

@@ -19,6 +19,7 @@ import { exactlyOneEffect } from './exactly-one-effect.ts';
 import { fairness } from './fairness.ts';
 import { fleetRecovers } from './fleet-recovers.ts';
 import { faultsExercised, queueDrained } from './inconclusive.ts';
+import { jitterUniform } from './jitter-uniform.ts';
 import { leaseFencing } from './lease-fencing.ts';
 import { noConcurrentClaim } from './no-concurrent-claim.ts';
 import { noEarlyStart } from './no-early-start.ts';
@@ -35,6 +36,7 @@ import { parametersHonoured } from './parameters-honoured.ts';
 import { retrySpread } from './retry-spread.ts';
 import { redMetrics } from './red-metrics.ts';
 import { samplerAgrees } from './sampler-agrees.ts';
+import { startRate } from './start-rate.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -77,6 +79,8 @@ export const CHECKERS = {
   'idempotent-enqueue': idempotentEnqueue,
   // Promises that had no invariant (issue 38).
   'priority-order': priorityOrder,
+  'jitter-uniform': jitterUniform,
+  'start-rate': startRate,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

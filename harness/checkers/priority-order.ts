@@ -11,9 +11,14 @@ export interface PriorityOrderBounds {
    */
   visibleAfterMs: number;
   /**
-   * A passed-over job claimed by another worker within this long after the
-   * claim (either way round) may have been locked by that concurrent claim:
-   * SKIP LOCKED passes over it rightly. Default 250.
+   * A claim by another worker within this long of the claim (either way
+   * round) ran beside it and held its rows locked: SKIP LOCKED passes over
+   * them rightly, and they fill the claim's candidates (each lane's 2 x limit
+   * oldest due rows, worker.sql ClaimJobs), so the lane's free rows just
+   * behind them may not be candidates at all. A passed-over job is excused
+   * when such a claim took it, or when more of the rows ahead of it in its
+   * lane (same queue and priority, due earlier) were such claims' than free.
+   * Default 250.
    */
   concurrentMs: number;
 }
@@ -44,8 +49,8 @@ interface Wait {
  * claim's now(). Suspects (crash count above 0) are claimed alone by another
  * query, oldest first, and are left out on both sides, as are queues paused at
  * the claim. The claim sees only rows committed before it started
- * (`visibleAfterMs`) and skips rows another claim has locked
- * (`concurrentMs`). Judged: the claims taken while a job of another priority
+ * (`visibleAfterMs`) and skips rows another claim has locked, which can
+ * hide a lane's next rows from its candidates (`concurrentMs`). Judged: the claims taken while a job of another priority
  * waited, the ones where priority could have been ignored. Unknown with none.
  * (A queue with a global limit may be cut to its allowance by the claim gate:
  * run this on unlimited queues.)
@@ -94,24 +99,43 @@ export function checkPriorityOrder(history: readonly HistoryEvent[], _final: Fin
     judgedBatches++;
     const waitingPriorities = new Set(waiting.map((w) => w.priority));
     withChoice += batch.filter((c) => [...waitingPriorities].some((p) => p !== c.priority)).length;
+    // Another worker's claim beside this one held its rows locked: SKIP LOCKED passes over them. They also fill
+    // this claim's candidates (each lane's 2 x limit oldest due rows), so a lane's free rows just behind them may
+    // not be among the candidates at all: excused while the locked rows ahead of a row outnumber the free ones.
+    const beside = (w: Wait) => w.claimedBy !== workerId && Math.abs(w.claimedAt - at) <= bounds.concurrentMs;
+    const hidden = new Set<Wait>();
+    const lanes = new Map<string, Wait[]>();
+    for (const w of waits) {
+      if (taken.has(w.jobId) || w.runAt + bounds.visibleAfterMs > at || !(w.claimedAt > at || beside(w))) continue;
+      const lane = `${w.queue}/${w.priority}`;
+      lanes.get(lane)?.push(w) ?? lanes.set(lane, [w]);
+    }
+    for (const lane of lanes.values()) {
+      lane.sort((a, b) => a.runAt - b.runAt || a.jobId - b.jobId);
+      let locked = 0;
+      let free = 0;
+      for (const w of lane) {
+        if (beside(w) || locked > free) hidden.add(w);
+        if (beside(w)) locked++;
+        else free++;
+      }
+    }
     for (const w of waiting) {
-      // Locked by a claim of its own that ran beside this one: skipped, not passed over.
-      if (w.claimedBy !== workerId && w.claimedAt - at <= bounds.concurrentMs) continue;
       const byMs = score(w) - score(worst);
-      if (byMs <= 0) continue;
+      if (byMs <= 0 || hidden.has(w)) continue;
       worstMs = Math.max(worstMs, byMs);
       passedOver.push({ claimedAt: at, workerId, took: { jobId: worst.jobId, priority: worst.priority, runAt: worst.runAt }, passedOver: { jobId: w.jobId, priority: w.priority, runAt: w.runAt, claimedAt: w.claimedAt }, betterByMs: byMs });
     }
   }
   const figure =
-    `${fmt(passedOver.length)} due jobs passed over for a worse effective priority` +
+    `${fmt(passedOver.length)} times a due job was passed over for a worse effective priority` +
     (passedOver.length ? ` (worst by ${fmt(worstMs)} ms of aging)` : '') +
     `; ${fmt(withChoice)} jobs claimed while a job of another priority waited, in ${fmt(judgedBatches)} of ${fmt(batches.size)} claims with a job waiting`;
   return {
     name: 'priority-order',
     pass: passedOver.length > 0 ? false : withChoice > 0 ? true : 'unknown',
     figure,
-    bound: `0 passed over (a job due ${fmt(bounds.visibleAfterMs)} ms before the claim; one claimed by another worker within ${fmt(bounds.concurrentMs)} ms is excused)`,
+    bound: `0 passed over (a job due ${fmt(bounds.visibleAfterMs)} ms before the claim; excused when another worker's claim within ${fmt(bounds.concurrentMs)} ms took it or most of the jobs ahead of it in its lane)`,
     judged: { n: withChoice, what: 'claims made while a job of another priority waited' },
     ...(passedOver.length ? { examples: firstN(passedOver) } : {}),
   };

@@ -23,6 +23,8 @@ import { noSkipLocked } from './no-skip-locked.ts';
 import { claimOnePerLane } from './claim-one-per-lane.ts';
 import { claimRecentOnly } from './claim-recent-only.ts';
 import { claimPriorityInverted } from './claim-priority-inverted.ts';
+import { equalJitter } from './equal-jitter.ts';
+import { noStartRate } from './no-start-rate.ts';
 import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
@@ -98,6 +100,8 @@ export const MUTANTS = {
   // Promises that had no invariant (issue 38): priority order, full jitter's distribution, the start rate,
   // claim-ahead at stop and while waiting.
   'claim-priority-inverted': claimPriorityInverted,
+  'equal-jitter': equalJitter,
+  'no-start-rate': noStartRate,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
