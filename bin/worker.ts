@@ -34,6 +34,7 @@ const FORWARDED: EventName[] = [
   'lease:rescued',
   'worker:error',
   'worker:listening',
+  'worker:stopping',
 ];
 
 async function loadHandlers(path: string): Promise<Handlers> {

@@ -50,6 +50,8 @@ export interface EngineEvents {
     crashed: boolean;
   };
   'worker:error': { workerId: string; error: string };
+  /** stop() was called: the worker claims nothing more, starts none of the jobs it claimed ahead, and hands those back. */
+  'worker:stopping': { workerId: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
   'worker:listening': { workerId: string };
   'process:started': { slot: number; pid: number };

@@ -45,6 +45,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings>; agingMs?: number }
   /** The worker's LISTEN connection is up (at start, and again after each reconnect). */
   | { type: 'worker:listening'; workerId: string }
+  /** The worker was told to stop (a graceful restart): from here it starts nothing (its own report, in its order). */
+  | { type: 'worker:stopping'; workerId: string }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' | 'archiver' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }

@@ -1,4 +1,5 @@
 import type { Scenario } from '../harness/scenario.ts';
+import claimAhead from './claim-ahead.ts';
 import cronSkew from './cron-skew.ts';
 import dbRestart from './db-restart.ts';
 import downstreamLimit from './downstream-limit.ts';
@@ -33,5 +34,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     downstreamLimit,
     effectsPipeline,
     quietHours,
+    claimAhead,
   ].map((s) => [s.name, s]),
 );

@@ -52,6 +52,8 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
     disarm.abort(new Error('handler settled'));
     return outcome;
   },
+  claimedAheadAtStop: async (use: WorkerStrategies['claimedAheadAtStop']) => use(['a', 'b']),
+  leaseRenewedFrom: async (use: WorkerStrategies['leaseRenewedFrom']) => use,
 };
 
 /** The cron materializer's decision, on the nights and outages its policies are about. */

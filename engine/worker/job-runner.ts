@@ -117,7 +117,7 @@ export class JobRun implements Beating, PendingCompletion {
   ) {
     this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
     // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
-    if (options.heartbeatMs > 0) deps.heartbeats?.add(this);
+    if (options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'claim') deps.heartbeats?.add(this);
   }
 
   /** Runs the handler (unless the job was aborted first) and records the outcome; `done` resolves after. A second call does nothing. */
@@ -125,6 +125,10 @@ export class JobRun implements Beating, PendingCompletion {
     if (this.startedRun) return;
     this.startedRun = true;
     this.startedAt = this.deps.clock.now();
+    if (this.options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'start') {
+      this.nextBeatAt = this.startedAt + this.options.heartbeatMs;
+      this.deps.heartbeats?.add(this);
+    }
     // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
     if (this.abortReason !== undefined) return this.handlerSettled(false, undefined);
     const { job, deps } = this;

@@ -21,10 +21,19 @@ export interface WorkerStrategies {
    * handler with JobTimeoutError), rejects when `disarm` aborts (the handler settled first).
    */
   handlerTimeout: (clock: Clock, timeoutMs: number, disarm: AbortSignal) => Promise<void>;
+  /**
+   * At stop, the jobs claimed ahead that never got a slot: which go back uncharged and which (none: a
+   * stopping worker starts nothing new) would start.
+   */
+  claimedAheadAtStop: <T>(waiting: T[]) => { handBack: T[]; start: T[] };
+  /** When a job's lease starts being renewed: from its claim, so a job claimed ahead keeps its lease while it waits for a slot. */
+  leaseRenewedFrom: 'claim' | 'start';
 }
 
 export const workerStrategies: WorkerStrategies = {
   retryDelayMs,
   effectOnce: effectInTransaction,
   handlerTimeout: (clock, timeoutMs, disarm) => clock.sleep(timeoutMs, disarm),
+  claimedAheadAtStop: (waiting) => ({ handBack: waiting, start: [] }),
+  leaseRenewedFrom: 'claim',
 };

@@ -11,6 +11,7 @@ import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
 import { HeartbeatScheduler } from './heartbeats.ts';
 import { JobRun, type JobRunnerDeps } from './job-runner.ts';
+import { workerStrategies } from './strategies.ts';
 import { EnqueueListener } from './notifier.ts';
 import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
@@ -190,6 +191,7 @@ export class Worker {
    * attempt) so another worker takes them at once. Safe to call twice.
    */
   stop(graceMs = this.options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs): Promise<void> {
+    if (!this.stopping) this.events.emit('worker:stopping', { workerId: this.id });
     this.stopping ??= this.shutdown(graceMs);
     return this.stopping;
   }
@@ -269,8 +271,12 @@ export class Worker {
     return this.concurrency + this.claimAhead - this.held();
   }
 
-  /** Starts waiting jobs while slots are free. */
+  /**
+   * Starts waiting jobs while slots are free; none once stop() was called. A slot freed, or a claim that was under way
+   * returning, while the loop winds down must not start a job claimed ahead: shutdown hands every one back.
+   */
   private fillSlots(): void {
+    if (this.stopping) return;
     while (this.inFlight.size < this.concurrency && this.waiting.length > 0) {
       const run = this.waiting.shift()!;
       this.inFlight.add(run);
@@ -387,7 +393,12 @@ export class Worker {
     this.wakeUp();
     await this.loop;
     // Jobs claimed ahead that never got a slot go back at once, uncharged: another worker may run them now.
-    await this.handBack(this.waiting.splice(0));
+    const { handBack, start } = workerStrategies.claimedAheadAtStop(this.waiting.splice(0));
+    for (const run of start) {
+      this.inFlight.add(run);
+      run.start();
+    }
+    await this.handBack(handBack);
     await this.listener?.stop();
     await this.rescuer?.stop();
     const finished = Promise.all([...this.recording].map((r) => r.done));

@@ -37,6 +37,8 @@ import { retrySpread } from './retry-spread.ts';
 import { redMetrics } from './red-metrics.ts';
 import { samplerAgrees } from './sampler-agrees.ts';
 import { startRate } from './start-rate.ts';
+import { noStartAfterStop } from './no-start-after-stop.ts';
+import { claimAheadLease } from './claim-ahead-lease.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -81,6 +83,8 @@ export const CHECKERS = {
   'priority-order': priorityOrder,
   'jitter-uniform': jitterUniform,
   'start-rate': startRate,
+  'no-start-after-stop': noStartAfterStop,
+  'claim-ahead-lease': claimAheadLease,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

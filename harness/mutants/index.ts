@@ -25,6 +25,8 @@ import { claimRecentOnly } from './claim-recent-only.ts';
 import { claimPriorityInverted } from './claim-priority-inverted.ts';
 import { equalJitter } from './equal-jitter.ts';
 import { noStartRate } from './no-start-rate.ts';
+import { stopStartsClaimedAhead } from './stop-starts-claimed-ahead.ts';
+import { claimAheadUnheartbeated } from './claim-ahead-unheartbeated.ts';
 import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
@@ -102,6 +104,8 @@ export const MUTANTS = {
   'claim-priority-inverted': claimPriorityInverted,
   'equal-jitter': equalJitter,
   'no-start-rate': noStartRate,
+  'stop-starts-claimed-ahead': stopStartsClaimedAhead,
+  'claim-ahead-unheartbeated': claimAheadUnheartbeated,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -13,6 +13,7 @@ import type { HistoryRecorder, Recordable } from './recorder.ts';
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
 const PASSED_THROUGH = new Set([
   'worker:listening',
+  'worker:stopping',
   'job:started',
   'job:completed',
   'job:failed',
