@@ -15,7 +15,7 @@ describe('start-rate', () => {
     const r = checkStartRate(claims(times), final, bounds);
     expect(r.pass).toBe(true);
     expect(r.judged?.n).toBeGreaterThan(30);
-    expect(r.judged?.what).toBe('claims of sends where the bucket set the pace');
+    expect(r.judged?.what).toBe('claims of sends while it ran at half its rate or more');
   });
 
   it('fails (negative control) a herd of 48 started at once, as free slots would without the bucket', () => {

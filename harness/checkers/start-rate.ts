@@ -20,15 +20,15 @@ export interface StartRateBounds {
  * The start-rate limit (docs/operating.md, `max_starts_per_second`): "a fleet
  * of any size never sends more than that". The bucket (migrations/0010_control.sql,
  * stampede.start_tokens and claim_gate) holds at most B = max(1, rate) tokens,
- * starts full, refills at `rate` per second and is drawn in whole tokens, one
- * per job claimed, so in any span of T seconds at most B + rate · T jobs of the
- * queue are claimed. Judged on every span between two claims of the queue
+ * starts full, refills at `rate` per second and is drawn in whole tokens by
+ * what each claim is allowed (at least one per job it claims), so in any span
+ * of T seconds at most B + rate · T jobs of the queue are claimed. Judged on every span between two claims of the queue
  * (their statements' now(), database clock), the later end widened by `lagMs`
  * for the wait before the draw: n claims from t_i to t_j need
- * n <= B + rate · (t_j − t_i + lagMs). Judged: the claims the bucket paced
- * (the claims that took one of the bucket's last two tokens, replaying it on
- * the recorded instants); unknown when there was none: a limit the load never
- * pressed proves nothing.
+ * n <= B + rate · (t_j − t_i + lagMs). Judged: the claims made while the
+ * queue started at least half its rate over the second before (the limit
+ * pressed); unknown when there was none: a limit the load never pressed
+ * proves nothing.
  */
 export function checkStartRate(history: readonly HistoryEvent[], _final: FinalState, bounds: StartRateBounds): InvariantResult {
   const name = 'start-rate';
@@ -41,25 +41,26 @@ export function checkStartRate(history: readonly HistoryEvent[], _final: FinalSt
   // The worst span ending at each claim j: max over i <= j of (j - i + 1) - rate * (t_j - t_i), from a running best of rate * t_i - i.
   let best = { value: -Infinity, at: 0 };
   let worst = { excess: -Infinity, count: 0, spanMs: 0 };
-  // The bucket replayed on the recorded instants: a claim that took one of its last two tokens was paced by it.
-  let tokens = burst;
+  // Claims made while the queue ran at half its limit or more over the second before: where the limit was pressed.
+  // (The bucket itself cannot be replayed from the claims: every claim of the queue draws the tokens it was
+  // allowed, whether or not it found jobs, so under light load it runs well below its rate.)
   let pressed = 0;
+  let from = 0;
   times.forEach((t, j) => {
     if (rate * t - j > best.value) best = { value: rate * t - j, at: j };
     const count = j - best.at + 1;
     const spanMs = t - times[best.at];
     if (count - rate * spanMs > worst.excess) worst = { excess: count - rate * spanMs, count, spanMs };
-    if (j > 0) tokens = Math.min(burst, tokens + rate * (t - times[j - 1]));
-    if (tokens < 2) pressed++;
-    tokens -= 1;
+    while (times[from] <= t - 1_000) from++;
+    if (j - from + 1 >= Math.max(1, bounds.perSecond / 2)) pressed++;
   });
   const allowance = burst + rate * bounds.lagMs;
   const bound = `n claims in any span of T ms <= ${fmt(burst)} + ${fmt(bounds.perSecond, 2)}/s x (T + ${fmt(bounds.lagMs)} ms)`;
-  const judged = { n: pressed, what: `claims of ${bounds.queue} where the bucket set the pace` };
+  const judged = { n: pressed, what: `claims of ${bounds.queue} while it ran at half its rate or more` };
   if (times.length === 0) return { name, pass: 'unknown', figure: `no claims of ${bounds.queue}`, bound, judged };
   const figure =
     `worst span: ${fmt(worst.count)} claims of ${bounds.queue} in ${fmt(worst.spanMs)} ms, ${fmt(worst.excess, 1)} beyond the rate (allowed ${fmt(allowance, 1)}: burst ${fmt(burst)} + the lag); ` +
-    `${fmt(times.length)} claims, ${fmt(pressed)} of them where the bucket set the pace`;
+    `${fmt(times.length)} claims, ${fmt(pressed)} of them while the queue ran at half its rate or more`;
   if (worst.excess > allowance) return { name, pass: false, figure, bound, judged, examples: [{ queue: bounds.queue, claims: worst.count, spanMs: worst.spanMs, allowed: Math.floor(burst + rate * (worst.spanMs + bounds.lagMs)) }] };
   return { name, pass: pressed > 0 ? true : 'unknown', figure, bound, judged };
 }
