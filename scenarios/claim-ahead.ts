@@ -17,9 +17,10 @@ export default defineScenario({
     'Slow jobs behind two slots per worker: jobs claimed ahead wait three to six times their lease for a slot and keep it (renewed while they wait), and a worker restarted gracefully hands them back rather than starting them. Compare --mutant claim-ahead-unheartbeated and --mutant stop-starts-claimed-ahead.',
   seed: 97,
   durationS: 10,
-  // 2 workers x 2 slots / 3 s: 1.33 jobs/s of capacity against 2 offered, so a backlog builds from the first seconds
-  // and the claim-ahead buffers stay full.
-  load: { model: 'constant', rate: 2 },
+  // 2 workers x 2 slots / 3 s: 1.33 jobs/s of capacity against 3 offered, so a backlog builds from the first seconds
+  // and the claim-ahead buffers stay full. (At 2 jobs/s the backlog was thin: one run's two restarts found 2 jobs
+  // claimed ahead between them.)
+  load: { model: 'constant', rate: 3 },
   workers: 2,
   concurrency: 2,
   mix: [{ kind: 'normal', share: 1, durationMs: { dist: 'fixed', ms: 3_000 } }],

@@ -5,6 +5,7 @@
 // waits until none is held, and without heartbeats there is no claim-ahead.
 // The tests drive runOnce themselves and wait on events and rows, never on time.
 import { afterEach, expect, it } from 'vitest';
+import { setQueueLimits } from '../engine/control/index.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
@@ -86,6 +87,39 @@ it('hands a waiting job back uncharged at stop, without running it', async () =>
   await stopped;
   expect(started).toEqual([running.id]);
   expect((await jobRow(db, running.id)).state).toBe('done');
+});
+
+it('starts no job it claimed ahead once stop() is called, even when a slot frees while a claim is still under way', async () => {
+  const queue = 'ahead-stop-mid-claim';
+  const { worker, events, started, open } = gatedWorker(queue, { claimAhead: 2, pollMs: 10 });
+  // A limited queue: each claim first takes the queue's lock (stampede.claim_gate). Held here, it keeps the loop's
+  // next claim waiting, so stop() has to wait for the loop while the running job finishes and frees its slot.
+  await setQueueLimits(db, queue, { maxInFlight: 100, maxStartsPerSecond: null }, { by: 'test', reason: 'a claim to wait on', allowNew: true });
+  const running = await enqueue(db, queue, {});
+  const waiting = await enqueue(db, queue, {});
+  const stoppingSeen = events.waitFor('worker:stopping');
+  worker.start();
+  await until('the first job runs, the second waits', () => started.length === 1);
+  const holder = await db.pool.connect();
+  try {
+    await holder.query('SELECT pg_advisory_lock(stampede.queue_lock_key($1))', [queue]);
+    await until('a claim waits on the queue lock', async () => (await db.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rows[0].n > 0);
+    const stopped = worker.stop(20_000);
+    await stoppingSeen;
+    const completed = events.waitFor('job:completed', (e) => e.jobId === running.id);
+    open();
+    await completed;
+    expect(started).toEqual([running.id]);
+    const released = events.waitFor('lease:released', (e) => e.jobId === waiting.id);
+    await holder.query('SELECT pg_advisory_unlock(stampede.queue_lock_key($1))', [queue]);
+    await released;
+    await stopped;
+  } finally {
+    holder.release();
+  }
+  expect(started).toEqual([running.id]);
+  const row = await jobRow(db, waiting.id);
+  expect([row.state, row.attempts]).toEqual(['pending', 0]);
 });
 
 it('claims a suspect only once no job waits in its claim-ahead buffer', async () => {

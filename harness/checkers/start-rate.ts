@@ -11,7 +11,7 @@ export interface StartRateBounds {
    * clock_timestamp() inside stampede.claim_gate, after the claim has waited for the queue's
    * exclusive lock (claims of a limited queue take turns), and a claim's recorded instant is its
    * statement's now(): starts recorded within a window may have drawn up to this much after it.
-   * Default 1,000.
+   * Default 500 (a claim of a limited queue holds the lock for one statement: milliseconds).
    */
   lagMs: number;
 }
@@ -70,5 +70,5 @@ export const startRate: CheckerDef<StartRateBounds> = {
   says: "a rate-limited queue's claims, across the fleet, never outrun its token bucket: at most burst + rate x T in any T",
   check: checkStartRate,
   bounds: { queue: 'string', perSecond: 'number', lagMs: 'number' },
-  defaults: { queue: '', perSecond: 0, lagMs: 1_000 },
+  defaults: { queue: '', perSecond: 0, lagMs: 500 },
 };
