@@ -270,11 +270,6 @@ export interface InvariantResult {
   judged: Judged;
   /** Up to a few concrete examples when it failed. */
   examples?: unknown[];
-  /**
-   * How many telling events the checker examined, and what they were. (Optional here only until the change that
-   * makes it required on every checker lands; the checkers of issue 38 set it already.)
-   */
-  judged?: { n: number; what: string };
 }
 
 /** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */

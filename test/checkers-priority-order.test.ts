@@ -5,15 +5,16 @@ import { checkPriorityOrder } from '../harness/checkers/priority-order.ts';
 import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h } from './support/history-builder.ts';
 
-const bounds = { visibleAfterMs: 250, concurrentMs: 250 };
+const bounds = { visibleAfterMs: 250, concurrentMs: 10 };
 const final = finalState([]);
 /** Workers w1 and w2, both on queues hi and lo, aging 300 ms a level. */
 const fleet: HistoryEvent[] = ['w1', 'w2'].map((workerId) => {
   const s = h.settings(0, workerId) as Extract<HistoryEvent, { type: 'worker:settings' }>;
   return { ...s, agingMs: 300, queues: { hi: s.queues.default, lo: s.queues.default } };
 });
-const claim = (jobId: number, workerId: string, dbTime: number, priority: number, runAt: number) =>
-  h.claim(dbTime, jobId, workerId, 1, { dbTime, runAt, priority, queue: priority > 0 ? 'hi' : 'lo' });
+/** A claim whose statement began at `dbTime` and was reported `tookMs` later (the worker's clock, same host). */
+const claim = (jobId: number, workerId: string, dbTime: number, priority: number, runAt: number, tookMs = 5) =>
+  h.claim(dbTime, jobId, workerId, 1, { dbTime, nodeTime: dbTime + tookMs, runAt, priority, queue: priority > 0 ? 'hi' : 'lo' });
 
 describe('priority-order', () => {
   it('passes when each claim took the best score, a low job overtaking once it has aged (9 - 0) x 300 ms', () => {
@@ -51,29 +52,33 @@ describe('priority-order', () => {
       // Job 1 due 100 ms before the claim: its enqueue may not have committed yet.
       claim(2, 'w1', 10_000, 0, 9_000),
       claim(1, 'w1', 10_300, 9, 9_900),
-      // Job 3 taken by w2's claim 50 ms later: locked by it while w1's claim ran.
-      claim(4, 'w1', 20_000, 0, 19_000),
-      claim(3, 'w2', 20_050, 9, 19_000),
+      // Job 3 taken by w2's claim that began 20 ms later, while w1's (40 ms long) still ran: locked by it.
+      claim(4, 'w1', 20_000, 0, 19_000, 40),
+      claim(3, 'w2', 20_020, 9, 19_000),
     ];
     expect(checkPriorityOrder(history, final, bounds).pass).toBe(true);
   });
 
-  it('excuses the free rows just behind the ones a claim beside it held (not among its candidates), not the rest', () => {
+  it("excuses rows outside the claim's candidates (its lane's 2 x claimed oldest, locked ones counted), not those inside", () => {
     const history = [
       ...fleet,
-      // w2's claim beside w1's took the lane's two oldest high jobs (10, 11); w1 took low job 2.
+      // w2's claim beside w1's took the high lane's two oldest jobs (10, 11); w1 took one job, low job 2.
       claim(10, 'w2', 20_000, 9, 18_000),
       claim(11, 'w2', 20_000, 9, 18_100),
-      claim(2, 'w1', 20_010, 0, 19_000),
-      // High jobs 12-14, free behind them: 12 and 13 (more locked than free ahead) may have been outside w1's
-      // candidates; 14 (2 locked, 2 free ahead) not.
+      claim(2, 'w1', 20_002, 0, 19_000),
+      // High jobs 12 and 13 come next: outside w1's 2 x 1 candidates. A free high job 5, older than all of them, was
+      // not: w1 passed it over, and so did w2 (for 10 and 11) and w1's next claim (for 12 and 13).
       claim(12, 'w1', 20_500, 9, 18_200),
       claim(13, 'w1', 20_500, 9, 18_300),
-      claim(14, 'w1', 20_500, 9, 18_400),
+      claim(5, 'w1', 20_600, 9, 17_000),
     ];
     const r = checkPriorityOrder(history, final, bounds);
     expect(r.pass).toBe(false);
-    expect(r.examples?.map((e) => (e as { passedOver: { jobId: number } }).passedOver.jobId)).toEqual([14]);
+    expect(r.examples?.map((e) => (e as { workerId: string; passedOver: { jobId: number } })).map((e) => [e.workerId, e.passedOver.jobId])).toEqual([
+      ['w2', 5],
+      ['w1', 5],
+      ['w1', 5],
+    ]);
   });
 
   it("leaves out suspects and jobs of queues the claiming worker does not serve", () => {

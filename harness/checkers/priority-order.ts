@@ -11,17 +11,21 @@ export interface PriorityOrderBounds {
    */
   visibleAfterMs: number;
   /**
-   * A claim by another worker within this long of the claim (either way
-   * round) ran beside it and held its rows locked: SKIP LOCKED passes over
-   * them rightly, and they fill the claim's candidates (each lane's 2 x limit
-   * oldest due rows, worker.sql ClaimJobs), so the lane's free rows just
-   * behind them may not be candidates at all. A passed-over job is excused
-   * when such a claim took it, or when more of the rows ahead of it in its
-   * lane (same queue and priority, due earlier) were such claims' than free.
-   * Default 250.
+   * A claim by another worker whose statement overlapped this one's (from
+   * its now() to the worker's report of it, widened by this much either
+   * way) ran beside it and held its rows locked: SKIP LOCKED passes over
+   * them rightly. Locked or not, they count in the claim's candidates (each
+   * lane's 2 x limit oldest due rows, worker.sql ClaimJobs), so a free row
+   * behind them may not have been a candidate: a passed-over job is excused
+   * when such a claim took it, or when it stood at position 2 x (jobs the
+   * claim took) or later in its lane (same queue and priority, by run_at).
+   * Default 10.
    */
   concurrentMs: number;
 }
+
+/** A claim reported later than this after its statement began is taken to have been delayed on its way (a worker frozen), not to have run that long. */
+const MAX_CLAIM_MS = 2_000;
 
 /** The engine's default aging step (engine/defaults.ts), for histories whose worker:settings predate agingMs. */
 const DEFAULT_AGING_MS = 5_000;
@@ -33,7 +37,15 @@ interface Wait {
   priority: number;
   runAt: number;
   claimedAt: number;
+  /** When that claim's statement had returned (its locks released), as near as the history tells. */
+  claimEnd: number;
   claimedBy: string;
+}
+
+/** The claim statement's end: the worker's clock as it reported the claim (same host, no skew), else its start. */
+function claimEndOf(c: { dbTime: number; nodeTime?: number }, maxMs: number): number {
+  const took = c.nodeTime === undefined ? 0 : c.nodeTime - c.dbTime;
+  return c.dbTime + (took >= 0 && took <= maxMs ? took : 0);
 }
 
 /**
@@ -49,8 +61,8 @@ interface Wait {
  * claim's now(). Suspects (crash count above 0) are claimed alone by another
  * query, oldest first, and are left out on both sides, as are queues paused at
  * the claim. The claim sees only rows committed before it started
- * (`visibleAfterMs`) and skips rows another claim has locked, which can
- * hide a lane's next rows from its candidates (`concurrentMs`). Judged: the claims taken while a job of another priority
+ * (`visibleAfterMs`), skips rows another claim has locked (`concurrentMs`)
+ * and picks from each lane's 2 x limit oldest due rows only. Judged: the claims taken while a job of another priority
  * waited, the ones where priority could have been ignored. Unknown with none.
  * (A queue with a global limit may be cut to its allowance by the claim gate:
  * run this on unlimited queues.)
@@ -66,7 +78,7 @@ export function checkPriorityOrder(history: readonly HistoryEvent[], _final: Fin
   const claims = history.filter((e): e is EventOf<'job:claimed'> & { dbTime: number } => e.type === 'job:claimed' && e.dbTime !== undefined);
   const waits: Wait[] = claims
     .filter((c) => !(c.crashCount! > 0))
-    .map((c) => ({ jobId: c.jobId, queue: c.queue, priority: c.priority, runAt: c.runAt, claimedAt: c.dbTime, claimedBy: c.workerId }));
+    .map((c) => ({ jobId: c.jobId, queue: c.queue, priority: c.priority, runAt: c.runAt, claimedAt: c.dbTime, claimEnd: claimEndOf(c, MAX_CLAIM_MS), claimedBy: c.workerId }));
   const paused = pausedSpans(history);
 
   // One claim statement: one worker, one now().
@@ -82,6 +94,7 @@ export function checkPriorityOrder(history: readonly HistoryEvent[], _final: Fin
   let worstMs = 0;
   for (const batch of batches.values()) {
     const { workerId, dbTime: at } = batch[0];
+    const atEnd = claimEndOf(batch[0], MAX_CLAIM_MS);
     const agingMs = agingOf.get(workerId) ?? DEFAULT_AGING_MS;
     const queues = queuesOf.get(workerId);
     const score = (w: { priority: number; runAt: number }) => w.priority * agingMs - w.runAt;
@@ -99,26 +112,24 @@ export function checkPriorityOrder(history: readonly HistoryEvent[], _final: Fin
     judgedBatches++;
     const waitingPriorities = new Set(waiting.map((w) => w.priority));
     withChoice += batch.filter((c) => [...waitingPriorities].some((p) => p !== c.priority)).length;
-    // Another worker's claim beside this one held its rows locked: SKIP LOCKED passes over them. They also fill
-    // this claim's candidates (each lane's 2 x limit oldest due rows), so a lane's free rows just behind them may
-    // not be among the candidates at all: excused while the locked rows ahead of a row outnumber the free ones.
-    const beside = (w: Wait) => w.claimedBy !== workerId && Math.abs(w.claimedAt - at) <= bounds.concurrentMs;
+    // What the claim could not take: rows another worker's claim beside this one held locked (SKIP LOCKED passes
+    // over them), and rows outside its candidates, which are each lane's 2 x limit oldest due rows (worker.sql
+    // ClaimJobs), locked or not. Its limit (free slots) is at least what it took, so every row from position
+    // 2 x batch size of its lane on may have been outside them.
+    const beside = (w: Wait) => w.claimedBy !== workerId && w.claimedAt <= atEnd + bounds.concurrentMs && w.claimEnd + bounds.concurrentMs >= at;
     const hidden = new Set<Wait>();
     const lanes = new Map<string, Wait[]>();
     for (const w of waits) {
-      if (taken.has(w.jobId) || w.runAt + bounds.visibleAfterMs > at || !(w.claimedAt > at || beside(w))) continue;
+      if (w.runAt + bounds.visibleAfterMs > at || !(w.claimedAt > at || beside(w) || taken.has(w.jobId))) continue;
+      if (w.claimedAt <= at && !beside(w) && !(w.claimedBy === workerId && w.claimedAt === at)) continue;
       const lane = `${w.queue}/${w.priority}`;
       lanes.get(lane)?.push(w) ?? lanes.set(lane, [w]);
     }
     for (const lane of lanes.values()) {
       lane.sort((a, b) => a.runAt - b.runAt || a.jobId - b.jobId);
-      let locked = 0;
-      let free = 0;
-      for (const w of lane) {
-        if (beside(w) || locked > free) hidden.add(w);
-        if (beside(w)) locked++;
-        else free++;
-      }
+      lane.forEach((w, k) => {
+        if (beside(w) || k >= 2 * batch.length) hidden.add(w);
+      });
     }
     for (const w of waiting) {
       const byMs = score(w) - score(worst);
@@ -135,7 +146,7 @@ export function checkPriorityOrder(history: readonly HistoryEvent[], _final: Fin
     name: 'priority-order',
     pass: passedOver.length > 0 ? false : withChoice > 0 ? true : 'unknown',
     figure,
-    bound: `0 passed over (a job due ${fmt(bounds.visibleAfterMs)} ms before the claim; excused when another worker's claim within ${fmt(bounds.concurrentMs)} ms took it or most of the jobs ahead of it in its lane)`,
+    bound: `0 passed over (a job due ${fmt(bounds.visibleAfterMs)} ms before the claim, among its lane's 2 x claimed oldest; one taken by another worker's claim overlapping it, ± ${fmt(bounds.concurrentMs)} ms, excused)`,
     judged: { n: withChoice, what: 'claims made while a job of another priority waited' },
     ...(passedOver.length ? { examples: firstN(passedOver) } : {}),
   };
@@ -159,5 +170,5 @@ export const priorityOrder: CheckerDef<PriorityOrderBounds> = {
   says: 'at every claim, no due and unclaimed job had a strictly better effective priority (priority aged by its wait) than a job the claim took',
   check: checkPriorityOrder,
   bounds: { visibleAfterMs: 'number', concurrentMs: 'number' },
-  defaults: { visibleAfterMs: 250, concurrentMs: 250 },
+  defaults: { visibleAfterMs: 250, concurrentMs: 10 },
 };

@@ -166,6 +166,14 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'retry-storm', invariant: 'retry-spread' }], minJudged: 50, mutants: ['no-jitter'] },
   },
   {
+    id: 'jitter-uniform-window',
+    promise: 'Full jitter is uniform over its whole window: the wait before retry n is random(0, min(cap, base·2^(n−1))), not merely under the cap.',
+    documented: [{ file: 'docs/configuration.md', quote: 'retry ceilings: min(cap, base·2^(n−1)), full jitter' }],
+    // The backoff options and the seed's paragraph are retries-full-jitter's to cover; this is its distribution.
+    covers: {},
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'retry-storm', invariant: 'jitter-uniform' }], minJudged: 100, mutants: ['equal-jitter'] },
+  },
+  {
     id: 'budget-then-dead-letter',
     promise: 'Attempts are charged once per claim; a job out of budget is dead with its whole error history and a dead-letter row, and never earlier.',
     documented: [
@@ -254,6 +262,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     covers: { options: ['Worker.agingMs', 'enqueue.priority'], seed: [6] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'priority-starvation', invariant: 'fairness' }], minJudged: 20, mutants: ['no-aging'] },
   },
+  {
+    id: 'higher-priority-first',
+    promise: 'At every claim the best effective priority (priority aged by its wait) is taken first: no due, unclaimed job of a better score is passed over.',
+    documented: [{ file: 'docs/engine.md', quote: 'the claim ranks due jobs by an effective priority that rises with waiting time' }],
+    covers: { options: ['Worker.agingMs', 'enqueue.priority'], seed: [6] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'priority-starvation', invariant: 'priority-order' }], minJudged: 200, mutants: ['claim-priority-inverted'] },
+  },
   // ---- Signals: RED, depth, oldest-unclaimed-age, alerts --------------------------------------
   {
     id: 'oldest-age-slo-holds',
@@ -334,6 +349,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     covers: { verbs: ['control.pause', 'control.resume'] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'downstream-limit', invariant: 'paused-queue-idle' }], minJudged: 1, mutants: ['no-pause-filter'] },
   },
+  {
+    id: 'start-rate-limit',
+    promise: "A queue's start-rate limit holds across every worker: at most burst + rate·T starts in any T seconds.",
+    documented: [{ file: 'docs/operating.md', quote: 'at most `burst + rate x T` starts in any T seconds' }],
+    covers: { options: ['Queue.maxStartsPerSecond'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'downstream-limit', invariant: 'start-rate' }], minJudged: 20, mutants: ['no-start-rate'] },
+  },
   // ---- Components: archiver, pruner, shutdown, idempotent enqueue, wake-up -----------------
   {
     id: 'archive-moves-once',
@@ -355,6 +377,20 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/configuration.md', quote: 'how long in-flight jobs may finish after stop()' }],
     covers: { options: ['Worker.shutdownGraceMs'] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'hand-back' }], minJudged: 1, mutants: ['release-charges-attempt'] },
+  },
+  {
+    id: 'claim-ahead-handed-back-at-stop',
+    promise: 'A stopping worker hands back the jobs it claimed ahead rather than starting them.',
+    documented: [{ file: 'docs/configuration.md', quote: 'handed back at stop' }],
+    covers: { options: ['Worker.claimAhead'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'claim-ahead', invariant: 'no-start-after-stop' }], minJudged: 2, mutants: ['stop-starts-claimed-ahead'] },
+  },
+  {
+    id: 'claim-ahead-keeps-lease',
+    promise: 'A job claimed ahead keeps its lease while it waits for a slot in a live worker, however much longer than the lease it waits.',
+    documented: [{ file: 'docs/configuration.md', quote: 'heartbeated while they wait' }],
+    covers: { options: ['Worker.claimAhead', 'Worker.heartbeatMs'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'claim-ahead', invariant: 'claim-ahead-lease' }], minJudged: 10, mutants: ['claim-ahead-unheartbeated'] },
   },
   {
     id: 'enqueue-idempotent',
@@ -397,13 +433,6 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] },
   },
   // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
-  {
-    id: 'start-rate-limit',
-    promise: "A queue's start-rate limit holds across every worker: at most burst + rate·T starts in any T seconds.",
-    documented: [{ file: 'docs/operating.md', quote: 'at most `burst + rate x T` starts in any T seconds' }],
-    covers: { options: ['Queue.maxStartsPerSecond'] },
-    vouch: { by: 'gap', why: 'no gate scenario sets a start rate, and no invariant judges starts per second' },
-  },
   {
     id: 'handler-timeout',
     promise: 'A handler running longer than its queue’s timeoutMs fails the attempt with a timeout, and none fails before it.',
