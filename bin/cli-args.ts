@@ -251,7 +251,7 @@ export function errorText(err: unknown): string {
 }
 
 /**
- * Calls `shutdown` once this process's parent is gone. `npx stampede worker` runs us
+ * Calls `shutdown` once this process's parent is gone. `npx stampede-queue worker` runs us
  * under a shell that a SIGTERM kills without passing it on, which would leave us
  * running orphaned with jobs claimed; we drain instead, as on the signal itself.
  * Returns a function that stops the watch.
@@ -308,5 +308,5 @@ export async function requireMigrated(db: Db, log: Logger): Promise<void> {
   }
   if (missing.length === 0) return;
   const what = missing.length === migrations.length ? 'has no stampede schema' : `lacks ${missing.length} of stampede's migrations (${missing[0]} first)`;
-  throw new UsageError(`DATABASE_URL: the database ${what}; expected a migrated one: run \`npx stampede migrate\` first`, false);
+  throw new UsageError(`DATABASE_URL: the database ${what}; expected a migrated one: run \`npx stampede-queue migrate\` first`, false);
 }

@@ -86,7 +86,7 @@ async function main(): Promise<number> {
     throw err;
   }
   const replay = [
-    'npx stampede scenario',
+    'npx stampede-queue scenario',
     positionals[0],
     `--seed ${scenario.seed}`,
     ...(duration !== undefined ? [`--duration ${duration}`] : []),

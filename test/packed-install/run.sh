@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The packed-install test: what a user gets from `npm install stampede`.
+# The packed-install test: what a user gets from `npm install stampede-queue`.
 # npm pack this repository, install the tarball into an empty temporary project
 # (its dependencies come from the npm registry), then from plain JavaScript:
 # migrate, enqueue and run a job to completion against an embedded Postgres (or
-# DATABASE_URL), `npx stampede --help`, and `npx stampede scenario steady --duration 5`
+# DATABASE_URL), `npx stampede-queue --help`, and `npx stampede-queue scenario steady --duration 5`
 # with its exit code and report checked. The temporary directory is removed on any exit.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -23,21 +23,33 @@ npm init -y >/dev/null
 
 step "npm install $tarball"
 npm install --no-audit --no-fund --loglevel=error "$work/$tarball"
-test ! -e node_modules/stampede/dist/.tsbuildinfo
-test ! -e node_modules/stampede/test
+test ! -e node_modules/stampede-queue/dist/.tsbuildinfo
+test ! -e node_modules/stampede-queue/test
+
+step "the name resolves to this project"
+# `stampede` on the npm registry is somebody else's package: the installed name, its
+# package.json and the bin npx runs must all be this repository's.
+test -n "$(node -p "require('./package.json').dependencies['stampede-queue'] ?? ''")"
+ours="$(node -p "const p = require('$repo/package.json'); p.name + ' / ' + p.description")"
+installed="$(node -p "const p = require(require.resolve('stampede-queue/package.json')); p.name + ' / ' + p.description")"
+if [[ "$installed" != "$ours" ]]; then
+  echo "packed-install: stampede-queue resolved to \"$installed\"; expected \"$ours\"" >&2
+  exit 1
+fi
 
 step "plain JavaScript: migrate, enqueue, a Worker with effectOnce"
 cp "$repo/test/packed-install/app.mjs" .
 node app.mjs
 
-step "npx stampede --help"
-npx --no-install stampede --help | grep -q 'scenario'
+step "npx stampede-queue --help (and its short alias, npx stampede --help)"
+npx --no-install stampede-queue --help | grep -q '^usage: stampede-queue <command>'
+npx --no-install stampede --help | grep -q '^usage: stampede-queue <command>'
 
-step "npx stampede scenario steady --duration 5"
+step "npx stampede-queue scenario steady --duration 5"
 code=0
-npx --no-install stampede scenario steady --duration 5 --out reports/steady || code=$?
+npx --no-install stampede-queue scenario steady --duration 5 --out reports/steady || code=$?
 if [[ $code -ne 0 ]]; then
-  echo "packed-install: npx stampede scenario steady exited $code; expected 0" >&2
+  echo "packed-install: npx stampede-queue scenario steady exited $code; expected 0" >&2
   exit 1
 fi
 for f in report.md report.html report.json; do
