@@ -5,7 +5,7 @@ import { systemClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { ListenError } from '../engine/http-listener.ts';
-import { importUserModule } from '../engine/load-module.ts';
+import { EsmInCommonJsError, importUserModule } from '../engine/load-module.ts';
 import type { Logger } from '../engine/log.ts';
 import type { MetricsServer } from '../engine/metrics/index.ts';
 import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
@@ -239,6 +239,7 @@ export async function importModuleFlag(flag: string, path: string): Promise<Reco
   try {
     return await importUserModule(abs);
   } catch (err) {
+    if (err instanceof EsmInCommonJsError) throw new UsageError(`${flag} ${path}: ${err.message}`, false);
     const reason = redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
     throw new UsageError(`${flag} ${path}: could not be loaded (${reason}); expected a JavaScript module that imports cleanly`, false);
   }
