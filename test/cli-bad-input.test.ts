@@ -304,6 +304,6 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(top).toMatchObject({ code: 0 });
     for (const n of names) expect(top.stdout).toContain(`  ${n} `);
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "nope"') });
-    subs.forEach((r, i) => expect(r, names[i]).toMatchObject({ code: 0, stdout: expect.stringContaining(`usage: stampede ${names[i]}`) }));
+    subs.forEach((r, i) => expect(r, names[i]).toMatchObject({ code: 0, stdout: expect.stringContaining(`usage: stampede-queue ${names[i]}`) }));
   });
 });

@@ -45,7 +45,7 @@ async function startPostgres(tmp: string, args: string[] = []) {
   child.stdout.on('data', (c) => (stdout += c));
   child.stderr.on('data', (c) => (stderr += c));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = await until('the DATABASE_URL line', () => /^DATABASE_URL=(\S+)\n/.exec(stdout)?.[1], 60_000).catch((err) => {
+  const url = await until<string>('the DATABASE_URL line', () => /^DATABASE_URL=(\S+)\n/.exec(stdout)?.[1] ?? '', 60_000).catch((err) => {
     throw new Error(`${(err as Error).message}; its stderr:\n${stderr}`);
   });
   return { child, url, exited, stdout: () => stdout, stderr: () => stderr };
