@@ -3,7 +3,7 @@
 // is this build, and run with plain node against a fresh, unmigrated database. So the
 // first thing a reader copies cannot rot.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,18 +11,10 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Db } from '../engine/db.ts';
 import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
+import { firstExample } from './support/readme-example.ts';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-
-/** The first ```js block after the README's `npm install` line, as the reader sees it. */
-function firstExample(readme: string): string {
-  const install = readme.indexOf('npm install stampede-queue');
-  if (install === -1) throw new Error('README.md has no `npm install stampede-queue` line');
-  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(install));
-  if (!block) throw new Error('README.md has no ```js block after `npm install stampede-queue`');
-  return block[1];
-}
 
 /** An empty project whose node_modules/stampede-queue is this repository (built: dist/ is what it exports). */
 function projectWithThisBuild(): string {
@@ -42,7 +34,7 @@ describe("the README's first example", () => {
     const url = await createDatabase(admin, name); // no template: the example migrates it itself
     onTestFinished(() => dropDatabase(admin, name));
     const dir = projectWithThisBuild();
-    writeFileSync(join(dir, 'first.mjs'), firstExample(readFileSync(join(REPO, 'README.md'), 'utf8')));
+    writeFileSync(join(dir, 'first.mjs'), firstExample());
     const env = { ...process.env, DATABASE_URL: url, STAMPEDE_LOG: 'warn' };
 
     const first = await run(process.execPath, ['first.mjs'], { cwd: dir, env });

@@ -3,13 +3,16 @@
 # npm pack this repository, install the tarball into an empty temporary project
 # (its dependencies come from the npm registry), then from plain JavaScript:
 # migrate, enqueue and run a job to completion against an embedded Postgres (or
-# DATABASE_URL), `npx stampede-queue --help`, and `npx stampede-queue scenario steady --duration 5`
+# DATABASE_URL); the README's first example against `npx stampede-queue postgres`;
+# `npx stampede-queue --help`, and `npx stampede-queue scenario steady --duration 5`
 # with its exit code and report checked. The temporary directory is removed on any exit.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 started=$SECONDS
 work="$(mktemp -d "${TMPDIR:-/tmp}/stampede-packed-XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+pg_pid=""
+# A `stampede-queue postgres` still running (a step failed) is stopped first; its reaper covers a kill.
+trap '[[ -n "$pg_pid" ]] && kill -TERM "$pg_pid" 2>/dev/null; rm -rf "$work"' EXIT
 # As root the embedded server runs as the postgres OS user, which must reach the binaries installed here.
 chmod 755 "$work"
 
@@ -40,6 +43,23 @@ fi
 step "plain JavaScript: migrate, enqueue, a Worker with effectOnce"
 cp "$repo/test/packed-install/app.mjs" .
 node app.mjs
+
+step "the README's first screen: npx stampede-queue postgres, then its first example verbatim"
+npx --no-install stampede-queue postgres --port 0 > pg.env 2> pg.log &
+pg_pid=$!
+for _ in $(seq 1 120); do grep -q '^DATABASE_URL=' pg.env && break; kill -0 "$pg_pid" 2>/dev/null || break; sleep 0.5; done
+grep -q '^DATABASE_URL=' pg.env || { echo "packed-install: npx stampede-queue postgres printed no DATABASE_URL:" >&2; cat pg.log >&2; exit 1; }
+(cd "$repo" && npx tsx test/support/readme-example.ts) > first.mjs
+example="$(env "$(head -n 1 pg.env)" node first.mjs)"
+echo "$example"
+grep -Eq '^job [0-9]+: done$' <<<"$example" || { echo "packed-install: the README example did not end with its job done" >&2; exit 1; }
+# SIGTERM, as a supervisor stops it (a script's background job ignores SIGINT). npx's shell dies of it, and the
+# command, orphaned, stops the server as on the signal itself.
+kill -TERM "$pg_pid"
+wait "$pg_pid" || true
+for _ in $(seq 1 60); do grep -q 'stopped; its temp dir is removed' pg.log && break; sleep 0.5; done
+grep -q 'stopped; its temp dir is removed' pg.log || { echo "packed-install: npx stampede-queue postgres did not stop cleanly on SIGTERM:" >&2; cat pg.log >&2; exit 1; }
+pg_pid=""
 
 step "npx stampede-queue --help (and its short alias, npx stampede --help)"
 npx --no-install stampede-queue --help | grep -q '^usage: stampede-queue <command>'
