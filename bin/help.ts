@@ -17,6 +17,13 @@ const LOG = 'debug|info|warn|error (default info); the log goes to stderr';
 const SKEW = "this node's clock offset in ms (default 0; the harness skews nodes with it)";
 const STD_ENV = { DATABASE_URL, STAMPEDE_LOG: LOG };
 
+/** What the scenario runner and the gate read: they start their own Postgres when given none. */
+const HARNESS_ENV = {
+  DATABASE_URL: 'a server to run on (optional; each run creates and drops its own database there; default: Docker, else an embedded one)',
+  STAMPEDE_PG: 'url|container|embedded: force where the server comes from',
+  STAMPEDE_LOG: LOG,
+};
+
 const METRICS = {
   'metrics-port': { type: 'string', value: 'N', help: 'serve Prometheus /metrics on this port (default: off; 0 picks a free one, named in the log)' },
   'metrics-host': { type: 'string', value: 'ADDR', help: 'interface for /metrics (default 127.0.0.1)' },
@@ -206,11 +213,7 @@ export const HELP = {
       'list-mutants': { type: 'boolean', help: 'list the mutants and the scenario that catches each' },
       recheck: { type: 'string', value: 'DIR', help: "judge a stored run again from its history, without running it" },
     },
-    env: {
-      DATABASE_URL: 'a server to run on (optional; it creates and drops its own database there)',
-      STAMPEDE_PG: 'url|container|embedded: force where the server comes from',
-      STAMPEDE_LOG: LOG,
-    },
+    env: HARNESS_ENV,
     notes: 'exit: 0 every invariant holds, 1 one was violated, 2 usage or setup error, 3 inconclusive, 130 interrupted',
   },
   gate: {
@@ -223,11 +226,7 @@ export const HELP = {
       out: { type: 'string', value: 'DIR', help: 'reports and JUnit go here (default reports/gate)' },
       'run-timeout': { type: 'string', value: 'SECONDS', help: 'give up on one run after this long, as inconclusive (default 480; at least 10)' },
     },
-    env: {
-      DATABASE_URL: 'a server to run on (optional; each run creates and drops its own database there)',
-      STAMPEDE_PG: 'url|container|embedded: force where the server comes from',
-      STAMPEDE_LOG: LOG,
-    },
+    env: HARNESS_ENV,
     notes: 'exit: 0 all ok, 1 an invariant violated or a mutant survived, 2 usage error, 3 inconclusive, 130 interrupted',
   },
 } as const satisfies Record<string, CommandHelp>;
