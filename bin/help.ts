@@ -79,7 +79,7 @@ export const HELP = {
       'worker-id': { type: 'string', value: 'ID', help: "this worker's name in lease_owner, events and logs (default host:pid:random)" },
       seed: SEED,
       ...METRICS,
-      'sample-queue-state': { type: 'boolean', help: 'with --metrics-port: also sample queue depth and oldest age (one worker per deployment is enough)' },
+      'sample-queue-state': { type: 'boolean', help: 'with --metrics-port: also sample queue depth and oldest age (the workers started with it elect one sampler between them)' },
       'no-prepared-statements': { type: 'boolean', help: 'claim and complete with unnamed statements, for a pooler that drops prepared ones (PgBouncer transaction mode < 1.21)' },
     },
     env: { ...STD_ENV, STAMPEDE_CLOCK_SKEW_MS: SKEW },
