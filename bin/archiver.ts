@@ -7,17 +7,14 @@ import { Db } from '../engine/db.ts';
 import { JobArchiver } from '../engine/archive/job-archiver.ts';
 import { createLogger } from '../engine/log.ts';
 import { databaseUrl, errorText, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = 'usage: stampede archiver [--archive-after-ms N] [--retention-days N] [--batch-size N] [--interval-ms N]';
+const USAGE = usageText('archiver', HELP.archiver);
 
 async function main(): Promise<void> {
   exitOnHelp(process.argv.slice(2), USAGE);
-  const { values } = parseFlags(process.argv.slice(2), {
-    'archive-after-ms': { type: 'string' },
-    'retention-days': { type: 'string' },
-    'batch-size': { type: 'string' },
-    'interval-ms': { type: 'string' },
-  });
+  const { values } = parseFlags(process.argv.slice(2), parserOptions(HELP.archiver.flags));
   const url = databaseUrl();
   const log = createLogger('archiver');
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: 'stampede:archiver' });

@@ -5,7 +5,7 @@ import { systemClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { ListenError } from '../engine/http-listener.ts';
-import { importUserModule } from '../engine/load-module.ts';
+import { EsmInCommonJsError, importUserModule } from '../engine/load-module.ts';
 import type { Logger } from '../engine/log.ts';
 import type { MetricsServer } from '../engine/metrics/index.ts';
 import { readMigrations, unappliedMigrations } from '../engine/migrator.ts';
@@ -239,6 +239,7 @@ export async function importModuleFlag(flag: string, path: string): Promise<Reco
   try {
     return await importUserModule(abs);
   } catch (err) {
+    if (err instanceof EsmInCommonJsError) throw new UsageError(`${flag} ${path}: ${err.message}`, false);
     const reason = redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
     throw new UsageError(`${flag} ${path}: could not be loaded (${reason}); expected a JavaScript module that imports cleanly`, false);
   }
@@ -251,7 +252,7 @@ export function errorText(err: unknown): string {
 }
 
 /**
- * Calls `shutdown` once this process's parent is gone. `npx stampede worker` runs us
+ * Calls `shutdown` once this process's parent is gone. `npx stampede-queue worker` runs us
  * under a shell that a SIGTERM kills without passing it on, which would leave us
  * running orphaned with jobs claimed; we drain instead, as on the signal itself.
  * Returns a function that stops the watch.
@@ -308,5 +309,5 @@ export async function requireMigrated(db: Db, log: Logger): Promise<void> {
   }
   if (missing.length === 0) return;
   const what = missing.length === migrations.length ? 'has no stampede schema' : `lacks ${missing.length} of stampede's migrations (${missing[0]} first)`;
-  throw new UsageError(`DATABASE_URL: the database ${what}; expected a migrated one: run \`npx stampede migrate\` first`, false);
+  throw new UsageError(`DATABASE_URL: the database ${what}; expected a migrated one: run \`npx stampede-queue migrate\` first`, false);
 }

@@ -7,6 +7,7 @@ export interface Command {
 }
 
 export const COMMANDS: Record<string, Command> = {
+  postgres: { script: './postgres.ts', summary: 'no Postgres? start an embedded PostgreSQL 18 and print its DATABASE_URL; Ctrl-C stops it' },
   migrate: { script: './migrate.ts', summary: 'apply the schema migrations to DATABASE_URL' },
   worker: { script: './worker.ts', summary: 'run a worker process: claim and run jobs with your handlers module' },
   workers: { script: './workers.ts', summary: 'run N supervised worker processes, restarted with backoff when they die' },

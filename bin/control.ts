@@ -22,36 +22,13 @@ import {
 } from '../engine/control/index.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { redactSecrets } from '../engine/redact.ts';
+import { unknownQueueReason, UnknownQueueError } from '../engine/control/errors.ts';
 import { databaseUrl, integerText, intFlag, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { HELP_FLAG, parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede control <command> ... --by WHO --reason WHY
-  cancel <job-id>                       pending, failed or claimed -> cancelled (a running handler aborts at its next heartbeat)
-  retry <job-id>                        a failed job runs now; a dead one is redriven with a fresh attempt budget
-  dead-letter <job-id>   (alias: kill)  dead-letter a live job by hand
-  redrive --queue Q [--matching TEXT] [--limit N]
-                                        redrive Q's dead letters (whose reason contains TEXT), oldest first
-  pause <queue> [--new]                 no worker claims from the queue until resume
-  resume <queue>
-  limit <queue> [--max-in-flight N|none] [--max-starts-per-second R|none] [--new]
-                                        global limits, across all workers (a flag left out keeps that limit)
-  show [<queue>] [--json]               paused and limited queues (no --by/--reason needed)
-  audit [--job ID] [--queue Q] [--limit N] [--json]
---new: act on a queue that nothing names yet (refused otherwise, to catch typos)
-env: DATABASE_URL=postgres://user:pass@host:port/db`;
-
-const FLAGS = {
-  by: { type: 'string' },
-  reason: { type: 'string' },
-  queue: { type: 'string' },
-  matching: { type: 'string' },
-  limit: { type: 'string' },
-  job: { type: 'string' },
-  'max-in-flight': { type: 'string' },
-  'max-starts-per-second': { type: 'string' },
-  new: { type: 'boolean' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const USAGE = usageText('control', HELP.control);
+const FLAGS = parserOptions({ ...HELP.control.flags, ...HELP_FLAG });
 
 /** How many arguments each command takes after its name (show: at most one queue). */
 const ARGUMENTS: Record<string, number> = { cancel: 1, retry: 1, kill: 1, 'dead-letter': 1, redrive: 0, pause: 1, resume: 1, limit: 1, show: 1, audit: 0 };
@@ -162,6 +139,8 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   const refused = err instanceof UsageError || err instanceof ValidationError || err instanceof ControlRefusedError;
-  process.stderr.write(redactSecrets(`stampede control: ${(err as Error).message}\n`) + (err instanceof UsageError ? `${USAGE}\n` : ''));
+  // The engine's error names its API option; an operator at the command line passes the flag.
+  const message = err instanceof UnknownQueueError ? `${err.verb} ${err.target}: ${unknownQueueReason('--new')}` : (err as Error).message;
+  process.stderr.write(redactSecrets(`stampede control: ${message}\n`) + (err instanceof UsageError ? `${USAGE}\n` : ''));
   process.exitCode = refused ? 2 : 1;
 }

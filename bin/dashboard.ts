@@ -8,14 +8,10 @@ import { ValidationError } from '../engine/errors.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { databaseUrl, hostFlag, intFlag, listenFlagError, namedByFlag, parseFlags, portFlag, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { HELP_FLAG, parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N] [--statement-timeout-ms N] [--public-origin URL]
-  --port N     TCP port (default 7676; 0 picks a free one)
-  --host ADDR  interface to bind (default 127.0.0.1; anything else exposes payloads and control verbs, so say it explicitly)
-  --token T    the access token (default: STAMPEDE_DASHBOARD_TOKEN, else a fresh random one); at least 16 characters
-  --slo-ms N   the oldest-unclaimed-age objective the queues page compares against (default 60000)
-  --public-origin URL  also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host); repeatable
-env: DATABASE_URL (required), STAMPEDE_DASHBOARD_TOKEN, STAMPEDE_LOG`;
+const USAGE = usageText('dashboard', HELP.dashboard);
 
 /** The flag behind each DashboardServer option the engine may refuse. */
 const FLAG_OF_OPTION: Record<string, string> = {
@@ -28,15 +24,7 @@ const FLAG_OF_OPTION: Record<string, string> = {
 };
 
 async function main(): Promise<void> {
-  const { values } = parseFlags(process.argv.slice(2), {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    token: { type: 'string' },
-    'slo-ms': { type: 'string' },
-    'statement-timeout-ms': { type: 'string' },
-    'public-origin': { type: 'string', multiple: true },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values } = parseFlags(process.argv.slice(2), parserOptions({ ...HELP.dashboard.flags, ...HELP_FLAG }));
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;

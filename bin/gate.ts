@@ -16,8 +16,10 @@ import { runGate } from '../harness/gate/gate.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
 import { databaseUrl, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = 'usage: stampede gate [--mutants] [--only NAME,...] [--skip NAME,...] [--out DIR] [--run-timeout SECONDS]';
+const USAGE = usageText('gate', HELP.gate);
 
 function list(v: unknown): string[] {
   return typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
@@ -25,13 +27,7 @@ function list(v: unknown): string[] {
 
 async function main(): Promise<number> {
   exitOnHelp(process.argv.slice(2), USAGE);
-  const { values } = parseFlags(process.argv.slice(2), {
-    mutants: { type: 'boolean' },
-    only: { type: 'string' },
-    skip: { type: 'string' },
-    out: { type: 'string' },
-    'run-timeout': { type: 'string' },
-  });
+  const { values } = parseFlags(process.argv.slice(2), parserOptions(HELP.gate.flags));
   const known = new Set([...Object.keys(SCENARIOS), ...Object.keys(MUTANTS)]);
   for (const name of [...list(values.only), ...list(values.skip)]) {
     if (!known.has(name)) throw new UsageError(`unknown scenario or mutant "${name}"; expected one of ${[...known].join(', ')}`);

@@ -4,14 +4,15 @@ import { Db } from '../engine/db.ts';
 import { migrate } from '../engine/migrator.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { databaseUrl, exitOnHelp, parseFlags, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede migrate
-env: DATABASE_URL=postgres://user:password@host:port/database (required)`;
+const USAGE = usageText('migrate', HELP.migrate);
 
 let url: string;
 try {
   exitOnHelp(process.argv.slice(2), USAGE);
-  parseFlags(process.argv.slice(2), {});
+  parseFlags(process.argv.slice(2), parserOptions(HELP.migrate.flags));
   url = databaseUrl();
 } catch (err) {
   if (!(err instanceof UsageError)) throw err;

@@ -13,12 +13,10 @@ import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede relay --deliver <module> [--topics a,b] [--batch-size N] [--poll-ms N]
-  [--lease-ms N] [--delivery-timeout-ms N] [--backoff-base-ms N] [--backoff-cap-ms N]
-  [--relay-id ID] [--seed N] [--retention-ms N] [--prune-interval-ms N]
-env: DATABASE_URL (required), STAMPEDE_LOG
-The module exports deliver (or a default) as a function (row, ctx) => Promise, or a function returning one.`;
+const USAGE = usageText('relay', HELP.relay);
 
 const FORWARDED: EventName[] = ['outbox:delivered', 'outbox:failed', 'outbox:dead', 'effects:pruned'];
 
@@ -34,20 +32,7 @@ async function loadDeliver(path: string): Promise<Deliver> {
 
 async function main(): Promise<void> {
   exitOnHelp(process.argv.slice(2), USAGE);
-  const { values } = parseFlags(process.argv.slice(2), {
-    deliver: { type: 'string' },
-    topics: { type: 'string' },
-    'batch-size': { type: 'string' },
-    'poll-ms': { type: 'string' },
-    'lease-ms': { type: 'string' },
-    'delivery-timeout-ms': { type: 'string' },
-    'backoff-base-ms': { type: 'string' },
-    'backoff-cap-ms': { type: 'string' },
-    'relay-id': { type: 'string' },
-    seed: { type: 'string' },
-    'retention-ms': { type: 'string' },
-    'prune-interval-ms': { type: 'string' },
-  });
+  const { values } = parseFlags(process.argv.slice(2), parserOptions(HELP.relay.flags));
   if (!values.deliver) throw new UsageError('--deliver is required');
   const url = databaseUrl();
   const deliver = await loadDeliver(values.deliver);

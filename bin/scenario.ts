@@ -14,11 +14,10 @@ import { printSummary } from '../harness/runner/summary.ts';
 import { fmtRateNumber } from '../reports/render/format.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { databaseUrl, errorText, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede scenario <name|path/to/scenario.js> [--seed N] [--duration SECONDS] [--rate JOBS_PER_S]
-                         [--workers N] [--mutant NAME] [--out DIR] [--json]
-       stampede scenario --list | --list-mutants | --recheck <run dir>
-exit: 0 every invariant holds, 1 one was violated, 2 usage or setup error, 3 inconclusive, 130 interrupted`;
+const USAGE = usageText('scenario', HELP.scenario);
 
 function listScenarios(): string {
   const width = Math.max(...Object.keys(SCENARIOS).map((n) => n.length));
@@ -37,18 +36,7 @@ async function main(): Promise<number> {
   exitOnHelp(process.argv.slice(2), USAGE);
   const { values, positionals } = parseFlags(
     process.argv.slice(2),
-    {
-      seed: { type: 'string' },
-      duration: { type: 'string' },
-      rate: { type: 'string' },
-      workers: { type: 'string' },
-      mutant: { type: 'string' },
-      out: { type: 'string' },
-      json: { type: 'boolean' },
-      list: { type: 'boolean' },
-      'list-mutants': { type: 'boolean' },
-      recheck: { type: 'string' },
-    },
+    parserOptions(HELP.scenario.flags),
     true,
   );
   if (values.list) {
@@ -86,7 +74,7 @@ async function main(): Promise<number> {
     throw err;
   }
   const replay = [
-    'npx stampede scenario',
+    'npx stampede-queue scenario',
     positionals[0],
     `--seed ${scenario.seed}`,
     ...(duration !== undefined ? [`--duration ${duration}`] : []),

@@ -25,11 +25,10 @@ import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metric
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { bindMetricsServer, boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede scheduler [--node-id ID] [--tick-ms N] [--lookahead-ms N] [--max-skew-ms N]
-  [--catch-up-window-ms N] [--metrics-port N [--metrics-host ADDR]]
-env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
-ipc: {kind:'clock:jump', deltaMs} steps this node's clock; {kind:'stop'} stops it`;
+const USAGE = usageText('scheduler', HELP.scheduler);
 
 // The materializer's own loaded queries, so the node reads the database clock with the same query it would.
 const q = materializerQueries;
@@ -56,15 +55,7 @@ class ForwardingEvents extends Events {
 
 async function main(): Promise<number> {
   exitOnHelp(process.argv.slice(2), USAGE);
-  const { values } = parseFlags(process.argv.slice(2), {
-    'node-id': { type: 'string' },
-    'tick-ms': { type: 'string' },
-    'lookahead-ms': { type: 'string' },
-    'max-skew-ms': { type: 'string' },
-    'catch-up-window-ms': { type: 'string' },
-    'metrics-port': { type: 'string' },
-    'metrics-host': { type: 'string' },
-  });
+  const { values } = parseFlags(process.argv.slice(2), parserOptions(HELP.scheduler.flags));
   const url = databaseUrl();
   const skewMs = int(process.env.STAMPEDE_CLOCK_SKEW_MS, 'STAMPEDE_CLOCK_SKEW_MS', 0);
   const clock = new SkewedClock(systemClock, skewMs);

@@ -10,13 +10,10 @@ import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedu
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { databaseUrl, errorText, integerText, namedByFlag, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { HELP_FLAG, parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede schedules <add|list|pause|resume|remove> ...
-  add <id> --cron EXPR --queue Q [--tz ZONE] [--payload JSON] [--priority 0-9] [--max-attempts N]
-           [--dst-policy shift-first|shift-both|skip-first|skip-both] [--catch-up none|latest|all] [--paused]
-  list [--json]
-  pause <id> | resume <id> | remove <id>
-env: DATABASE_URL=postgres://user:password@host:port/database`;
+const USAGE = usageText('schedules', HELP.schedules);
 
 function int(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -33,19 +30,7 @@ function describe(s: Schedule): string {
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    {
-      cron: { type: 'string' },
-      queue: { type: 'string' },
-      tz: { type: 'string' },
-      payload: { type: 'string' },
-      priority: { type: 'string' },
-      'max-attempts': { type: 'string' },
-      'dst-policy': { type: 'string' },
-      'catch-up': { type: 'string' },
-      paused: { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    parserOptions({ ...HELP.schedules.flags, ...HELP_FLAG }),
     true,
   );
   const [command, id] = positionals;

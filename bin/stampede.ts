@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// `stampede <command> [flags]`: one entry point for every command of bin/commands.ts.
+// `stampede-queue <command> [flags]` (also installed as `stampede`): one entry point for every command of bin/commands.ts.
 // The command's script runs in this process (no launcher in between), so a
 // SIGTERM reaches the command itself and it drains and exits 0 however it was started.
 import { COMMANDS } from './commands.ts';
 
-const USAGE = `usage: stampede <command> [flags]        (stampede <command> --help for its flags)
+const USAGE = `usage: stampede-queue <command> [flags]        (stampede-queue <command> --help for its flags; installed, \`stampede\` is the same command)
 
 commands:
 ${Object.entries(COMMANDS)

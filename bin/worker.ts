@@ -13,13 +13,10 @@ import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/option
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
 import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, bindMetricsServer, hostFlag, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = `usage: stampede worker --handlers <module> [--queues a,b] [--concurrency N] [--claim-ahead N]
-  [--lease-ms N] [--heartbeat-ms N] [--timeout-ms N] [--poll-ms N] [--aging-ms N] [--max-crashes N]
-  [--backoff-base-ms N] [--backoff-cap-ms N] [--grace-ms N] [--worker-id ID] [--seed N]
-  [--metrics-port N [--metrics-host ADDR] [--sample-queue-state]] [--no-prepared-statements]
-env: DATABASE_URL (required), STAMPEDE_CLOCK_SKEW_MS (this node's clock offset), STAMPEDE_LOG
-ipc: {kind:'clock:jump', deltaMs} steps this node's clock`;
+const USAGE = usageText('worker', HELP.worker);
 
 const FORWARDED: EventName[] = [
   'job:claimed',
@@ -59,27 +56,7 @@ function workerSettings(workerId: string, options: WorkerOptions) {
 
 async function main(): Promise<void> {
   exitOnHelp(process.argv.slice(2), USAGE);
-  const { values } = parseFlags(process.argv.slice(2), {
-    handlers: { type: 'string' },
-    queues: { type: 'string' },
-    concurrency: { type: 'string' },
-    'claim-ahead': { type: 'string' },
-    'lease-ms': { type: 'string' },
-    'heartbeat-ms': { type: 'string' },
-    'timeout-ms': { type: 'string' },
-    'poll-ms': { type: 'string' },
-    'aging-ms': { type: 'string' },
-    'max-crashes': { type: 'string' },
-    'backoff-base-ms': { type: 'string' },
-    'backoff-cap-ms': { type: 'string' },
-    'grace-ms': { type: 'string' },
-    'worker-id': { type: 'string' },
-    seed: { type: 'string' },
-    'metrics-port': { type: 'string' },
-    'metrics-host': { type: 'string' },
-    'sample-queue-state': { type: 'boolean' },
-    'no-prepared-statements': { type: 'boolean' },
-  });
+  const { values } = parseFlags(process.argv.slice(2), parserOptions(HELP.worker.flags));
   if (!values.handlers) throw new UsageError('--handlers is required');
   const url = databaseUrl();
   const skewMs = Number(process.env.STAMPEDE_CLOCK_SKEW_MS ?? 0);

@@ -9,18 +9,16 @@ import { createLogger } from '../engine/log.ts';
 import { NodeProcess } from '../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../engine/supervisor/supervisor.ts';
 import { exitOnHelp, intFlag, parseFlags, shutdownWhenOrphaned, UsageError } from './cli-args.ts';
+import { HELP } from './help.ts';
+import { parserOptions, usageText } from './usage.ts';
 
-const USAGE = 'usage: stampede workers --processes N [--restart-base-ms N] [--restart-cap-ms N] -- <stampede worker flags>';
+const USAGE = usageText('workers', HELP.workers);
 
 function main(): void {
   const argv = process.argv.slice(2);
   exitOnHelp(argv, USAGE);
   const split = argv.indexOf('--');
-  const { values } = parseFlags(split === -1 ? argv : argv.slice(0, split), {
-    processes: { type: 'string' },
-    'restart-base-ms': { type: 'string' },
-    'restart-cap-ms': { type: 'string' },
-  });
+  const { values } = parseFlags(split === -1 ? argv : argv.slice(0, split), parserOptions(HELP.workers.flags));
   const processes = intFlag(values, 'processes', 1);
   if (processes === undefined) throw new UsageError('--processes is required');
   const workerArgs = split === -1 ? [] : argv.slice(split + 1);

@@ -1,4 +1,4 @@
-// The public API of stampede's harness (`stampede/harness`): define your own
+// The public API of stampede's harness (`stampede-queue/harness`): define your own
 // scenario, run one from code, provision a real Postgres for your own tests.
 export {
   defineScenario,

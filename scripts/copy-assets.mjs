@@ -2,7 +2,7 @@
 // (named SQL beside the module that loads it, the reaper script, the migrations)
 // copied into dist/ at the same relative paths, so `new URL('./x.sql', import.meta.url)`
 // finds them in the build as it does in the source tree; and the bin made executable
-// (npm does that for an installed package, but `npx stampede` in this repository runs the file itself).
+// (npm does that for an installed package, but `npx stampede-queue` in this repository runs the file itself).
 import { chmodSync, cpSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

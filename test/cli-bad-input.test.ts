@@ -79,7 +79,7 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
       stampede(['relay', '--deliver', compiledEntry('harness/outbox-deliver.ts')], env),
     ]);
     for (const r of results) {
-      expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('DATABASE_URL: the database has no stampede schema; expected a migrated one: run `npx stampede migrate` first') });
+      expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('DATABASE_URL: the database has no stampede schema; expected a migrated one: run `npx stampede-queue migrate` first') });
       expect(r.stderr, 'no usage text: the flags were right').not.toContain('usage:');
     }
     // A bad flag is named as such on that same database: every input is judged before the schema is.
@@ -304,6 +304,6 @@ describe('stampede CLI: bad input exits 2 naming the input', () => {
     expect(top).toMatchObject({ code: 0 });
     for (const n of names) expect(top.stdout).toContain(`  ${n} `);
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "nope"') });
-    subs.forEach((r, i) => expect(r, names[i]).toMatchObject({ code: 0, stdout: expect.stringContaining(`usage: stampede ${names[i]}`) }));
+    subs.forEach((r, i) => expect(r, names[i]).toMatchObject({ code: 0, stdout: expect.stringContaining(`usage: stampede-queue ${names[i]}`) }));
   });
 });

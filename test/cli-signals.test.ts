@@ -23,7 +23,7 @@ type Launch = [command: string, args: string[], expected: 'exit 0' | 'drained', 
 const LAUNCHES: Record<string, Launch> = {
   'npm run worker': ['npm', ['run', 'worker', '--', ...WORKER_FLAGS], 'exit 0', 'SIGTERM'],
   'npm run worker, Ctrl-C': ['npm', ['run', 'worker', '--', ...WORKER_FLAGS], 'exit 0', 'SIGINT to the group'],
-  'npx stampede worker': ['npx', ['--no-install', 'stampede', 'worker', ...WORKER_FLAGS], 'drained', 'SIGTERM'],
+  'npx stampede-queue worker': ['npx', ['--no-install', 'stampede-queue', 'worker', ...WORKER_FLAGS], 'drained', 'SIGTERM'],
   'node dist/bin/stampede.js worker': [process.execPath, ['dist/bin/stampede.js', 'worker', ...WORKER_FLAGS], 'exit 0', 'SIGTERM'],
   'npm run workers (the supervisor)': ['npm', ['run', 'workers', '--', '--processes', '2', '--', ...WORKER_FLAGS], 'exit 0', 'SIGTERM'],
 };

@@ -46,6 +46,9 @@ describe('npm run control', () => {
     const unknown = await control(['pause', 'no-such-queue', ...who]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('pause queue "no-such-queue": no job, dead letter, schedule or setting names it');
+    // At the command line the way past it is the flag, not the API's option.
+    expect(unknown.stderr).toContain('check the spelling, or pass --new to configure a queue before its first job');
+    expect(unknown.stderr).not.toContain('allowNew');
   });
 
   it('exit 2 for bad input: a missing --by, a bad id, a bad limit, an unknown command, no DATABASE_URL', async () => {

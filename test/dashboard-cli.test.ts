@@ -85,7 +85,7 @@ describe('npm run dashboard', () => {
     const cli = dashboardCli(args);
     expect(await cli.code).toBe(2);
     expect(cli.stderr()).toMatch(message);
-    expect(cli.stderr()).toContain('usage: stampede dashboard');
+    expect(cli.stderr()).toContain('usage: stampede-queue dashboard');
   });
 
   it('refuses to start without DATABASE_URL (exit 2)', async () => {

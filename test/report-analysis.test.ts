@@ -134,6 +134,19 @@ describe('report analysis on hand-written histories', () => {
     expect(percentile([], 99)).toBeNull();
   });
 
+  it('a quiet run whose every sample read zero says so, not that nothing was sampled', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stampede-report-quiet-'));
+    try {
+      const files = await renderReport(run([sample(0, 0), sample(1000, 0), sample(2000, 0)]), dir);
+      const md = await readFile(files.markdown, 'utf8');
+      expect(md).toContain('- Max oldest-unclaimed-age: 0 in every lane over 3 samples (no due job waited unclaimed when sampled).');
+      expect(md).toContain('- Peak queue depth: 0 in every lane over 3 samples (no lane had a pending job when sampled).');
+      expect(md).not.toContain('no samples recorded');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an interrupted run with no samples still renders, says it was interrupted, and asks for a re-run', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'stampede-report-tiny-'));
     try {
@@ -142,6 +155,7 @@ describe('report analysis on hand-written histories', () => {
       expect(md).toContain('Verdict: INCONCLUSIVE (run interrupted).');
       expect(md).toContain('- Re-run to completion: `npx tsx bin/run-scenario.ts tiny --seed 7`.');
       expect(md).toContain('The run was interrupted before it finished');
+      expect(md).toContain('- Max oldest-unclaimed-age: no samples recorded.');
       expect(await readFile(files.charts['queue-depth'], 'utf8')).toContain('>no samples recorded</text>');
       expect((await readFile(files.timeseriesCsv, 'utf8')).trimEnd().split('\n')).toHaveLength(1);
     } finally {

@@ -217,7 +217,7 @@ describe('the documented example (docs/scenario-format.md)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'stampede-doc-'));
     const path = join(dir, '2026-03-08-dst.ts');
     // The doc imports the installed package; here that is this repository's harness.
-    writeFileSync(path, example.replace("'stampede/harness'", `'${new URL('../harness/index.ts', import.meta.url).pathname}'`));
+    writeFileSync(path, example.replace("'stampede-queue/harness'", `'${new URL('../harness/index.ts', import.meta.url).pathname}'`));
     const s = await loadScenarioFile(path).finally(() => rmSync(dir, { recursive: true, force: true }));
     expect(s).toMatchObject({ name: 'billing-dst-2026', workers: 3, load: { model: 'poisson', rate: 200 } });
     const { faults } = planScenario(s);

@@ -42,7 +42,7 @@ describe('scenario runner, end to end', () => {
     expect(summary.seed).toBe(5);
     expect(summary.verdict).toBe('pass');
     expect(summary.interrupted).toBe(false);
-    expect(summary.replayCommand).toBe('npx stampede scenario steady --seed 5 --duration 3 --rate 100');
+    expect(summary.replayCommand).toBe('npx stampede-queue scenario steady --seed 5 --duration 3 --rate 100');
     expect(summary.invariants.length).toBeGreaterThan(3);
     for (const inv of summary.invariants) {
       expect(Object.keys(inv)).toEqual(expect.arrayContaining(['name', 'pass', 'figure', 'bound']));

@@ -38,15 +38,16 @@ export class JobStateError extends ControlRefusedError {
   }
 }
 
+/** Why a queue was refused as unknown, and the way past it: the API's option (`allowNew`), or the CLI's flag (`--new`). */
+export function unknownQueueReason(optIn: string): string {
+  return `no job, dead letter, schedule or setting names it; check the spelling, or pass ${optIn} to configure a queue before its first job`;
+}
+
 /** No job, dead letter, schedule or setting names this queue: most likely a typo. */
 export class UnknownQueueError extends ControlRefusedError {
   override name = 'UnknownQueueError';
   constructor(verb: string, readonly queue: string) {
-    super(
-      verb,
-      `queue "${queue}"`,
-      'no job, dead letter, schedule or setting names it; check the spelling, or pass allowNew to configure a queue before its first job',
-    );
+    super(verb, `queue "${queue}"`, unknownQueueReason('allowNew'));
   }
 }
 

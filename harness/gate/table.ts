@@ -26,6 +26,6 @@ export function summaryTable(results: readonly EntryResult[]): string {
     ]);
   }
   const bad = results.filter((r) => r.outcome !== 'pass');
-  const replays = bad.map((r) => `  ${r.summary?.replayCommand ?? `npx stampede scenario ${r.entry.scenario} --seed ${r.entry.seed}${r.entry.mutant ? ` --mutant ${r.entry.mutant}` : ''}`}    # report: ${r.dir}`);
+  const replays = bad.map((r) => `  ${r.summary?.replayCommand ?? `npx stampede-queue scenario ${r.entry.scenario} --seed ${r.entry.seed}${r.entry.mutant ? ` --mutant ${r.entry.mutant}` : ''}`}    # report: ${r.dir}`);
   return pad(rows) + (replays.length ? `\n\nreplay what was not ok (same seed, same workload and faults):\n${replays.join('\n')}` : '') + '\n';
 }

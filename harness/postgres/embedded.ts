@@ -44,13 +44,13 @@ function processTitle(pid: number): string {
   }
 }
 
-/** A free TCP port on loopback, chosen by the kernel. */
-export function freePort(): Promise<number> {
+/** A free TCP port on loopback: `preferred` when nothing listens on it, else one chosen by the kernel. */
+export function freePort(preferred = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.on('error', (err: NodeJS.ErrnoException) => (preferred !== 0 && err.code === 'EADDRINUSE' ? resolve(freePort()) : reject(err)));
+    srv.listen(preferred, '127.0.0.1', () => {
       const { port } = srv.address() as { port: number };
       srv.close(() => resolve(port));
     });
@@ -78,6 +78,13 @@ export interface EmbeddedOptions {
   log: Logger;
   /** Extra `-c name=value` server settings. */
   settings?: Record<string, string | number>;
+  /**
+   * A data directory that outlives the server: initialised on first use (it must be absent or empty then), reused
+   * after, and kept at stop. Default: one inside the temp dir, removed at stop.
+   */
+  dataDir?: string;
+  /** The loopback port to listen on. Default: a free one, chosen by the kernel. */
+  port?: number;
 }
 
 /**
@@ -116,19 +123,24 @@ export class EmbeddedPostgres {
     this.bins = await binaries();
     this.user = serverUser();
     this.rootDir = mkdtempSync(join(tmpdir(), 'stampede-pg-'));
-    this.dataDir = join(this.rootDir, 'data');
+    this.dataDir = this.options.dataDir ?? join(this.rootDir, 'data');
     if (this.user) chownSync(this.rootDir, this.user.uid, this.user.gid);
+    const initialised = existsSync(join(this.dataDir, 'PG_VERSION'));
+    if (this.options.dataDir !== undefined && !initialised) {
+      mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+      if (this.user) chownSync(this.dataDir, this.user.uid, this.user.gid);
+    }
     // The reaper starts before the server so there is no window in which a
-    // crash of ours would orphan a running postgres.
+    // crash of ours would orphan a running postgres. It removes the temp dir, never a data dir given to keep.
     this.reaper = spawn(process.execPath, [REAPER, String(process.pid), this.rootDir, this.dataDir], {
       detached: true,
       stdio: 'ignore',
     });
     this.reaper.unref();
-    await this.run(this.bins.initdb, ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-    this.port = await freePort();
+    if (!initialised) await this.run(this.bins.initdb, ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    this.port = this.options.port ?? (await freePort());
     await this.launch();
-    this.options.log.info('embedded PostgreSQL started', { port: this.port, dir: this.rootDir });
+    this.options.log.info('embedded PostgreSQL started', { port: this.port, dir: this.options.dataDir ?? this.rootDir });
   }
 
   /** Starts the server process on the existing data dir (used by start and restart). */

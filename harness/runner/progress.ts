@@ -22,6 +22,15 @@ export class ProgressLine {
     private readonly plainEveryMs = 5000,
   ) {}
 
+  /**
+   * Starts the rate window now: the runner calls it as the load starts, so the first line's rates are over load time
+   * only. Without it the first window also spanned the set-up (workers starting, preload), and a 500/s run's first
+   * line read "offered 48/s".
+   */
+  begin(): void {
+    [this.lastOffered, this.lastAcked, this.lastT] = [this.generator.stats.offered, this.generator.stats.acknowledged, this.recorder.now()];
+  }
+
   update(phase: string): void {
     const t = this.recorder.now();
     if (!this.tty && t - this.lastPrintT < this.plainEveryMs) return;

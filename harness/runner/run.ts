@@ -176,6 +176,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     try {
       recorder.record({ type: 'run:phase', node: 'harness', phase: 'load' });
       const loadStartT = recorder.now();
+      progress.begin();
       const dbStart = (await db.query(q.DbNow)).rows[0].now as Date;
       await Promise.all([generator.run(plan.arrivals, loadStartT, opts.interrupt), nemesis.run(loadStartT)]);
       const dbEnd = (await db.query(q.DbNow)).rows[0].now as Date;

@@ -20,6 +20,11 @@ export type Block =
 
 export const SECTION_TITLES = ['Summary', 'Impact', 'Charts', 'Timeline', 'Detection', 'Root cause', 'Mitigation', 'Invariants', 'Action items'] as const;
 
+/** A figure with no lane above zero: none was sampled, or every sample read zero (a quiet run), which are not the same. */
+function noPeak(samples: number, quiet: string): string {
+  return samples === 0 ? 'no samples recorded' : `0 in every lane over ${plural(samples, 'sample')} (${quiet} when sampled)`;
+}
+
 function passCell(pass: boolean | 'unknown'): string {
   return pass === true ? 'pass' : pass === false ? 'FAIL' : 'unknown';
 }
@@ -78,8 +83,10 @@ export function buildDocument(a: Analysis, charts: RenderedChart[]): Block[] {
         `Jobs delayed: ${fmtCount(impact.delayedJobs)} of ${fmtCount(L.jobs)} started more than the ${slo} SLO after they were due. Due-to-start latency p50 ${fmtDuration(L.p50Ms)}, p90 ${fmtDuration(L.p90Ms)}, p99 ${fmtDuration(L.p99Ms)}, max ${fmtDuration(L.maxMs)}${L.maxJobId !== null ? ` (job ${L.maxJobId})` : ''}.`,
         impact.maxOldestAge.queue
           ? `Max oldest-unclaimed-age: ${fmtDuration(impact.maxOldestAge.ms)} in lane \`${impact.maxOldestAge.queue}\` at ${fmtT(impact.maxOldestAge.t!)} (SLO ${slo}).`
-          : 'Max oldest-unclaimed-age: no samples recorded.',
-        impact.peakDepth.queue ? `Peak queue depth: ${fmtCount(impact.peakDepth.depth)} pending in lane \`${impact.peakDepth.queue}\` at ${fmtT(impact.peakDepth.t!)}.` : 'Peak queue depth: no samples recorded.',
+          : `Max oldest-unclaimed-age: ${noPeak(impact.samples, 'no due job waited unclaimed')}.`,
+        impact.peakDepth.queue
+          ? `Peak queue depth: ${fmtCount(impact.peakDepth.depth)} pending in lane \`${impact.peakDepth.queue}\` at ${fmtT(impact.peakDepth.t!)}.`
+          : `Peak queue depth: ${noPeak(impact.samples, 'no lane had a pending job')}.`,
         `Jobs dead-lettered: ${fmtCount(impact.deadLettered.count)}${impact.deadLettered.count ? ` (${fmtList(impact.deadLettered.jobIds.map((id) => `job ${id}`))})` : ''}; ${plural(impact.deadLettered.finalRows, 'dead-letter row')} at the end.`,
         `Duplicate deliveries absorbed: ${fmtCount(impact.duplicatesAbsorbed.count)} of the ${plural(impact.startedMoreThanOnce, 'job')} started more than once still had exactly one side effect${impact.duplicatedEffects.count ? `; ${plural(impact.duplicatedEffects.count, 'job')} had more than one` : ''}.`,
         `Jobs enqueued: ${fmtCount(impact.jobsEnqueued)}; completed: ${fmtCount(impact.jobsCompleted)}.`,

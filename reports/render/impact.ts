@@ -20,6 +20,8 @@ export interface Impact {
   /** Jobs whose side effect happened more than once (any delivery count): effects the dedup did not absorb. */
   duplicatedEffects: { count: number; jobIds: number[] };
   peakDepth: { depth: number; queue: string | null; t: number | null };
+  /** Queue-state samples taken: with some, a null lane above means every sample read 0, not that none was taken. */
+  samples: number;
   jobsEnqueued: number;
   jobsCompleted: number;
 }
@@ -75,6 +77,7 @@ export function computeImpact(input: ReportInput, idx: HistoryIndex): Impact {
     duplicatesAbsorbed: { count: absorbed.length, jobIds: absorbed.sort(byId) },
     duplicatedEffects: { count: duplicated.length, jobIds: duplicated.sort(byId) },
     peakDepth,
+    samples: idx.samples.length,
     jobsEnqueued: new Set(input.history.flatMap((e) => (e.type === 'enqueue:ok' ? [e.jobId] : []))).size,
     jobsCompleted: new Set(input.history.flatMap((e) => (e.type === 'job:completed' ? [e.jobId] : []))).size,
   };

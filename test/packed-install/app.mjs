@@ -2,8 +2,8 @@
 // real Postgres (the harness's provisioner), migrate, enqueue, run the job to completion
 // with a Worker whose handler uses effectOnce, and check the CLI's migrate on the same server.
 import { execFileSync } from 'node:child_process';
-import { Db, Events, Worker, enqueue, migrate } from 'stampede';
-import { provisionPostgres } from 'stampede/harness';
+import { Db, Events, Worker, enqueue, migrate } from 'stampede-queue';
+import { provisionPostgres } from 'stampede-queue/harness';
 
 const server = await provisionPostgres({ prefer: process.env.DATABASE_URL ? 'url' : 'embedded' });
 const db = new Db({ connectionString: server.adminUrl });
@@ -33,9 +33,9 @@ try {
   const sent = (await db.query('SELECT count(*)::int AS n FROM sent_emails WHERE job_key = $1', [job.idempotencyKey])).rows[0].n;
   if (row.state !== 'done' || sent !== 1) throw new Error(`expected the job done with one effect, got state ${row.state} and ${sent} effect rows`);
   // The CLI on the same, already migrated server: nothing left to apply.
-  const cli = execFileSync('npx', ['--no-install', 'stampede', 'migrate'], { env: { ...process.env, DATABASE_URL: server.adminUrl }, encoding: 'utf8' });
-  if (!/up to date/.test(cli)) throw new Error(`npx stampede migrate: unexpected output: ${cli}`);
-  process.stdout.write(`migrated (${applied.length} migrations), job ${job.id} done with one effect, npx stampede migrate: up to date\n`);
+  const cli = execFileSync('npx', ['--no-install', 'stampede-queue', 'migrate'], { env: { ...process.env, DATABASE_URL: server.adminUrl }, encoding: 'utf8' });
+  if (!/up to date/.test(cli)) throw new Error(`npx stampede-queue migrate: unexpected output: ${cli}`);
+  process.stdout.write(`migrated (${applied.length} migrations), job ${job.id} done with one effect, npx stampede-queue migrate: up to date\n`);
 } finally {
   await db.close();
   await server.stop();

@@ -1,0 +1,232 @@
+// Every command's flags and environment, declared once: each script parses with parserOptions(HELP.x.flags) and
+// prints usageText('x', HELP.x), so what a command accepts and what its --help explains cannot drift apart.
+// Defaults are read from the engine's own constants, not retyped.
+import { CRON_DEFAULTS } from '../engine/cron/materializer.ts';
+import { DASHBOARD_DEFAULTS } from '../engine/dashboard/server.ts';
+import { DEFAULTS } from '../engine/defaults.ts';
+import { ARCHIVE_DEFAULTS } from '../engine/archive/job-archiver.ts';
+import { PRUNER_DEFAULTS } from '../engine/effects/pruner.ts';
+import { RELAY_DEFAULTS } from '../engine/effects/relay.ts';
+import type { CommandHelp, FlagTable } from './usage.ts';
+
+/** The port `stampede-queue postgres` takes when it is free: the one a newcomer's tools expect. */
+export const PREFERRED_POSTGRES_PORT = 5432;
+
+const DATABASE_URL = 'postgres://user:password@host:port/database (required)';
+const LOG = 'debug|info|warn|error (default info); the log goes to stderr';
+const SKEW = "this node's clock offset in ms (default 0; the harness skews nodes with it)";
+const STD_ENV = { DATABASE_URL, STAMPEDE_LOG: LOG };
+
+/** What the scenario runner and the gate read: they start their own Postgres when given none. */
+const HARNESS_ENV = {
+  DATABASE_URL: 'a server to run on (optional; each run creates and drops its own database there; default: Docker, else an embedded one)',
+  STAMPEDE_PG: 'url|container|embedded: force where the server comes from',
+  STAMPEDE_LOG: LOG,
+};
+
+const METRICS = {
+  'metrics-port': { type: 'string', value: 'N', help: 'serve Prometheus /metrics on this port (default: off; 0 picks a free one, named in the log)' },
+  'metrics-host': { type: 'string', value: 'ADDR', help: 'interface for /metrics (default 127.0.0.1)' },
+} as const satisfies FlagTable;
+
+const BACKOFF = {
+  'backoff-base-ms': { type: 'string', value: 'N', help: `first retry ceiling; attempt n waits random(0, min(cap, base x 2^(n-1))) (default ${DEFAULTS.backoffBaseMs})` },
+  'backoff-cap-ms': { type: 'string', value: 'N', help: `largest retry ceiling (default ${DEFAULTS.backoffCapMs})` },
+} as const satisfies FlagTable;
+
+const SEED = { type: 'string', value: 'N', help: 'seed of the retry jitter, for a replay (default: random, printed in the start line)' } as const;
+
+export const HELP = {
+  postgres: {
+    synopsis: '[--port N] [--data-dir DIR]',
+    intro:
+      'Starts an embedded PostgreSQL 18 (real binaries from npm) on 127.0.0.1, user postgres, no password, and prints\n' +
+      'DATABASE_URL=... on stdout, one line. Ctrl-C (SIGINT) or SIGTERM stops it and removes what it made.',
+    flags: {
+      port: { type: 'string', value: 'N', help: `TCP port on 127.0.0.1 (default ${PREFERRED_POSTGRES_PORT} when free, else one the kernel picks; 0: always the kernel's pick)` },
+      'data-dir': { type: 'string', value: 'DIR', help: 'keep the data in DIR: initialised if absent or empty, reused next time, kept at exit\n(default: a temp dir, removed at exit)' },
+    },
+    env: { STAMPEDE_LOG: LOG, TMPDIR: 'where its temp dir (sockets; the data too, without --data-dir) is made (default /tmp)' },
+    notes: 'exit: 0 stopped by a signal, 2 a bad flag, 1 the server did not start',
+  },
+  migrate: {
+    synopsis: '',
+    intro: "Applies stampede's numbered migrations under an advisory lock; a no-op when current.",
+    flags: {},
+    env: { DATABASE_URL },
+    notes: 'exit: 0 applied (or nothing to apply), 1 a migration failed, 2 usage error',
+  },
+  worker: {
+    synopsis: '--handlers <module> [flags]',
+    intro: 'One worker process: claims due jobs of the queues its handlers module names and runs them.\nSIGTERM/SIGINT: stop claiming, let in-flight jobs finish within --grace-ms, hand back the rest, exit 0.',
+    flags: {
+      handlers: {
+        type: 'string',
+        value: '<module>',
+        help: 'required: a .js/.mjs/.cjs module (.ts with tsx installed) whose default export (or `handlers`) is\n{queue: async (payload, ctx) => ...} or a function returning one; CommonJS module.exports works too',
+      },
+      queues: { type: 'string', value: 'a,b', help: "run only these queues of the module (default: every queue it has a handler for)" },
+      concurrency: { type: 'string', value: 'N', help: `jobs running at once (default ${DEFAULTS.concurrency})` },
+      'claim-ahead': { type: 'string', value: 'N', help: 'jobs claimed beyond the free slots, so a freed slot starts the next at once (default: = concurrency; 0 off)' },
+      'lease-ms': { type: 'string', value: 'N', help: `visibility timeout of a claim without a heartbeat (default ${DEFAULTS.leaseMs})` },
+      'heartbeat-ms': { type: 'string', value: 'N', help: `lease renewal period (default ${DEFAULTS.heartbeatMs}, or a third of a lease under 30 s; 0 off)` },
+      'timeout-ms': { type: 'string', value: 'N', help: "a handler's time limit; past it the attempt fails and ctx.signal aborts (default: none)" },
+      'poll-ms': { type: 'string', value: 'N', help: `poll interval when no NOTIFY arrives (default ${DEFAULTS.pollMs})` },
+      'aging-ms': { type: 'string', value: 'N', help: `priority p overtakes q > p after waiting (q - p) x this longer (default ${DEFAULTS.agingMs})` },
+      'max-crashes': { type: 'string', value: 'N', help: `crashes (expired leases with no recorded failure) before a job is dead-lettered as a poison (default ${DEFAULTS.maxCrashes})` },
+      ...BACKOFF,
+      'grace-ms': { type: 'string', value: 'N', help: `after SIGTERM, how long in-flight jobs may run before their claims are handed back (default ${DEFAULTS.shutdownGraceMs})` },
+      'worker-id': { type: 'string', value: 'ID', help: "this worker's name in lease_owner, events and logs (default host:pid:random)" },
+      seed: SEED,
+      ...METRICS,
+      'sample-queue-state': { type: 'boolean', help: 'with --metrics-port: also sample queue depth and oldest age (the workers started with it elect one sampler between them)' },
+      'no-prepared-statements': { type: 'boolean', help: 'claim and complete with unnamed statements, for a pooler that drops prepared ones (PgBouncer transaction mode < 1.21)' },
+    },
+    env: { ...STD_ENV, STAMPEDE_CLOCK_SKEW_MS: SKEW },
+    notes: "ipc: {kind:'clock:jump', deltaMs} steps this node's clock (the harness)\nexit: 0 drained, 2 a bad flag or handlers module, or a database without the schema, 1 anything else",
+  },
+  workers: {
+    synopsis: '--processes N [--restart-base-ms N] [--restart-cap-ms N] -- <worker flags>',
+    intro: 'N supervised `worker` processes, each given the flags after --; one that dies is restarted after a backoff that\ndoubles with each consecutive crash of its slot. One that exits 2 (it refused its flags or its database) stops the fleet.',
+    flags: {
+      processes: { type: 'string', value: 'N', help: 'required: how many worker processes to keep alive' },
+      'restart-base-ms': { type: 'string', value: 'N', help: 'first restart delay after a crash (default 500)' },
+      'restart-cap-ms': { type: 'string', value: 'N', help: 'largest restart delay of a crash-looping slot (default 30000)' },
+    },
+    env: { ...STD_ENV, STAMPEDE_CLOCK_SKEW_MS: `passed on to every worker: ${SKEW}` },
+    notes: 'exit: 0 stopped by SIGTERM/SIGINT (every worker drained), 2 a bad flag or a worker refused its flags or database',
+  },
+  scheduler: {
+    synopsis: '[flags]',
+    intro: 'A cron materializer node: writes due occurrences of every enabled schedule as jobs, until SIGTERM/SIGINT.',
+    flags: {
+      'node-id': { type: 'string', value: 'ID', help: "this node's name in logs and application_name (default scheduler-<host>-<pid>)" },
+      'tick-ms': { type: 'string', value: 'N', help: `how often it materializes (default ${CRON_DEFAULTS.tickMs})` },
+      'lookahead-ms': { type: 'string', value: 'N', help: `write occurrences this far ahead of the database clock (default ${CRON_DEFAULTS.lookaheadMs})` },
+      'max-skew-ms': { type: 'string', value: 'N', help: `refuse to schedule when this node's clock is further than this from the database's (default ${CRON_DEFAULTS.maxSkewMs})` },
+      'catch-up-window-ms': { type: 'string', value: 'N', help: `how far back missed occurrences are caught up, per each schedule's policy (default ${CRON_DEFAULTS.catchUpWindowMs})` },
+      ...METRICS,
+    },
+    env: { ...STD_ENV, STAMPEDE_CLOCK_SKEW_MS: SKEW },
+    notes: "ipc: {kind:'clock:jump', deltaMs} steps this node's clock; {kind:'stop'} stops it (the harness)",
+  },
+  schedules: {
+    synopsis: '<add|list|pause|resume|remove> ...',
+    intro: '  add <id> --cron EXPR --queue Q [flags]   add a recurring schedule (or replace the one with that id)\n  list [--json]                            every schedule\n  pause <id> | resume <id> | remove <id>',
+    flags: {
+      cron: { type: 'string', value: 'EXPR', help: 'add: the cron expression, 5 fields (or 6 with seconds), e.g. "*/5 * * * *"; required' },
+      queue: { type: 'string', value: 'Q', help: 'add: the queue its jobs go to; required' },
+      tz: { type: 'string', value: 'ZONE', help: 'add: the IANA time zone the expression is read in (default UTC)' },
+      payload: { type: 'string', value: 'JSON', help: "add: every occurrence's job payload (default {})" },
+      priority: { type: 'string', value: '0-9', help: `add: its jobs' priority (default ${DEFAULTS.priority})` },
+      'max-attempts': { type: 'string', value: 'N', help: "add: its jobs' attempt budget (default: the queue's, else 6)" },
+      'dst-policy': { type: 'string', value: 'P', help: 'add: what runs on a DST night: shift-first|shift-both|skip-first|skip-both (default shift-first; docs/schedules.md)' },
+      'catch-up': { type: 'string', value: 'P', help: 'add: after downtime run none|latest|all of the missed occurrences (default none)' },
+      paused: { type: 'boolean', help: 'add: create it paused' },
+      json: { type: 'boolean', help: 'list: as JSON' },
+    },
+    env: { DATABASE_URL },
+    notes: 'exit: 0 done, 2 refused input (the message names the flag), 1 anything else',
+  },
+  control: {
+    synopsis: '<command> ... --by WHO --reason WHY',
+    intro: [
+      '  cancel <job-id>                       pending, failed or claimed -> cancelled (a running handler aborts at its next heartbeat)',
+      '  retry <job-id>                        a failed job runs now; a dead one is redriven with a fresh attempt budget',
+      '  dead-letter <job-id>   (alias: kill)  dead-letter a live job by hand',
+      "  redrive --queue Q [--matching TEXT] [--limit N]   redrive Q's dead letters, oldest first",
+      '  pause <queue> [--new]                 no worker claims from the queue until resume',
+      '  resume <queue>',
+      '  limit <queue> [--max-in-flight N|none] [--max-starts-per-second R|none] [--new]   global limits, across all workers',
+      '  show [<queue>] [--json]               paused and limited queues (no --by/--reason needed)',
+      '  audit [--job ID] [--queue Q] [--limit N] [--json]',
+    ].join('\n'),
+    flags: {
+      by: { type: 'string', value: 'WHO', help: 'who acts (recorded in stampede.control_audit); required for a change' },
+      reason: { type: 'string', value: 'WHY', help: 'why (recorded in the audit); required for a change' },
+      queue: { type: 'string', value: 'Q', help: 'redrive: whose dead letters; audit: only this queue' },
+      matching: { type: 'string', value: 'TEXT', help: 'redrive: only dead letters whose reason contains TEXT (default: all)' },
+      limit: { type: 'string', value: 'N', help: 'redrive: at most N (default: all); audit: the newest N entries (default 100)' },
+      job: { type: 'string', value: 'ID', help: "audit: only this job's entries" },
+      'max-in-flight': { type: 'string', value: 'N|none', help: 'limit: jobs of the queue running at once (none removes it; left out: unchanged)' },
+      'max-starts-per-second': { type: 'string', value: 'R|none', help: 'limit: job starts per second (none removes it; left out: unchanged)' },
+      new: { type: 'boolean', help: 'pause, limit, redrive: act on a queue that nothing names yet (refused without it, to catch typos)' },
+      json: { type: 'boolean', help: 'show, audit: as JSON' },
+    },
+    env: { DATABASE_URL },
+    notes: 'exit: 0 done, 2 refused (a bad flag, or an action that makes no sense for what it found), 1 anything else',
+  },
+  dashboard: {
+    synopsis: '[flags]',
+    intro: "The operator's web dashboard; prints the address to open, access token included, on stdout. SIGTERM/SIGINT: stop, exit 0.",
+    flags: {
+      port: { type: 'string', value: 'N', help: `TCP port (default ${DASHBOARD_DEFAULTS.port}; 0 picks a free one)` },
+      host: { type: 'string', value: 'ADDR', help: `interface to bind (default ${DASHBOARD_DEFAULTS.host}; anything else exposes payloads and control verbs, so say it explicitly)` },
+      token: { type: 'string', value: 'T', help: 'the access token, at least 16 characters (default: STAMPEDE_DASHBOARD_TOKEN, else a fresh random one)' },
+      'slo-ms': { type: 'string', value: 'N', help: `the oldest-unclaimed-age objective the queues page compares against (default ${DASHBOARD_DEFAULTS.sloMs})` },
+      'statement-timeout-ms': { type: 'string', value: 'N', help: `longest a page's query may run before it is cancelled (default ${DASHBOARD_DEFAULTS.statementTimeoutMs})` },
+      'public-origin': { type: 'string', multiple: true, value: 'URL', help: 'also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host)' },
+    },
+    env: { ...STD_ENV, STAMPEDE_DASHBOARD_TOKEN: 'the access token when --token is not given' },
+  },
+  relay: {
+    synopsis: '--deliver <module> [flags]',
+    intro: 'An outbox relay: delivers the outbox at least once through your deliver(row, {idempotencyKey, attempt, signal}).\nRun as many as you like (they share the work with SKIP LOCKED). SIGTERM/SIGINT: finish deliveries in flight, exit 0.',
+    flags: {
+      deliver: { type: 'string', value: '<module>', help: 'required: a module exporting deliver (or a default) as (row, ctx) => Promise, or a function returning one' },
+      topics: { type: 'string', value: 'a,b', help: 'deliver only these topics (default: all)' },
+      'batch-size': { type: 'string', value: 'N', help: `rows claimed per pass (default ${RELAY_DEFAULTS.batchSize})` },
+      'poll-ms': { type: 'string', value: 'N', help: `poll interval when idle (default ${RELAY_DEFAULTS.pollMs})` },
+      'lease-ms': { type: 'string', value: 'N', help: `how long a claimed row is this relay's before another may take it (default ${RELAY_DEFAULTS.leaseMs})` },
+      'delivery-timeout-ms': { type: 'string', value: 'N', help: `one delivery's time limit; ctx.signal aborts past it (default ${RELAY_DEFAULTS.deliveryTimeoutMs})` },
+      ...BACKOFF,
+      'relay-id': { type: 'string', value: 'ID', help: "this relay's name in leases and logs (default host:pid:random)" },
+      seed: SEED,
+      'retention-ms': { type: 'string', value: 'N', help: `also prune dedup keys and delivered rows older than this (default: no pruning; the pruner's own default is ${PRUNER_DEFAULTS.retentionMs})` },
+      'prune-interval-ms': { type: 'string', value: 'N', help: `with --retention-ms: how often to prune (default ${PRUNER_DEFAULTS.intervalMs})` },
+    },
+    env: STD_ENV,
+  },
+  archiver: {
+    synopsis: '[flags]',
+    intro: 'Moves done jobs into the day-partitioned stampede.job_history, creates partitions ahead and drops whole days past\nretention. Safe on several nodes (SKIP LOCKED). SIGTERM/SIGINT: finish the batch in flight, exit 0.',
+    flags: {
+      'archive-after-ms': { type: 'string', value: 'N', help: `archive a job this long after it finished (default ${ARCHIVE_DEFAULTS.archiveAfterMs})` },
+      'retention-days': { type: 'string', value: 'N', help: `keep this many days of history; older partitions are dropped (default ${ARCHIVE_DEFAULTS.retentionDays})` },
+      'batch-size': { type: 'string', value: 'N', help: `jobs moved per transaction (default ${ARCHIVE_DEFAULTS.batchSize})` },
+      'interval-ms': { type: 'string', value: 'N', help: `how often it runs (default ${ARCHIVE_DEFAULTS.intervalMs})` },
+    },
+    env: STD_ENV,
+  },
+  scenario: {
+    synopsis: '<name|path/to/scenario.js> [flags]\n       stampede-queue scenario --list | --list-mutants | --recheck <run dir>',
+    intro: 'One chaos scenario against a real Postgres (DATABASE_URL, else Docker, else an embedded one), with its incident report.',
+    flags: {
+      seed: { type: 'string', value: 'N', help: "the run's seed: the same seed replays the same load and faults (default: the scenario's)" },
+      duration: { type: 'string', value: 'SECONDS', help: "how long the load runs (default: the scenario's)" },
+      rate: { type: 'string', value: 'JOBS_PER_S', help: "offered load (default: the scenario's)" },
+      workers: { type: 'string', value: 'N', help: "worker processes (default: the scenario's)" },
+      mutant: { type: 'string', value: 'NAME', help: 'run the engine with this known bug, to see the run fail (--list-mutants)' },
+      out: { type: 'string', value: 'DIR', help: 'write the report here (default reports/<scenario>/<run-id>)' },
+      json: { type: 'boolean', help: 'print the report as JSON instead of the summary' },
+      list: { type: 'boolean', help: 'list the built-in scenarios' },
+      'list-mutants': { type: 'boolean', help: 'list the mutants and the scenario that catches each' },
+      recheck: { type: 'string', value: 'DIR', help: "judge a stored run again from its history, without running it" },
+    },
+    env: HARNESS_ENV,
+    notes: 'exit: 0 every invariant holds, 1 one was violated, 2 usage or setup error, 3 inconclusive, 130 interrupted',
+  },
+  gate: {
+    synopsis: '[flags]',
+    intro: 'The release gate: a short run of every built-in scenario, or with --mutants of every mutant against the scenario\nthat must catch it; a summary table, the replay command of every run that was not ok, and JUnit XML.',
+    flags: {
+      mutants: { type: 'boolean', help: 'run the mutants instead of the scenarios' },
+      only: { type: 'string', value: 'NAME,...', help: 'run only these scenarios or mutants (default: all)' },
+      skip: { type: 'string', value: 'NAME,...', help: 'leave these out (default: none)' },
+      out: { type: 'string', value: 'DIR', help: 'reports and JUnit go here (default reports/gate)' },
+      'run-timeout': { type: 'string', value: 'SECONDS', help: 'give up on one run after this long, as inconclusive (default 480; at least 10)' },
+    },
+    env: HARNESS_ENV,
+    notes: 'exit: 0 all ok, 1 an invariant violated or a mutant survived, 2 usage error, 3 inconclusive, 130 interrupted',
+  },
+} as const satisfies Record<string, CommandHelp>;
