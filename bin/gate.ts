@@ -11,7 +11,7 @@
 // mutant survived; 2 usage error; 3 nothing failed but a run was
 // inconclusive; 130 interrupted.
 import { systemClock } from '../engine/clock.ts';
-import { mutantEntries, scenarioEntries, selectEntries } from '../harness/gate/plan.ts';
+import { mutantEntries, scenarioEntries, selectEntries, shardEntries } from '../harness/gate/plan.ts';
 import { runGate } from '../harness/gate/gate.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
@@ -33,8 +33,13 @@ async function main(): Promise<number> {
     if (!known.has(name)) throw new UsageError(`unknown scenario or mutant "${name}"; expected one of ${[...known].join(', ')}`);
   }
   const all = values.mutants ? mutantEntries(SCENARIOS) : scenarioEntries(SCENARIOS);
-  const entries = selectEntries(all, list(values.only), list(values.skip));
-  if (entries.length === 0) throw new UsageError('--only/--skip left nothing to run');
+  let entries = selectEntries(all, list(values.only), list(values.skip));
+  if (values.shard !== undefined) {
+    const m = /^(\d+)\/(\d+)$/.exec(values.shard);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new UsageError(`--shard: expected I/N with 1 <= I <= N (e.g. 2/3), got "${values.shard}"`);
+    entries = shardEntries(entries, Number(m[1]), Number(m[2]));
+  }
+  if (entries.length === 0) throw new UsageError('--only/--skip/--shard left nothing to run');
   if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
   const interrupts = interruptCounter();

@@ -225,8 +225,9 @@ export const HELP = {
       skip: { type: 'string', value: 'NAME,...', help: 'leave these out (default: none)' },
       out: { type: 'string', value: 'DIR', help: 'reports and JUnit go here (default reports/gate)' },
       'run-timeout': { type: 'string', value: 'SECONDS', help: 'give up on one run after this long, as inconclusive (default 480; at least 10)' },
+      shard: { type: 'string', value: 'I/N', help: 'run only share I of N of the runs (every N-th from the I-th), for a CI that cannot fit them all (default: all)' },
     },
     env: HARNESS_ENV,
-    notes: 'exit: 0 all ok, 1 an invariant violated or a mutant survived, 2 usage error, 3 inconclusive, 130 interrupted',
+    notes: 'exit: 0 all ok, 1 an invariant violated, a promise judged below its minimum or a mutant survived, 2 usage error, 3 inconclusive, 130 interrupted',
   },
 } as const satisfies Record<string, CommandHelp>;
