@@ -24,6 +24,7 @@ const FORWARDED: EventName[] = [
   'job:completed',
   'job:failed',
   'job:dead',
+  'job:cancelled',
   'job:deferred',
   'lease:lost',
   'lease:renewed',

@@ -75,6 +75,35 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | { type: 'enqueue:retried'; key: string; firstJobId: number; retryJobId: number; resentDbMs?: number }
   | { type: 'queue:paused'; queue: string; by: string }
+  /**
+   * An operator's control verb (the nemesis's operator faults, harness/faults/inject/operator.ts), through the
+   * engine's API or the dashboard's POST action (`via`). `jobIds`: what it targeted (a bulk redrive: what its
+   * answer moved); `before`/`after`: each target's state read just before and just after (a queue: `paused`,
+   * `running` or its limits), the evidence that it bit; `outcome`: the verb's answer, `refused` with
+   * `refusal` (the typed error's name, or the dashboard's red message). dbTime: the database's now() read once
+   * the verb had returned (after its commit). `selection`: a bulk redrive's queue and reason filter, with the
+   * dead letters of the queue before it (id and reason), so what it should and should not have moved is known.
+   */
+  | {
+      type: 'operator:action';
+      seq: number;
+      verb: OperatorVerb;
+      via: 'api' | 'dashboard';
+      by: string;
+      reason: string;
+      queue?: string;
+      jobIds: number[];
+      outcome: 'ok' | 'refused';
+      answer: string;
+      refusal?: string;
+      before: Record<string, string>;
+      after: Record<string, string>;
+      /** Per target, what was asked of it: a running job, a pending one, a done one (to be refused), ... */
+      picked?: Record<string, string>;
+      selection?: { reasonContains: string | null; deadBefore: { jobId: number; reason: string }[] };
+    }
+  /** An operator cancelled a claimed job and its worker's heartbeat aborted the handler (engine event job:cancelled). */
+  | { type: 'job:cancelled'; jobId: number; queue: string; attempt: number; workerId: string }
   /** The queue was resumed; dbTime is the resume's transaction start: claims that start after it may run. */
   | { type: 'queue:resumed'; queue: string; by: string }
   | { type: 'alert:crossed'; signal: string; value: number; threshold: number; direction: 'up' | 'down' }
@@ -198,6 +227,9 @@ export function becameDueAt(runAtMs: number, steps: readonly DbClockStep[]): num
   return runAtMs;
 }
 
+/** The control verbs an operator fault issues, as the audit names them (engine/control). */
+export type OperatorVerb = 'cancel' | 'retry' | 'dead-letter' | 'redrive' | 'pause' | 'resume' | 'set-limits';
+
 /** What a generated job is for; the handler module reads it from the payload. `failing` throws on every attempt: it runs out its budget. */
 export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing' | 'outbox';
 
@@ -252,6 +284,8 @@ export interface FinalState {
   dbNowMs?: number;
   /** Every schedule as the database holds it (absent from older stored runs). */
   schedules?: { id: string; cron: string; timezone: string; dstPolicy: string; catchUp: string }[];
+  /** stampede.control_audit, every row (absent from older stored runs). */
+  audit?: { verb: string; queue: string; jobId: number | null; actor: string; reason: string }[];
 }
 
 /** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */

@@ -61,8 +61,25 @@ export type FaultSpec = FaultTiming &
     | { fault: 'poison-pill'; count: number; queue?: string; maxAttempts?: number }
     /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal). */
     | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream' }
-    /** An operator pauses the queue (engine/control pauseQueue) for forS seconds, then resumes it. */
-    | { fault: 'queue-pause'; forS: number; queue?: string }
+    /**
+     * An operator pauses the queue (engine/control pauseQueue) for forS seconds, then resumes it. `suspect`:
+     * first a poison is enqueued in the queue and the pause comes as it is claimed, so its worker dies and
+     * the crash's suspect falls due while the queue is paused (the suspects' claim path must honour the pause).
+     */
+    | { fault: 'queue-pause'; forS: number; queue?: string; suspect?: boolean; via?: OperatorPath }
+    /**
+     * An operator cancels jobs (cancelJob): `running` claimed ones (of `kinds`, default slow), `pending` ones
+     * (not yet due or waiting), and `done` ones, which the engine must refuse.
+     */
+    | { fault: 'cancel'; running?: number; pending?: number; done?: number; queue?: string; kinds?: string; via?: OperatorPath }
+    /** An operator runs jobs now (retryJob): `failed` ones waiting out a backoff, `dead` ones whose attempts ran out. */
+    | { fault: 'retry'; failed?: number; dead?: number; queue?: string; via?: OperatorPath }
+    /** An operator dead-letters jobs by hand (deadLetterJob): `running` claimed ones (of `kinds`) and `pending` ones. */
+    | { fault: 'dead-letter'; running?: number; pending?: number; queue?: string; kinds?: string; via?: OperatorPath }
+    /** An operator redrives a queue's dead letters in bulk (redriveDeadLetters), those whose reason contains `matching`. */
+    | { fault: 'redrive'; queue?: string; matching?: string; via?: OperatorPath }
+    /** An operator sets a queue's global limits (setQueueLimits); a limit left out is removed. */
+    | { fault: 'set-limits'; queue?: string; maxInFlight?: number; maxStartsPerSecond?: number; via?: OperatorPath }
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
     /**
@@ -99,8 +116,14 @@ export type FaultSpec = FaultTiming &
 
 export type FaultName = FaultSpec['fault'];
 
+/** How an operator fault issues its verb: the engine's API, or the dashboard's POST action (the runner serves one for the run). */
+export type OperatorPath = 'api' | 'dashboard';
+const VIA = { kind: ['api', 'dashboard'] } as const;
+/** The operator faults, whose verbs go through `via`. */
+export const OPERATOR_FAULTS: readonly FaultName[] = ['queue-pause', 'cancel', 'retry', 'dead-letter', 'redrive', 'set-limits'];
+
 /** Every fault's parameters: the kind of each, and whether it is required. */
-const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | readonly string[]; required?: boolean }>> = {
+const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | 'bool' | 'text' | readonly string[]; required?: boolean }>> = {
   'worker-kill': { target: { kind: 'node' }, point: { kind: ['any', 'mid-handler', 'in-effect', 'after-effect'] } },
   'worker-stop': {
     target: { kind: 'node' },
@@ -121,7 +144,12 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum', required: true } },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] } },
-  'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' } },
+  'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' }, suspect: { kind: 'bool' }, via: VIA },
+  cancel: { running: { kind: 'int' }, pending: { kind: 'int' }, done: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
+  retry: { failed: { kind: 'int' }, dead: { kind: 'int' }, queue: { kind: 'queue' }, via: VIA },
+  'dead-letter': { running: { kind: 'int' }, pending: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
+  redrive: { queue: { kind: 'queue' }, matching: { kind: 'text' }, via: VIA },
+  'set-limits': { queue: { kind: 'queue' }, maxInFlight: { kind: 'int' }, maxStartsPerSecond: { kind: 'posNum' }, via: VIA },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
   'cron-rewind': { backS: { kind: 'posNum', required: true } },
   'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' }, lullS: { kind: 'posNum' } },
@@ -206,6 +234,12 @@ function validateFault(f: unknown, ctx: FaultContext, field: string): void {
         break;
       case 'rate':
         if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw new ValidationError(f2, `expected a fraction in (0, 1], got ${show(v)}`);
+        break;
+      case 'bool':
+        if (typeof v !== 'boolean') throw new ValidationError(f2, `expected true or false, got ${show(v)}`);
+        break;
+      case 'text':
+        if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw new ValidationError(f2, `expected a non-empty string of at most 200 characters, got ${show(v)}`);
         break;
       case 'year':
         if (!Number.isInteger(v) || (v as number) < 1970 || (v as number) > 2100) throw new ValidationError(f2, `expected a year 1970-2100, got ${show(v)}`);

@@ -30,7 +30,7 @@ function jobOf(r: Row): FinalState['jobs'][number] {
  * default now()).
  */
 export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalState> {
-  const [jobs, archived, dead, effects, effectRows, keys, schedules] = await Promise.all([
+  const [jobs, archived, dead, effects, effectRows, keys, schedules, audit] = await Promise.all([
     db.query(q.FinalJobs, [drainedAt ?? null]),
     db.query(q.FinalArchivedJobs),
     db.query(q.FinalDeadLetters),
@@ -38,6 +38,7 @@ export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalSta
     db.query(q.FinalEffectRows),
     db.query(q.FinalEffectKeys),
     db.query(q.FinalSchedules),
+    db.query(q.FinalAudit),
   ]);
   return {
     jobs: [
@@ -50,5 +51,6 @@ export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalSta
     effectKeys: keys.rows.filter((r) => r.key !== null).map((r) => r.key),
     dbNowMs: keys.rows[0]?.db_now_ms,
     schedules: schedules.rows.map((r) => ({ id: r.id, cron: r.cron, timezone: r.timezone, dstPolicy: r.dst_policy, catchUp: r.catch_up })),
+    audit: audit.rows.map((r) => ({ verb: r.verb, queue: r.queue, jobId: r.job_id === null ? null : Number(r.job_id), actor: r.actor, reason: r.reason })),
   };
 }

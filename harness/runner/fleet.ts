@@ -18,6 +18,7 @@ const PASSED_THROUGH = new Set([
   'job:completed',
   'job:failed',
   'job:dead',
+  'job:cancelled',
   'job:deferred',
   'lease:lost',
   'lease:renewed',

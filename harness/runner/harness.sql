@@ -80,6 +80,10 @@ SELECT id, cron, timezone, dst_policy, catch_up FROM stampede.schedules ORDER BY
 -- name: FinalDeadLetters
 SELECT job_id, reason, attempts, jsonb_array_length(errors) AS error_count FROM stampede.dead_letters ORDER BY job_id;
 
+-- name: FinalAudit
+-- Every operator action's audit rows: operator-audited matches them to the verbs the run issued.
+SELECT verb, queue, job_id, actor, reason FROM stampede.control_audit ORDER BY id;
+
 -- name: FinalEffectRows
 SELECT key, job_id, worker_id, floor(extract(epoch FROM applied_at) * 1000)::float8 AS applied_at_ms
   FROM harness.effects ORDER BY applied_at;
@@ -102,6 +106,40 @@ SELECT count(*)::int AS n FROM stampede.outbox WHERE state = 'pending';
 -- name: DueInQueue
 -- The queue-pause fault's evidence: due jobs of the queue waiting (rides jobs_due_idx).
 SELECT count(*)::int AS n FROM stampede.jobs WHERE queue = $1 AND state IN ('pending', 'failed') AND run_at <= now();
+
+-- name: PickJobs
+-- The operator faults' targets: up to $3 jobs of queue $1 (NULL: any) in state
+-- $2 of the kinds $4 (NULL: any), oldest first. `failed` means waiting out a
+-- backoff (run_at ahead); `pending` leaves suspects out (a crash's rescue is
+-- not an operator's pending job). Never the jobs $5 (already picked).
+SELECT id FROM stampede.jobs
+ WHERE state = $2::text::stampede.job_state AND ($1::text IS NULL OR queue = $1)
+   AND ($4::text[] IS NULL OR payload->>'kind' = ANY ($4::text[]))
+   AND ($2 <> 'failed' OR run_at > now()) AND ($2 <> 'pending' OR crash_count = 0)
+   AND id <> ALL ($5::bigint[])
+ ORDER BY id
+ LIMIT $3;
+
+-- name: PickDeadByReason
+-- Dead jobs of queue $1 (NULL: any) whose dead letter's reason starts with $2, oldest death first.
+SELECT job_id AS id FROM stampede.dead_letters
+ WHERE ($1::text IS NULL OR queue = $1) AND starts_with(reason, $2)
+ ORDER BY died_at, job_id
+ LIMIT $3;
+
+-- name: JobStates
+-- Each job's state as an operator fault saw it before and after its verb; an archived one reads `archived`.
+SELECT id, state::text AS state FROM stampede.jobs WHERE id = ANY ($1::bigint[])
+UNION ALL
+SELECT id, 'archived' FROM stampede.job_history WHERE id = ANY ($1::bigint[]);
+
+-- name: DeadLettersOfQueue
+SELECT job_id, reason FROM stampede.dead_letters WHERE queue = $1 ORDER BY job_id;
+
+-- name: SuspectsDue
+-- A pause-with-suspect fault's evidence: jobs of the queue that crashed a worker and are due again.
+SELECT count(*)::int AS n FROM stampede.jobs
+ WHERE queue = $1 AND state IN ('pending', 'failed') AND crash_count > 0 AND run_at <= now();
 
 -- name: TerminateWorkerBackends
 SELECT count(*)::int AS n FROM (

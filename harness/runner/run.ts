@@ -30,6 +30,8 @@ import { RunSampler } from './sampler.ts';
 import { writeStoredRun } from './stored-run.ts';
 import { Ticker } from './ticker.ts';
 import { installDbClock } from '../db-clock/db-clock.ts';
+import { DashboardServer } from '../../engine/dashboard/server.ts';
+import { DashboardClient } from './dashboard-client.ts';
 import { preloadWork } from './preload.ts';
 
 export interface RunOptions {
@@ -67,6 +69,11 @@ function usesDbClock(s: Scenario): boolean {
   return s.faults.some((f) => f.fault === 'db-clock-jump');
 }
 
+/** A scenario with an operator fault issued through the dashboard gets one, served for the run. */
+function usesDashboard(s: Scenario): boolean {
+  return s.faults.some((f) => 'via' in f && f.via === 'dashboard');
+}
+
 /** `2026-11-30T01-02-03Z-seed42`: sorts by time, names the seed. */
 function runId(epochMs: number, seed: number): string {
   return `${new Date(epochMs).toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-seed${seed}`;
@@ -92,6 +99,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let fleet: Fleet | undefined;
   let components: ComponentNodes | undefined;
   let sampler: RunSampler | undefined;
+  let dashboard: DashboardServer | undefined;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   /** The database's time when the drain found nothing left to run; unset if it never did. */
   let drainedAt: Date | undefined;
@@ -148,6 +156,11 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     // Preloaded work is the state the run starts from: in place (and its retries failed once) before the first sample.
     await preloadWork(db, s, rng, recorder, clock, opts.interrupt);
     sampler.start();
+    if (usesDashboard(s)) {
+      // The engine's own dashboard over the run's database, on a free loopback port: its POST actions run under chaos too.
+      dashboard = new DashboardServer(db, clock, { port: 0 }, log.child('dashboard'));
+      await dashboard.start();
+    }
 
     const faultsOver = new AbortController();
     const nemesis = new Nemesis(
@@ -160,6 +173,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         load: generator,
         components,
         sink,
+        ...(dashboard ? { dashboard: new DashboardClient(`http://127.0.0.1:${dashboard.port}`, dashboard.accessToken) } : {}),
         recorder,
         sampler,
         clock,
@@ -219,6 +233,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   } finally {
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
     await sampler?.stop();
+    await dashboard?.stop();
     await components?.stop();
     await fleet?.stop();
     await sink?.stop();

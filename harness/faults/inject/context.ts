@@ -4,6 +4,7 @@ import type { Logger } from '../../../engine/log.ts';
 import type { PostgresServer } from '../../postgres/provision.ts';
 import type { HistoryEvent } from '../../history.ts';
 import type { ComponentNodes } from '../../runner/component-nodes.ts';
+import type { DashboardClient } from '../../runner/dashboard-client.ts';
 import type { Fleet } from '../../runner/fleet.ts';
 import type { LoadGenerator } from '../../runner/generator.ts';
 import type { OutboxSink } from '../../runner/outbox-sink.ts';
@@ -21,6 +22,8 @@ export interface InjectionContext {
   load: Pick<LoadGenerator, 'silence'>;
   /** The relay and archiver processes (none unless the scenario runs them). */
   components: ComponentNodes;
+  /** The run's dashboard, as an operator's browser reaches it, when an operator fault goes through it. */
+  dashboard?: DashboardClient;
   /** The outbox sink the relays deliver to, when the scenario runs relays. */
   sink?: OutboxSink;
   recorder: HistoryRecorder;

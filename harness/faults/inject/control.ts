@@ -1,26 +1,292 @@
-import { pauseQueue, resumeQueue } from '../../../engine/control/index.ts';
+import {
+  type Actor,
+  cancelJob,
+  ControlRefusedError,
+  deadLetterJob,
+  getQueueControl,
+  pauseQueue,
+  redriveDeadLetters,
+  resumeQueue,
+  retryJob,
+  setQueueLimits,
+} from '../../../engine/control/index.ts';
+import { enqueue } from '../../../engine/enqueue.ts';
+import type { EventOf, OperatorVerb } from '../../history.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
-import { evidence, holdUntil, injected, type Injector } from './context.ts';
-
-const nemesis = { by: 'nemesis', reason: 'scenario fault: queue-pause' };
+import type { FaultAction } from '../plan.ts';
+import type { OperatorPath } from '../spec.ts';
+import { evidence, holdUntil, injected, type InjectionContext, type Injector } from './context.ts';
 
 /**
- * An operator pauses a queue for forS seconds, then resumes it, through the
- * engine's own verbs. The history gets `queue:paused` / `queue:resumed` with
- * the database's times, which the paused-queue-idle checker judges claims by.
+ * The operator's control verbs as faults (docs/operating.md): cancel,
+ * retry, dead-letter, redrive, pause/resume and set-limits, each issued
+ * while the load and the other faults go on, through the engine's API or
+ * the dashboard's POST actions (`via`). Every verb call goes into the
+ * history as `operator:action`: its targets and what each was asked to be,
+ * who and why, the answer or the typed refusal, each target's state just
+ * before and just after (the evidence that the verb met what it was aimed
+ * at), and the database's time once it returned. The invariants judge the
+ * rest: cancel-honoured, redrive-reruns, operator-audited, paused-queue-idle.
+ */
+
+interface Call {
+  verb: OperatorVerb;
+  queue?: string;
+  jobIds: number[];
+  picked?: Record<string, string>;
+  selection?: EventOf<'operator:action'>['selection'];
+  /** Jobs whose states to read before and after, when more than the targets (a redrive: every dead letter of its queue). */
+  readIds?: number[];
+  /** The targets as the answer and the states after tell them (a bulk redrive's: what it moved). Default jobIds. */
+  targetsAfter?: (after: Record<string, string>) => number[];
+  /** The engine's call, as `actor`; resolves with its answer in words. */
+  api: (actor: Actor) => Promise<string>;
+  /** The dashboard's verb (engine/dashboard/actions.ts) and its form fields. */
+  dashboard: [string, Record<string, string>];
+}
+
+/** Who acts: one name per path, so the audit shows which way a change came. */
+function actorOf(action: FaultAction, via: OperatorPath, n: number) {
+  return { by: via === 'dashboard' ? 'oncall-dashboard' : 'oncall-api', reason: `scenario fault ${action.fault} #${action.seq}.${n}` };
+}
+
+async function jobStates(ctx: InjectionContext, ids: number[]): Promise<Record<string, string>> {
+  const res = await ctx.db.query(q.JobStates, [ids]);
+  return Object.fromEntries(ids.map((id) => [String(id), res.rows.find((r) => Number(r.id) === id)?.state ?? 'missing']));
+}
+
+async function queueState(ctx: InjectionContext, queue: string): Promise<Record<string, string>> {
+  const c = await getQueueControl(ctx.db, queue);
+  return { [queue]: `${c?.paused ? 'paused' : 'running'} maxInFlight=${c?.maxInFlight ?? 'none'} maxStartsPerSecond=${c?.maxStartsPerSecond ?? 'none'}` };
+}
+
+let calls = 0;
+
+/** Issues one verb and records it; returns the history event. A refusal is an answer, recorded; any other error throws. */
+async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Promise<EventOf<'operator:action'>> {
+  const via = ((action.params.via as OperatorPath | undefined) ?? 'api') satisfies OperatorPath;
+  const actor = actorOf(action, via, calls++);
+  const ids = call.readIds ?? call.jobIds;
+  const read = () => (call.queue !== undefined && ids.length === 0 && call.verb !== 'redrive' ? queueState(ctx, call.queue) : jobStates(ctx, ids));
+  const before = await read();
+  let outcome: 'ok' | 'refused' = 'ok';
+  let answer: string;
+  let refusal: string | undefined;
+  if (via === 'dashboard') {
+    if (!ctx.dashboard) throw new Error(`${action.fault}: via dashboard, but the run serves no dashboard`);
+    const res = await ctx.dashboard.act(call.dashboard[0], call.dashboard[1], actor);
+    answer = res.text;
+    if (!res.ok) [outcome, refusal] = ['refused', res.text];
+  } else {
+    try {
+      answer = await call.api(actor);
+    } catch (err) {
+      if (!(err instanceof ControlRefusedError)) throw err;
+      [outcome, answer, refusal] = ['refused', err.message, err.name];
+    }
+  }
+  const dbTime = ((await ctx.db.query(q.DbNow)).rows[0].now as Date).getTime();
+  const after = await read();
+  const event: EventOf<'operator:action'> = {
+    type: 'operator:action',
+    node: `operator-${via}`,
+    t: 0,
+    dbTime,
+    seq: action.seq,
+    verb: call.verb,
+    via,
+    ...actor,
+    ...(call.queue !== undefined ? { queue: call.queue } : {}),
+    jobIds: call.targetsAfter?.(after) ?? call.jobIds,
+    outcome,
+    answer,
+    ...(refusal !== undefined ? { refusal } : {}),
+    before,
+    after,
+    ...(call.picked ? { picked: call.picked } : {}),
+    ...(call.selection ? { selection: call.selection } : {}),
+  };
+  const { t: _t, ...recordable } = event;
+  ctx.recorder.record(recordable);
+  return event;
+}
+
+/** Jobs of one state to act on, none picked twice in one action. */
+async function pick(ctx: InjectionContext, action: FaultAction, state: string, n: unknown, kinds: string[] | null, taken: number[]): Promise<number[]> {
+  if (typeof n !== 'number') return [];
+  const queue = (action.params.queue as string | undefined) ?? null;
+  const ids = (await ctx.db.query(q.PickJobs, [queue, state, n, kinds, taken])).rows.map((r) => Number(r.id));
+  taken.push(...ids);
+  return ids;
+}
+
+const kindsOf = (action: FaultAction, fallback: string[]) => ((action.params.kinds as string | undefined)?.split(',') ?? fallback);
+
+type JobVerbCall = (id: number) => Pick<Call, 'verb' | 'api' | 'dashboard'>;
+
+/** One verb per picked job, in turn; records the injection, and evidence for each target that was in the state it was picked in. */
+async function actOnEach(ctx: InjectionContext, action: FaultAction, targets: [string, number[]][], verbFor: JobVerbCall): Promise<void> {
+  injected(ctx, action, { targets: Object.fromEntries(targets.map(([what, ids]) => [what, ids])), via: action.params.via ?? 'api' });
+  const met: Record<string, number> = {};
+  for (const [what, ids] of targets) {
+    for (const id of ids) {
+      const e = await issue(ctx, action, { ...verbFor(id), jobIds: [id], picked: { [id]: what } });
+      // It bit: the job was still what it was picked as when the verb came (a running job really was running).
+      if (e.before[id] === STATE_OF[what]) met[what] = (met[what] ?? 0) + 1;
+    }
+  }
+  if (Object.keys(met).length) evidence(ctx, action, { met });
+}
+
+/** What a picked target's state is while it is what it was picked as. */
+const STATE_OF: Record<string, string> = { running: 'claimed', pending: 'pending', done: 'done', failed: 'failed', dead: 'dead' };
+
+export const cancelJobs: Injector = async (action, ctx) => {
+  const taken: number[] = [];
+  const targets: [string, number[]][] = [
+    ['running', await pick(ctx, action, 'claimed', action.params.running, kindsOf(action, ['slow']), taken)],
+    ['pending', await pick(ctx, action, 'pending', action.params.pending, null, taken)],
+    ['done', await pick(ctx, action, 'done', action.params.done, null, taken)],
+  ];
+  await actOnEach(ctx, action, targets, (id) => ({
+    verb: 'cancel',
+    api: async (actor) => `cancelled (it was ${(await cancelJob(ctx.db, id, actor)).from})`,
+    dashboard: ['cancel', { jobId: String(id) }],
+  }));
+};
+
+export const deadLetterJobs: Injector = async (action, ctx) => {
+  const taken: number[] = [];
+  const targets: [string, number[]][] = [
+    ['running', await pick(ctx, action, 'claimed', action.params.running, kindsOf(action, ['slow']), taken)],
+    ['pending', await pick(ctx, action, 'pending', action.params.pending, null, taken)],
+  ];
+  await actOnEach(ctx, action, targets, (id) => ({
+    verb: 'dead-letter',
+    api: async (actor) => `dead-lettered (it was ${(await deadLetterJob(ctx.db, id, actor)).from})`,
+    dashboard: ['dead-letter', { jobId: String(id) }],
+  }));
+};
+
+/** Failed jobs waiting out a backoff, and dead jobs whose attempts ran out (not a crash loop's: those are redrive's). */
+export const retryJobs: Injector = async (action, ctx) => {
+  const taken: number[] = [];
+  const queue = (action.params.queue as string | undefined) ?? null;
+  const dead = typeof action.params.dead === 'number' ? (await ctx.db.query(q.PickDeadByReason, [queue, 'attempts exhausted', action.params.dead])).rows.map((r) => Number(r.id)) : [];
+  const targets: [string, number[]][] = [
+    ['failed', await pick(ctx, action, 'failed', action.params.failed, null, taken)],
+    ['dead', dead],
+  ];
+  await actOnEach(ctx, action, targets, (id) => ({
+    verb: 'retry',
+    api: async (actor) => `due now (it was ${(await retryJob(ctx.db, id, actor)).from})`,
+    dashboard: ['retry', { jobId: String(id) }],
+  }));
+};
+
+/**
+ * A bulk redrive of a queue's dead letters whose reason contains `matching`.
+ * The queue's dead letters just before are recorded with the call, so the
+ * checkers know what it should have moved and what it must have left. The
+ * engine's API answers the ids it moved; the dashboard answers a count, so
+ * there the ids are the matching dead letters no longer dead just after.
+ */
+export const redriveJobs: Injector = async (action, ctx) => {
+  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const matching = (action.params.matching as string | undefined) ?? null;
+  const deadBefore = (await ctx.db.query(q.DeadLettersOfQueue, [queue])).rows.map((r) => ({ jobId: Number(r.job_id), reason: r.reason as string }));
+  const selected = deadBefore.filter((d) => matching === null || d.reason.includes(matching)).map((d) => d.jobId);
+  injected(ctx, action, { queue, matching, deadLetters: deadBefore.length, selected: selected.length, via: action.params.via ?? 'api' });
+  let moved: number[] | undefined;
+  const e = await issue(ctx, action, {
+    verb: 'redrive',
+    queue,
+    jobIds: selected,
+    readIds: deadBefore.map((d) => d.jobId),
+    selection: { reasonContains: matching, deadBefore },
+    api: async (actor) => {
+      moved = await redriveDeadLetters(ctx.db, { queue, ...(matching === null ? {} : { reasonContains: matching }) }, actor);
+      return `redriven: ${moved.join(',')}`;
+    },
+    targetsAfter: (after) => moved ?? selected.filter((id) => after[id] !== 'dead'),
+    dashboard: ['redrive-bulk', { queue, ...(matching === null ? {} : { reasonContains: matching }) }],
+  });
+  if (e.jobIds.length) evidence(ctx, action, { queue, redriven: e.jobIds.length, wereDead: e.jobIds.filter((id) => e.before[id] === 'dead').length });
+};
+
+export const setLimits: Injector = async (action, ctx) => {
+  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const limits = { maxInFlight: (action.params.maxInFlight as number | undefined) ?? null, maxStartsPerSecond: (action.params.maxStartsPerSecond as number | undefined) ?? null };
+  injected(ctx, action, { queue, ...limits, via: action.params.via ?? 'api' });
+  const e = await issue(ctx, action, {
+    verb: 'set-limits',
+    queue,
+    jobIds: [],
+    api: async (actor) => {
+      const c = await setQueueLimits(ctx.db, queue, limits, actor);
+      return `maxInFlight=${c.maxInFlight ?? 'none'} maxStartsPerSecond=${c.maxStartsPerSecond ?? 'none'}`;
+    },
+    dashboard: ['set-limits', { queue, maxInFlight: String(limits.maxInFlight ?? ''), maxStartsPerSecond: String(limits.maxStartsPerSecond ?? '') }],
+  });
+  if (e.outcome === 'ok' && e.after[queue] !== e.before[queue]) evidence(ctx, action, { queue, before: e.before[queue], after: e.after[queue] });
+};
+
+/** The database time a dashboard's pause or resume message names ("… paused at 2026-…Z."). */
+function timeInAnswer(answer: string): number | undefined {
+  const iso = /at (\d{4}-\d\d-\d\dT[\d:.]+Z)/.exec(answer)?.[1];
+  return iso ? Date.parse(iso) : undefined;
+}
+
+/** How long the pause-with-suspect fault waits for its poison to be claimed before it pauses anyway. */
+const SUSPECT_CLAIM_WAIT_MS = 30_000;
+
+/** Enqueues a poison in the queue, due now, and waits until a worker holds it (the database says so). */
+async function poisonClaimed(ctx: InjectionContext, action: FaultAction, queue: string): Promise<number | undefined> {
+  const job = await enqueue(ctx.db, queue, { kind: 'poison', params: { durationMs: 5 } }, { idempotencyKey: `fault:${action.seq}:suspect`, maxAttempts: ctx.maxAttempts });
+  const until = ctx.clock.now() + SUSPECT_CLAIM_WAIT_MS;
+  while (ctx.clock.now() < until && !ctx.signal.aborted) {
+    const state = (await jobStates(ctx, [job.id]))[job.id];
+    if (state !== 'pending' && state !== 'failed') return job.id;
+    await ctx.clock.sleep(10, ctx.signal).catch(() => {});
+  }
+  return undefined;
+}
+
+/**
+ * An operator pauses a queue for forS seconds, then resumes it. The history
+ * gets `queue:paused` / `queue:resumed` with the database's times, which the
+ * paused-queue-idle checker judges claims by. With `suspect`, a poison is
+ * enqueued first and the pause comes as a worker takes it: the worker dies,
+ * and the job falls due again as a suspect while the queue is paused.
  * Evidence: jobs of the queue were due and waiting when it resumed (a pause
- * of an empty queue proves nothing).
+ * of an empty queue proves nothing); with `suspect`, a suspect among them.
  */
 export const queuePause: Injector = async (action, ctx) => {
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const suspectId = action.params.suspect ? await poisonClaimed(ctx, action, queue) : undefined;
   const startedT = ctx.recorder.now();
-  const { pausedAt } = await pauseQueue(ctx.db, queue, { ...nemesis, allowNew: true });
-  ctx.recorder.record({ type: 'queue:paused', node: 'nemesis', queue, by: nemesis.by, dbTime: pausedAt.getTime() });
-  injected(ctx, action, { phase: 'start', queue, forS: action.params.forS });
+  const paused = await issue(ctx, action, {
+    verb: 'pause',
+    queue,
+    jobIds: [],
+    api: async (actor) => `paused at ${(await pauseQueue(ctx.db, queue, { ...actor, allowNew: true })).pausedAt.toISOString()}`,
+    dashboard: ['pause-queue', { queue }],
+  });
+  const pausedAt = timeInAnswer(paused.answer);
+  if (paused.outcome === 'ok' && pausedAt !== undefined) ctx.recorder.record({ type: 'queue:paused', node: 'nemesis', queue, by: paused.by, dbTime: pausedAt });
+  injected(ctx, action, { phase: 'start', queue, forS: action.params.forS, ...(suspectId !== undefined ? { suspectId } : {}) });
   await holdUntil(ctx, action, startedT);
   const waiting = (await ctx.db.query(q.DueInQueue, [queue])).rows[0].n as number;
-  const { resumedAt } = await resumeQueue(ctx.db, queue, nemesis);
-  ctx.recorder.record({ type: 'queue:resumed', node: 'nemesis', queue, by: nemesis.by, dbTime: resumedAt.getTime() });
+  const suspects = (await ctx.db.query(q.SuspectsDue, [queue])).rows[0].n as number;
+  const resumed = await issue(ctx, action, {
+    verb: 'resume',
+    queue,
+    jobIds: [],
+    api: async (actor) => `resumed at ${(await resumeQueue(ctx.db, queue, actor)).resumedAt.toISOString()}`,
+    dashboard: ['resume-queue', { queue }],
+  });
+  const resumedAt = timeInAnswer(resumed.answer);
+  if (resumed.outcome === 'ok' && resumedAt !== undefined) ctx.recorder.record({ type: 'queue:resumed', node: 'nemesis', queue, by: resumed.by, dbTime: resumedAt });
   injected(ctx, action, { phase: 'end', queue });
-  if (waiting > 0) evidence(ctx, action, { queue, dueWhenResumed: waiting });
+  if (waiting > 0 && (!action.params.suspect || suspects > 0)) evidence(ctx, action, { queue, dueWhenResumed: waiting, suspectsDue: suspects });
 };

@@ -3,7 +3,7 @@ import type { Injector } from './context.ts';
 import { clockJump, clockSkew, cronRewind, dst } from './clocks.ts';
 import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
-import { queuePause } from './control.ts';
+import { cancelJobs, deadLetterJobs, queuePause, redriveJobs, retryJobs, setLimits } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
 import { enqueueRetry, poisonPill, thunderingHerd } from './enqueues.ts';
 import { relayKill, workerRestart } from './components.ts';
@@ -26,6 +26,11 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'xmin-hold': xminHold,
   'dependency-outage': dependencyOutage,
   'queue-pause': queuePause,
+  cancel: cancelJobs,
+  retry: retryJobs,
+  'dead-letter': deadLetterJobs,
+  redrive: redriveJobs,
+  'set-limits': setLimits,
   'worker-restart': workerRestart,
   'relay-kill': relayKill,
   'enqueue-retry': enqueueRetry,

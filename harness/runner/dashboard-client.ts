@@ -1,0 +1,52 @@
+/**
+ * The operator's browser, for a scenario run: the engine's dashboard
+ * (engine/dashboard/server.ts) serves the run's database, and operator faults
+ * with `via: 'dashboard'` issue their verbs as its confirmed POST actions,
+ * with the session cookie, the CSRF token of a page's form and this server's
+ * Origin, as a browser would. The answer is the message the next page shows
+ * (green or red), the same text an operator reads.
+ */
+export class DashboardClient {
+  private session?: Promise<{ cookie: string; csrf: string }>;
+
+  constructor(
+    readonly base: string,
+    private readonly token: string,
+  ) {}
+
+  /** Logs in once: the ?token= visit sets the cookie; a page with a form gives the session's CSRF token. */
+  private login(): Promise<{ cookie: string; csrf: string }> {
+    this.session ??= (async () => {
+      const res = await fetch(`${this.base}/queues?token=${encodeURIComponent(this.token)}`, { redirect: 'manual' });
+      const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
+      if (res.status !== 303 || !cookie) throw new Error(`dashboard login: expected 303 with a cookie, got ${res.status}`);
+      for (const page of ['/queues', '/dead-letters']) {
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(this.base + page, { headers: { cookie } })).text())?.[1];
+        if (csrf) return { cookie, csrf };
+      }
+      throw new Error('dashboard login: no page offered a form (no queue or dead letter yet), so no CSRF token');
+    })();
+    this.session.catch(() => (this.session = undefined));
+    return this.session;
+  }
+
+  /**
+   * POSTs verb `verb` (engine/dashboard/actions.ts VERBS) confirmed, with who
+   * and why; resolves with the page's message: ok (green) or refused (red).
+   * Throws when the dashboard answers anything but the redirect an action ends with.
+   */
+  async act(verb: string, fields: Record<string, string>, actor: { by: string; reason: string }): Promise<{ ok: boolean; text: string }> {
+    const { cookie, csrf } = await this.login();
+    const body = new URLSearchParams({ _csrf: csrf, back: '/audit', confirm: 'yes', by: actor.by, reason: actor.reason, ...fields });
+    const res = await fetch(`${this.base}/actions/${verb}`, { method: 'POST', body, headers: { cookie, origin: this.base }, redirect: 'manual' });
+    if (res.status !== 303) throw new Error(`dashboard ${verb}: expected 303, got ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    const page = await (await fetch(this.base + (res.headers.get('location') ?? '/audit'), { headers: { cookie } })).text();
+    const m = /<div class="flash (ok|error)" role="status">([^<]*)<\/div>/.exec(page);
+    if (!m) throw new Error(`dashboard ${verb}: the page after the action shows no outcome`);
+    return { ok: m[1] === 'ok', text: unescapeHtml(m[2]) };
+  }
+}
+
+function unescapeHtml(s: string): string {
+  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
