@@ -86,6 +86,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | {
       type: 'operator:action';
+      /** The database's now() just before the verb was sent: anything of its targets after this is after the verb began. */
+      dbBefore: number;
       seq: number;
       verb: OperatorVerb;
       via: 'api' | 'dashboard';
@@ -304,6 +306,8 @@ export interface InvariantResult {
   judged: Judged;
   /** Up to a few concrete examples when it failed. */
   examples?: unknown[];
+  /** How many telling events the checker examined, and what they were (a checker that judged nothing must not pass). */
+  judged?: { n: number; what: string };
 }
 
 /** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */

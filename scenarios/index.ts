@@ -4,6 +4,7 @@ import cronSkew from './cron-skew.ts';
 import dbRestart from './db-restart.ts';
 import downstreamLimit from './downstream-limit.ts';
 import effectsPipeline from './effects-pipeline.ts';
+import operatorChaos from './operator-chaos.ts';
 import dstFallBack from './dst-fall-back.ts';
 import dstSpringForward from './dst-spring-forward.ts';
 import poisonHerd from './poison-herd.ts';
@@ -35,5 +36,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     effectsPipeline,
     quietHours,
     claimAhead,
+    operatorChaos,
   ].map((s) => [s.name, s]),
 );

@@ -1,6 +1,9 @@
 import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { archiveOnce } from './archive-once.ts';
+import { cancelHonoured } from './cancel-honoured.ts';
+import { operatorAudited } from './operator-audited.ts';
+import { redriveReruns } from './redrive-reruns.ts';
 import { attemptAccounting } from './attempt-accounting.ts';
 import { handBack } from './hand-back.ts';
 import { handlerTimeout } from './handler-timeout.ts';
@@ -85,6 +88,10 @@ export const CHECKERS = {
   'start-rate': startRate,
   'no-start-after-stop': noStartAfterStop,
   'claim-ahead-lease': claimAheadLease,
+  // The operator's control verbs under chaos (operator-chaos).
+  'cancel-honoured': cancelHonoured,
+  'redrive-reruns': redriveReruns,
+  'operator-audited': operatorAudited,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
 } as const;

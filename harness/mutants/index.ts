@@ -44,6 +44,11 @@ import { pruneIgnoresRetention } from './prune-ignores-retention.ts';
 import { relayMarksAtClaim } from './relay-marks-at-claim.ts';
 import { releaseChargesAttempt } from './release-charges-attempt.ts';
 import { timeoutNotEnforced } from './timeout-not-enforced.ts';
+import { archiveDeadJobs } from './archive-dead-jobs.ts';
+import { auditSkippedOnBulk } from './audit-skipped-on-bulk.ts';
+import { cancelIgnoresRunning } from './cancel-ignores-running.ts';
+import { redriveKeepsAttempts } from './redrive-keeps-attempts.ts';
+import { suspectClaimIgnoresPause } from './suspect-claim-ignores-pause.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -106,6 +111,12 @@ export const MUTANTS = {
   'no-start-rate': noStartRate,
   'stop-starts-claimed-ahead': stopStartsClaimedAhead,
   'claim-ahead-unheartbeated': claimAheadUnheartbeated,
+  // The operator's verbs under chaos (operator-chaos), one per invariant.
+  'cancel-ignores-running': cancelIgnoresRunning,
+  'redrive-keeps-attempts': redriveKeepsAttempts,
+  'audit-skipped-on-bulk': auditSkippedOnBulk,
+  'suspect-claim-ignores-pause': suspectClaimIgnoresPause,
+  'archive-dead-jobs': archiveDeadJobs,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -5,6 +5,7 @@ import type { redRecorders } from '../../engine/metrics/event-metrics.ts';
 import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
 import { archiveQueries } from '../../engine/archive/job-archiver.ts';
+import { controlQueries } from '../../engine/control/queries.ts';
 import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
@@ -24,6 +25,7 @@ export const QUERY_SOURCES = {
   'engine/effects/outbox.sql': outboxQueries,
   'engine/effects/pruner.sql': prunerQueries,
   'engine/archive/archive.sql': archiveQueries,
+  'engine/control/control.sql': controlQueries,
 } satisfies Record<string, Record<string, string>>;
 
 export type QueryFile = keyof typeof QUERY_SOURCES;
@@ -90,7 +92,8 @@ export interface Mutant {
   /**
    * Which process runs the broken code: the worker processes (default), the
    * scheduler node processes (the cron materializer), or the scenario runner
-   * itself (the engine's QueueStateSampler, which the runner samples with),
+   * itself (the engine's QueueStateSampler, which the runner samples with, and the control verbs its
+   * operator faults and its dashboard issue),
    * the outbox relay processes (the relay and its pruner), or the archiver process.
    */
   runsIn?: MutantProcess;

@@ -69,6 +69,7 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
   const ids = call.readIds ?? call.jobIds;
   const read = () => (call.queue !== undefined && ids.length === 0 && call.verb !== 'redrive' ? queueState(ctx, call.queue) : jobStates(ctx, ids));
   const before = await read();
+  const dbBefore = ((await ctx.db.query(q.DbNow)).rows[0].now as Date).getTime();
   let outcome: 'ok' | 'refused' = 'ok';
   let answer: string;
   let refusal: string | undefined;
@@ -92,6 +93,7 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
     node: `operator-${via}`,
     t: 0,
     dbTime,
+    dbBefore,
     seq: action.seq,
     verb: call.verb,
     via,

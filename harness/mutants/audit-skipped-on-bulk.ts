@@ -1,0 +1,18 @@
+import { queryPatch, type Mutant } from './types.ts';
+
+/**
+ * The bulk redrive's audit CTE selects from the wrong relation (as if it
+ * wrote one summary row per call and the summary got lost): the jobs move,
+ * and no audit row says who moved them or why. Runs in the scenario runner.
+ */
+export const auditSkippedOnBulk: Mutant = {
+  breaks: 'a bulk redrive moves the dead letters without writing their audit rows, so nobody can tell who redrove them or why',
+  caughtBy: 'operator-audited',
+  scenario: 'operator-chaos',
+  runsIn: 'runner',
+  changes: [
+    queryPatch('engine/control/control.sql', 'RedriveMany', [
+      { find: "jsonb_build_object('from', 'dead', 'deadReason', reason) FROM moved", replace: "jsonb_build_object('from', 'dead', 'deadReason', reason) FROM moved WHERE false" },
+    ]),
+  ],
+};

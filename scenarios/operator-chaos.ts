@@ -1,0 +1,75 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+/**
+ * The person on call at work during an incident, through the engine's API
+ * and through its dashboard (served by the runner for the run, its POST
+ * actions with the session's CSRF token), while workers are killed:
+ *
+ * - three poison payloads crash-loop and are convicted ("crashed its worker
+ *   2 times"); later the operator redrives exactly those from the dashboard
+ *   (by reason) while a worker is killed: they rerun from a fresh budget and
+ *   are convicted again, and the other dead letters stay put;
+ * - a poison arrives in `ops` and the operator pauses `ops` as a worker takes
+ *   it: the worker dies and the job falls due again as a suspect while the
+ *   queue is paused, which nothing may claim until the resume;
+ * - running (slow) jobs, pending (delayed) ones and done ones are cancelled,
+ *   the first while a worker is killed: the running ones must be aborted, and
+ *   the done ones refused; jobs are dead-lettered by hand, failed ones in
+ *   backoff and dead ones retried, and the limits of `orders` set and lifted;
+ * - the archiver runs throughout, beside the dead and cancelled jobs it must
+ *   leave where they are.
+ *
+ * Every verb is recorded with its targets, its answer and its targets' states
+ * before and after; cancel-honoured, redrive-reruns, operator-audited,
+ * paused-queue-idle, dead-letter-rows and archive-once judge them.
+ */
+export default defineScenario({
+  name: 'operator-chaos',
+  description:
+    'An operator cancels running, pending and done jobs, dead-letters and retries by hand, redrives crash-loop convictions by reason, sets limits and pauses a queue holding a suspect, through the API and the dashboard, while workers are killed: cancels are final, redrives rerun from a fresh budget, every change is audited, the paused suspect waits, the archiver leaves dead jobs.',
+  seed: 211,
+  durationS: 30,
+  load: { model: 'poisson', rate: 40 },
+  workers: 3,
+  concurrency: 8,
+  lanes: [
+    { queue: 'orders', priority: 0, share: 3 },
+    { queue: 'ops', priority: 0, share: 1 },
+  ],
+  mix: [
+    { kind: 'normal', share: 8, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
+    // Running for seconds: what a cancel or a dead-letter by hand finds still running, heartbeating every 500 ms.
+    { kind: 'slow', share: 1, durationMs: { dist: 'uniform', minMs: 2_000, maxMs: 4_000 }, lanes: ['orders'] },
+    // Due 8 s after they are enqueued: the pending jobs a cancel or a dead-letter finds.
+    { kind: 'normal', share: 0.5, delayMs: 8_000, lanes: ['orders'] },
+    // Failed jobs waiting out a backoff (retry now), and jobs that run out of their 3 attempts (retry a dead one).
+    { kind: 'flaky', share: 0.5, lanes: ['orders'] },
+    { kind: 'failing', count: 10, lanes: ['orders'] },
+  ],
+  engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxAttempts: 3, maxCrashes: 2, backoffBaseMs: 1_000, backoffCapMs: 4_000 },
+  archiver: { archiveAfterMs: 2_000, intervalMs: 500 },
+  faults: [
+    { fault: 'poison-pill', atS: 2, count: 3, queue: 'orders', maxAttempts: 25 },
+    { fault: 'queue-pause', atS: 4, forS: 8, queue: 'ops', suspect: true },
+    { fault: 'cancel', atS: 8, running: 3, pending: 3, done: 2, queue: 'orders' },
+    { fault: 'worker-kill', atS: 8 },
+    { fault: 'dead-letter', atS: 11, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
+    { fault: 'cancel', atS: 13, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
+    { fault: 'retry', atS: 15, failed: 2, dead: 2, queue: 'orders' },
+    { fault: 'redrive', atS: 18, queue: 'orders', matching: 'crashed its worker', via: 'dashboard' },
+    { fault: 'worker-kill', atS: 18 },
+    { fault: 'set-limits', atS: 20, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
+    { fault: 'set-limits', atS: 25, queue: 'orders' },
+    { fault: 'retry', atS: 27, dead: 2, queue: 'orders', via: 'dashboard' },
+  ],
+  checkers: {
+    'exactly-one-effect': false,
+    'cancel-honoured': true,
+    'redrive-reruns': true,
+    'operator-audited': true,
+    'paused-queue-idle': true,
+    'dead-letter-rows': true,
+    'archive-once': true,
+  },
+  drainTimeoutS: 40,
+});
