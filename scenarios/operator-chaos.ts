@@ -5,7 +5,7 @@ import { defineScenario } from '../harness/scenario.ts';
  * and through its dashboard (served by the runner for the run, its POST
  * actions with the session's CSRF token), while workers are killed:
  *
- * - three poison payloads crash-loop and are convicted ("crashed its worker
+ * - two poison payloads crash-loop and are convicted ("crashed its worker
  *   2 times"); later the operator redrives exactly those from the dashboard
  *   (by reason) while a worker is killed: they rerun from a fresh budget and
  *   are convicted again, and the other dead letters stay put;
@@ -31,7 +31,8 @@ export default defineScenario({
   durationS: 30,
   load: { model: 'poisson', rate: 40 },
   workers: 3,
-  concurrency: 8,
+  // 6 slots: a poison's crash takes few innocent jobs with it, so their runs alone as suspects are over soon.
+  concurrency: 6,
   lanes: [
     { queue: 'orders', priority: 0, share: 3 },
     { queue: 'ops', priority: 0, share: 1 },
@@ -39,28 +40,31 @@ export default defineScenario({
   mix: [
     { kind: 'normal', share: 8, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 50 } },
     // Running for seconds: what a cancel or a dead-letter by hand finds still running, heartbeating every 500 ms.
-    { kind: 'slow', share: 1, durationMs: { dist: 'uniform', minMs: 2_000, maxMs: 4_000 }, lanes: ['orders'] },
-    // Due 8 s after they are enqueued: the pending jobs a cancel or a dead-letter finds.
-    { kind: 'normal', share: 0.5, delayMs: 8_000, lanes: ['orders'] },
+    { kind: 'slow', share: 0.3, durationMs: { dist: 'uniform', minMs: 2_000, maxMs: 4_000 }, lanes: ['orders'] },
     // Failed jobs waiting out a backoff (retry now), and jobs that run out of their 3 attempts (retry a dead one).
     { kind: 'flaky', share: 0.5, lanes: ['orders'] },
-    { kind: 'failing', count: 10, lanes: ['orders'] },
+    { kind: 'failing', count: 12, lanes: ['orders'] },
   ],
+  // Pending jobs for the cancels and the dead-letter by hand to find: due 24-29 s into the load.
+  preload: [{ origin: 'delayed', count: 30, queue: 'orders', dueInS: { fromS: 24, toS: 29 } }],
+  // maxCrashes 2: the poisons are convicted well before the redrive.
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxAttempts: 3, maxCrashes: 2, backoffBaseMs: 1_000, backoffCapMs: 4_000 },
   archiver: { archiveAfterMs: 2_000, intervalMs: 500 },
   faults: [
-    { fault: 'poison-pill', atS: 2, count: 3, queue: 'orders', maxAttempts: 25 },
-    { fault: 'queue-pause', atS: 4, forS: 8, queue: 'ops', suspect: true },
-    { fault: 'cancel', atS: 8, running: 3, pending: 3, done: 2, queue: 'orders' },
-    { fault: 'worker-kill', atS: 8 },
-    { fault: 'dead-letter', atS: 11, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
-    { fault: 'cancel', atS: 13, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
-    { fault: 'retry', atS: 15, failed: 2, dead: 2, queue: 'orders' },
-    { fault: 'redrive', atS: 18, queue: 'orders', matching: 'crashed its worker', via: 'dashboard' },
-    { fault: 'worker-kill', atS: 18 },
-    { fault: 'set-limits', atS: 20, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
-    { fault: 'set-limits', atS: 25, queue: 'orders' },
-    { fault: 'retry', atS: 27, dead: 2, queue: 'orders', via: 'dashboard' },
+    { fault: 'poison-pill', atS: 1, count: 2, queue: 'orders', maxAttempts: 25 },
+    { fault: 'queue-pause', atS: 3, forS: 7, queue: 'ops', suspect: true },
+    { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
+    { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
+    { fault: 'retry', atS: 13, failed: 2, dead: 2, queue: 'orders' },
+    { fault: 'set-limits', atS: 18, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
+    // Each kill comes first at its instant (timeline order), so the verb beside it is issued with a worker just
+    // killed; by then the suspects of the poisons' crashes have run (a suspect killed again would be convicted).
+    { fault: 'worker-kill', atS: 22 },
+    { fault: 'cancel', atS: 22, running: 3, pending: 3, done: 2, queue: 'orders' },
+    { fault: 'worker-kill', atS: 25 },
+    { fault: 'redrive', atS: 25, queue: 'orders', matching: 'crashed its worker', via: 'dashboard' },
+    { fault: 'set-limits', atS: 27, queue: 'orders' },
+    { fault: 'retry', atS: 28, dead: 2, queue: 'orders', via: 'dashboard' },
   ],
   checkers: {
     'exactly-one-effect': false,

@@ -9,7 +9,7 @@ export type CancelHonouredBounds = Record<string, never>;
  * job"). For every cancel the engine accepted: the job ends `cancelled`, no
  * completion of it is ever accepted (a running one's handler is aborted at
  * its next heartbeat and its result refused by the lease fence), and no claim
- * of it begins after the cancel was sent (database clock). A cancel of a job
+ * of it begins after the cancel returned (database clock). A cancel of a job
  * that was done when it came must be refused (JobStateError). Running
  * cancels whose handler reported the abort (`job:cancelled`) are counted.
  * Unknown when no cancel was accepted.
@@ -44,8 +44,9 @@ export function checkCancelHonoured(history: readonly HistoryEvent[], final: Fin
       const job = jobs.get(id);
       if (job?.state !== 'cancelled') bad.push({ jobId: id, cancelled: a.via, wasBefore: was, endedAs: job ? (job.archived ? `archived ${job.state}` : job.state) : 'missing' });
       if (completed.has(id) && was !== 'done') bad.push({ jobId: id, completionAccepted: true });
-      const late = history.find((e) => e.type === 'job:claimed' && e.jobId === id && e.dbTime !== undefined && e.dbTime > a.dbBefore);
-      if (late) bad.push({ jobId: id, claimedAfterCancelMs: late.dbTime! - a.dbBefore });
+      // After the verb returned (dbTime), so after its commit: a claim that committed before the cancel locked the row is legitimate.
+      const late = history.find((e) => e.type === 'job:claimed' && e.jobId === id && e.dbTime !== undefined && e.dbTime > a.dbTime!);
+      if (late) bad.push({ jobId: id, claimedAfterCancelMs: late.dbTime! - a.dbTime! });
     }
   }
   const n = cancels.reduce((s, c) => s + c.a.jobIds.length, 0);

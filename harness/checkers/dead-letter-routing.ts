@@ -41,6 +41,8 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
     if (e.type === 'lease:rescued' && e.dead && !deadAt.has(e.jobId)) deadAt.set(e.jobId, { t: e.t, attempt: e.attempts });
   }
 
+  // Jobs an operator dead-lettered by hand (an accepted dead-letter verb): dead by decision, not by routing.
+  const byHand = new Set(history.flatMap((e) => (e.type === 'operator:action' && e.verb === 'dead-letter' && e.outcome === 'ok' ? e.jobIds : [])));
   const poisonNotDead: unknown[] = [];
   const tooManyAttempts: unknown[] = [];
   const tooSlow: unknown[] = [];
@@ -65,7 +67,7 @@ export function checkDeadLetterRouting(history: readonly HistoryEvent[], final: 
         times.push(ms);
         if (ms > bounds.maxMs) tooSlow.push({ jobId: job.id, firstClaimToDeadMs: ms });
       }
-    } else if (!doomedKinds.has(kind ?? '')) {
+    } else if (!doomedKinds.has(kind ?? '') && !byHand.has(job.id)) {
       healthy++;
       if (job.state === 'dead') healthyDead.push({ jobId: job.id, kind: kind ?? 'unknown', attempts: job.attempts, reason: final.deadLetters.find((d) => d.jobId === job.id)?.reason });
     }

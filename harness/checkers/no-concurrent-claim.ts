@@ -41,6 +41,20 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
   // could claim the job again, uncharged, so the next claim takes the same attempt number, legitimately.
   const handedBack = new Set(history.flatMap((e) => (e.type === 'lease:released' || e.type === 'job:deferred' ? [`${e.jobId}/${e.attempt}/${e.workerId}`] : [])));
 
+  // An operator revived a dead job (a redrive, or a retry of a dead one) with a fresh budget: its claims from
+  // then on count from attempt 1 again, legitimately (docs/operating.md). Its lives are told apart by the
+  // database's time of the claim against the verb's, since a claim can be recorded before the verb is.
+  const revived = new Map<number, number[]>();
+  for (const e of history) {
+    if (e.type !== 'operator:action' || e.outcome !== 'ok' || (e.verb !== 'redrive' && e.verb !== 'retry')) continue;
+    for (const id of e.jobIds) if (e.before[id] === 'dead') revived.set(id, [...(revived.get(id) ?? []), e.dbBefore]);
+  }
+  const lifeOf = (jobId: number, dbTime: number | undefined) => {
+    const times = revived.get(jobId);
+    return times && dbTime !== undefined ? `/life${times.filter((t) => t < dbTime).length}` : '';
+  };
+  const exits = history.filter((e) => e.type === 'process:exited');
+  const exitedBetween = (node: string, fromT: number, toT: number) => exits.some((x) => x.node === node && x.t >= fromT && x.t <= toT);
   const close = (jobId: number, i: number, match: (h: Hold) => boolean) => {
     for (const h of open.get(jobId) ?? []) if (h.endI === undefined && match(h)) h.endI = i;
   };
@@ -50,9 +64,10 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
       case 'job:claimed': {
         claims++;
         const k = `${e.jobId}/${e.attempt}`;
-        const prev = seenAttempt.get(k);
+        const life = lifeOf(e.jobId, e.dbTime);
+        const prev = seenAttempt.get(k + life);
         if (prev !== undefined && prev !== e.workerId && !handedBack.has(`${k}/${prev}`)) sameAttempt.push({ jobId: e.jobId, attempt: e.attempt, workers: [prev, e.workerId] });
-        seenAttempt.set(k, e.workerId);
+        seenAttempt.set(k + life, e.workerId);
         const holds = open.get(e.jobId) ?? [];
         for (const h of holds) {
           if (h.endI !== undefined || h.claim.workerId === e.workerId) continue;
@@ -60,6 +75,10 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
           const gapMs = e.dbTime !== undefined && h.claim.dbTime !== undefined ? e.dbTime - h.claim.dbTime : e.t - h.claim.t;
           if (e.attempt > h.claim.attempt && failed.has(`${e.jobId}/${h.claim.attempt}/${h.claim.workerId}`)) {
             h.endI = i; // a retry after a recorded failure, reported late
+            continue;
+          }
+          if (exitedBetween(h.claim.node, h.claim.t, e.t)) {
+            h.endI = i; // its process died (a poison beside it, a kill) and holds nothing; the reports it had queued died with it
             continue;
           }
           if (handedBack.has(`${e.jobId}/${h.claim.attempt}/${h.claim.workerId}`)) {
@@ -79,7 +98,7 @@ export function checkNoConcurrentClaim(history: readonly HistoryEvent[], _final:
       case 'job:deferred':
       case 'lease:released':
         // Handed back uncharged: the next claim takes the same attempt number again, legitimately.
-        seenAttempt.delete(`${e.jobId}/${e.attempt}`);
+        for (const key of [...seenAttempt.keys()]) if (key === `${e.jobId}/${e.attempt}` || key.startsWith(`${e.jobId}/${e.attempt}/life`)) seenAttempt.delete(key);
         close(e.jobId, i, (h) => h.claim.workerId === e.workerId && h.claim.attempt === e.attempt);
         break;
       case 'job:completed':

@@ -4,25 +4,29 @@ import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export type RedriveRerunsBounds = Record<string, never>;
 
-/** The attempt a job's first sign of life after `dbBefore` shows: its claim, or (a poison that killed its worker first) its rescue or death. */
-function firstAttemptAfter(history: readonly HistoryEvent[], from: number, jobId: number, dbBefore: number): { attempt: number; crashCount?: number; via: string } | undefined {
-  for (let i = from; i < history.length; i++) {
-    const e = history[i];
-    if (!('jobId' in e) || e.jobId !== jobId) continue;
-    if (e.type === 'job:claimed' && e.dbTime !== undefined && e.dbTime > dbBefore) return { attempt: e.attempt, crashCount: e.crashCount, via: 'claim' };
-    if (e.type === 'lease:rescued') return { attempt: e.attempts, via: 'rescue' };
-    if (e.type === 'job:failed' || e.type === 'job:dead' || e.type === 'job:completed') return { attempt: e.attempt, via: e.type };
+/**
+ * The attempt a job's first sign of life after `dbBefore` (database clock) shows: its claim, or (a poison
+ * that killed its worker before its claim was reported) its rescue or failure. By the database's time, not
+ * by history order: a claim made the moment after the verb committed can be recorded before the verb is.
+ */
+function firstAttemptAfter(history: readonly HistoryEvent[], jobId: number, dbBefore: number): { attempt: number; crashCount?: number; via: string } | undefined {
+  let best: { at: number; attempt: number; crashCount?: number; via: string } | undefined;
+  for (const e of history) {
+    if (!('jobId' in e) || e.jobId !== jobId || e.dbTime === undefined || e.dbTime <= dbBefore || (best && best.at <= e.dbTime)) continue;
+    if (e.type === 'job:claimed') best = { at: e.dbTime, attempt: e.attempt, crashCount: e.crashCount, via: 'claim' };
+    if (e.type === 'lease:rescued') best = { at: e.dbTime, attempt: e.attempts, via: 'rescue' };
+    if (e.type === 'job:failed') best = { at: e.dbTime, attempt: e.attempt, via: 'failure' };
   }
-  return undefined;
+  return best;
 }
 
-/** The attempt of a job's last failure recorded before index `to`: a retried failed job keeps its budget, so its next claim is one above. */
-function lastFailedAttempt(history: readonly HistoryEvent[], to: number, jobId: number): number | undefined {
-  for (let i = to - 1; i >= 0; i--) {
-    const e = history[i];
-    if (e.type === 'job:failed' && e.jobId === jobId) return e.attempt;
+/** The attempt of a job's last failure before `dbBefore`: a retried failed job keeps its budget, so its next claim is one above. */
+function lastFailedAttempt(history: readonly HistoryEvent[], jobId: number, dbBefore: number): number | undefined {
+  let last: { at: number; attempt: number } | undefined;
+  for (const e of history) {
+    if (e.type === 'job:failed' && e.jobId === jobId && e.dbTime !== undefined && e.dbTime < dbBefore && (!last || e.dbTime > last.at)) last = { at: e.dbTime, attempt: e.attempt };
   }
-  return undefined;
+  return last?.attempt;
 }
 
 /**
@@ -43,7 +47,7 @@ export function checkRedriveReruns(history: readonly HistoryEvent[], final: Fina
   let fromDead = 0;
   let reran = 0;
   let untouched = 0;
-  for (const { a, i } of operatorActions(history, ['redrive', 'retry'])) {
+  for (const { a } of operatorActions(history, ['redrive', 'retry'])) {
     if (a.outcome !== 'ok') continue;
     const deadBefore = new Map((a.selection?.deadBefore ?? []).map((d) => [d.jobId, d.reason]));
     if (a.selection) {
@@ -62,7 +66,7 @@ export function checkRedriveReruns(history: readonly HistoryEvent[], final: Fina
       if (a.selection && deadBefore.has(id) && a.selection.reasonContains !== null && !deadBefore.get(id)!.includes(a.selection.reasonContains)) {
         bad.push({ jobId: id, outsideSelection: deadBefore.get(id) });
       }
-      const first = firstAttemptAfter(history, i + 1, id, a.dbBefore);
+      const first = firstAttemptAfter(history, id, a.dbBefore);
       if (!first) {
         bad.push({ jobId: id, neverRanAgain: true });
         continue;
@@ -72,7 +76,7 @@ export function checkRedriveReruns(history: readonly HistoryEvent[], final: Fina
         fromDead++;
         if (first.attempt !== 1 || (first.crashCount ?? 0) !== 0) bad.push({ jobId: id, firstAttemptAfterRedrive: first.attempt, crashCount: first.crashCount, seenAt: first.via });
       } else if (was === 'failed') {
-        const last = lastFailedAttempt(history, i, id);
+        const last = lastFailedAttempt(history, id, a.dbBefore);
         if (last !== undefined && first.attempt !== last + 1) bad.push({ jobId: id, retriedFailedAttempt: first.attempt, lastFailed: last });
       }
       const end = jobs.get(id)?.state;

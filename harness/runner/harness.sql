@@ -117,7 +117,8 @@ SELECT id FROM stampede.jobs
    AND ($4::text[] IS NULL OR payload->>'kind' = ANY ($4::text[]))
    AND ($2 <> 'failed' OR run_at > now()) AND ($2 <> 'pending' OR crash_count = 0)
    AND id <> ALL ($5::bigint[])
- ORDER BY id
+ -- Claimed: the latest renewed first, so the pick is a job a live worker runs (a killed worker's leases wait to expire).
+ ORDER BY CASE WHEN $2 = 'claimed' THEN lease_expires_at END DESC NULLS LAST, id
  LIMIT $3;
 
 -- name: PickDeadByReason

@@ -186,8 +186,12 @@ export const retryJobs: Injector = async (action, ctx) => {
   }));
 };
 
+/** How long a redrive waits for a dead letter it would select (a crash loop still being convicted). */
+const REDRIVE_WAIT_MS = 15_000;
+
 /**
- * A bulk redrive of a queue's dead letters whose reason contains `matching`.
+ * A bulk redrive of a queue's dead letters whose reason contains `matching`,
+ * once there is one (up to 15 s).
  * The queue's dead letters just before are recorded with the call, so the
  * checkers know what it should have moved and what it must have left. The
  * engine's API answers the ids it moved; the dashboard answers a count, so
@@ -196,8 +200,14 @@ export const retryJobs: Injector = async (action, ctx) => {
 export const redriveJobs: Injector = async (action, ctx) => {
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
   const matching = (action.params.matching as string | undefined) ?? null;
-  const deadBefore = (await ctx.db.query(q.DeadLettersOfQueue, [queue])).rows.map((r) => ({ jobId: Number(r.job_id), reason: r.reason as string }));
-  const selected = deadBefore.filter((d) => matching === null || d.reason.includes(matching)).map((d) => d.jobId);
+  const readDead = async () => (await ctx.db.query(q.DeadLettersOfQueue, [queue])).rows.map((r) => ({ jobId: Number(r.job_id), reason: r.reason as string }));
+  const matches = (d: { reason: string }) => matching === null || d.reason.includes(matching);
+  // A redrive of nothing proves nothing: wait (a while) for the convictions it is aimed at.
+  let deadBefore = await readDead();
+  for (const until = ctx.clock.now() + REDRIVE_WAIT_MS; !deadBefore.some(matches) && ctx.clock.now() < until && !ctx.signal.aborted; deadBefore = await readDead()) {
+    await ctx.clock.sleep(100, ctx.signal).catch(() => {});
+  }
+  const selected = deadBefore.filter(matches).map((d) => d.jobId);
   injected(ctx, action, { queue, matching, deadLetters: deadBefore.length, selected: selected.length, via: action.params.via ?? 'api' });
   let moved: number[] | undefined;
   const e = await issue(ctx, action, {
