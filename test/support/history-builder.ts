@@ -1,4 +1,4 @@
-import { NO_ROWS, type FinalState, type HistoryEvent, type EngineSampledQueue, type JobKind, type SampledQueue } from '../../harness/history.ts';
+import { NO_ROWS, type EngineSampledQueue, type EventOf, type FinalState, type HistoryEvent, type JobKind, type SampledQueue } from '../../harness/history.ts';
 import type { ReportInput } from '../../reports/render/index.ts';
 
 /**
@@ -76,6 +76,18 @@ export const h = {
   dead: (t: number, jobId: number, attempt: number): HistoryEvent => ({ t, node: 'w', type: 'job:dead', jobId, queue: 'default', attempt, reason: 'attempts exhausted' }),
   leaseLost: (t: number, jobId: number, workerId: string, attempt = 1, phase = 'heartbeat'): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase }),
   rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
+  /** An operator's verb call (harness/faults/inject/control.ts): sent at dbTime - 10, returned at dbTime. */
+  operator: (
+    t: number,
+    verb: EventOf<'operator:action'>['verb'],
+    jobIds: number[],
+    x: Partial<Omit<EventOf<'operator:action'>, 'type' | 't' | 'verb' | 'jobIds'>> & { dbTime?: number } = {},
+  ): HistoryEvent => ({
+    t, node: 'operator-api', type: 'operator:action', verb, jobIds, dbTime: x.dbTime ?? t, dbBefore: x.dbBefore ?? (x.dbTime ?? t) - 10, seq: x.seq ?? 0,
+    via: x.via ?? 'api', by: x.by ?? 'oncall-api', reason: x.reason ?? `scenario fault ${verb} #${t}`, outcome: x.outcome ?? 'ok', answer: x.answer ?? 'ok',
+    before: x.before ?? {}, after: x.after ?? {}, ...(x.queue !== undefined ? { queue: x.queue } : {}), ...(x.refusal ? { refusal: x.refusal } : {}),
+    ...(x.selection ? { selection: x.selection } : {}),
+  }),
   fault: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:injected', fault, detail }),
   evidence: (t: number, fault: string, detail: Record<string, unknown> = {}): HistoryEvent => ({ t, node: 'nemesis', type: 'fault:evidence', fault, detail }),
   /**
@@ -121,6 +133,7 @@ export function finalState(jobs: FinalJob[], x: Partial<Omit<FinalState, 'jobs'>
     jobs, deadLetters: x.deadLetters ?? [], effects: x.effects ?? {}, ...(x.effectRows ? { effectRows: x.effectRows } : {}),
     ...(x.effectKeys ? { effectKeys: x.effectKeys } : {}), ...(x.dbNowMs !== undefined ? { dbNowMs: x.dbNowMs } : {}),
     ...(x.schedules ? { schedules: x.schedules } : {}),
+    ...(x.audit ? { audit: x.audit } : {}),
   };
 }
 
