@@ -42,7 +42,8 @@ export default defineScenario({
     // Running for seconds: what a cancel or a dead-letter by hand finds still running, heartbeating every 500 ms.
     { kind: 'slow', share: 0.3, durationMs: { dist: 'uniform', minMs: 2_000, maxMs: 4_000 }, lanes: ['orders'] },
     // Failed jobs waiting out a backoff (retry now), and jobs that run out of their 3 attempts (retry a dead one).
-    { kind: 'flaky', share: 0.5, lanes: ['orders'] },
+    // One planned failure: a kill during the second attempt still leaves the third of the budget of 3.
+    { kind: 'flaky', share: 0.5, failAttempts: 1, lanes: ['orders'] },
     { kind: 'failing', count: 12, lanes: ['orders'] },
   ],
   // Pending jobs for the cancels and the dead-letter by hand to find: due 24-29 s into the load.

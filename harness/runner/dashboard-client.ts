@@ -7,27 +7,25 @@
  * (green or red), the same text an operator reads.
  */
 export class DashboardClient {
-  private session?: Promise<{ cookie: string; csrf: string }>;
-
   constructor(
     readonly base: string,
     private readonly token: string,
   ) {}
 
-  /** Logs in once: the ?token= visit sets the cookie; a page with a form gives the session's CSRF token. */
-  private login(): Promise<{ cookie: string; csrf: string }> {
-    this.session ??= (async () => {
-      const res = await fetch(`${this.base}/queues?token=${encodeURIComponent(this.token)}`, { redirect: 'manual' });
-      const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
-      if (res.status !== 303 || !cookie) throw new Error(`dashboard login: expected 303 with a cookie, got ${res.status}`);
-      for (const page of ['/queues', '/dead-letters']) {
-        const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(this.base + page, { headers: { cookie } })).text())?.[1];
-        if (csrf) return { cookie, csrf };
-      }
-      throw new Error('dashboard login: no page offered a form (no queue or dead letter yet), so no CSRF token');
-    })();
-    this.session.catch(() => (this.session = undefined));
-    return this.session;
+  /**
+   * A fresh session, as a browser tab logs in: the ?token= visit sets the cookie; a page with a form gives
+   * the session's CSRF token. One per action: the outcome message is the session's and the next page it
+   * loads consumes it, so two verbs issued at once in one session could read each other's.
+   */
+  private async login(): Promise<{ cookie: string; csrf: string }> {
+    const res = await fetch(`${this.base}/queues?token=${encodeURIComponent(this.token)}`, { redirect: 'manual' });
+    const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
+    if (res.status !== 303 || !cookie) throw new Error(`dashboard login: expected 303 with a cookie, got ${res.status}`);
+    for (const page of ['/queues', '/dead-letters']) {
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(this.base + page, { headers: { cookie } })).text())?.[1];
+      if (csrf) return { cookie, csrf };
+    }
+    throw new Error('dashboard login: no page offered a form (no queue or dead letter yet), so no CSRF token');
   }
 
   /**
