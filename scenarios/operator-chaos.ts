@@ -53,16 +53,18 @@ export default defineScenario({
   archiver: { archiveAfterMs: 2_000, intervalMs: 500 },
   faults: [
     { fault: 'poison-pill', atS: 1, count: 2, queue: 'orders', maxAttempts: 25 },
-    { fault: 'queue-pause', atS: 3, forS: 7, queue: 'ops', suspect: true },
+    // 12 s: the suspect falls due 2-5 s into the pause (lease, rescue) and a busy worker drains for one after 2 s.
+    { fault: 'queue-pause', atS: 3, forS: 12, queue: 'ops', suspect: true },
     { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'retry', atS: 13, failed: 2, dead: 2, queue: 'orders' },
     { fault: 'set-limits', atS: 18, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
-    // Each kill comes first at its instant (timeline order), so the verb beside it is issued with a worker just
-    // killed; by then the suspects of the poisons' crashes have run (a suspect killed again would be convicted).
-    { fault: 'worker-kill', atS: 22 },
+    // Each kill is armed first at its instant (timeline order) and lands as the worker starts its next handler, so the
+    // verb beside it is issued with a worker just killed; by then the suspects of the poisons' crashes have run (a
+    // suspect killed again would be convicted).
+    { fault: 'worker-kill', atS: 22, point: 'mid-handler' },
     { fault: 'cancel', atS: 22, running: 3, pending: 3, done: 2, queue: 'orders' },
-    { fault: 'worker-kill', atS: 25 },
+    { fault: 'worker-kill', atS: 25, point: 'mid-handler' },
     { fault: 'redrive', atS: 25, queue: 'orders', matching: 'crashed its worker', via: 'dashboard' },
     { fault: 'set-limits', atS: 27, queue: 'orders' },
     { fault: 'retry', atS: 28, dead: 2, queue: 'orders', via: 'dashboard' },

@@ -63,8 +63,8 @@ describe('archive-once', () => {
     const final = finalState([job(2, 'done'), job(1, 'done', { archived: true, finishedAtMs: 1_000, archivedAtMs: 5_200 })]);
     const r = checkArchiveOnce(acked, final, { archiveAfterMs: 4_000 });
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('1 archived of 2 jobs: 0 in both tables, 0 acknowledged in neither, 0 archived not done, 0 archived before 4,000 ms');
-    expect(r.judged).toEqual({ n: 1, what: 'archived jobs' });
+    expect(r.figure).toBe('1 archived of 2 jobs (0 dead or cancelled left in place): 0 in both tables, 0 acknowledged in neither, 0 archived not done, 0 archived before 4,000 ms');
+    expect(r.judged).toEqual({ n: 1, what: 'archived jobs and dead or cancelled jobs it had to leave' });
   });
 
   it('fails (negative control) when a row moved before the archiver\'s age, as a unit slip in its age test does', () => {
