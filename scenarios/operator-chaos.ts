@@ -31,8 +31,8 @@ export default defineScenario({
   durationS: 30,
   load: { model: 'poisson', rate: 40 },
   workers: 3,
-  // 6 slots: a poison's crash takes few innocent jobs with it, so their runs alone as suspects are over soon.
-  concurrency: 6,
+  // 4 slots: a poison's crash takes few innocent jobs with it, so their runs alone as suspects are over soon.
+  concurrency: 4,
   lanes: [
     { queue: 'orders', priority: 0, share: 3 },
     { queue: 'ops', priority: 0, share: 1 },
@@ -52,9 +52,11 @@ export default defineScenario({
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxAttempts: 3, maxCrashes: 2, backoffBaseMs: 1_000, backoffCapMs: 4_000 },
   archiver: { archiveAfterMs: 2_000, intervalMs: 500 },
   faults: [
-    { fault: 'poison-pill', atS: 1, count: 2, queue: 'orders', maxAttempts: 25 },
-    // 12 s: the suspect falls due 2-5 s into the pause (lease, rescue) and a busy worker drains for one after 2 s.
-    { fault: 'queue-pause', atS: 3, forS: 12, queue: 'ops', suspect: true },
+    // At the start, so its suspect heads the suspects' line (oldest first, then by id) with next to nothing in flight
+    // beside it: it falls due 3-8 s into the pause (lease, then the rescuer's verdict on the dead holder's liveness),
+    // and a worker drains for a suspect within 2 s, so a claim path that ignored the pause reaches it before the resume.
+    { fault: 'queue-pause', atS: 0, forS: 16, queue: 'ops', suspect: true },
+    { fault: 'poison-pill', atS: 5, count: 2, queue: 'orders', maxAttempts: 25 },
     { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'retry', atS: 13, failed: 2, dead: 2, queue: 'orders' },
