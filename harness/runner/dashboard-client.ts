@@ -21,7 +21,8 @@ export class DashboardClient {
     const res = await fetch(`${this.base}/queues?token=${encodeURIComponent(this.token)}`, { redirect: 'manual' });
     const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
     if (res.status !== 303 || !cookie) throw new Error(`dashboard login: expected 303 with a cookie, got ${res.status}`);
-    for (const page of ['/queues', '/dead-letters']) {
+    // The dead letters' page is the cheaper one to render; the queues page always has forms once a queue exists.
+    for (const page of ['/dead-letters', '/queues']) {
       const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(this.base + page, { headers: { cookie } })).text())?.[1];
       if (csrf) return { cookie, csrf };
     }

@@ -111,14 +111,15 @@ SELECT count(*)::int AS n FROM stampede.jobs WHERE queue = $1 AND state IN ('pen
 -- The operator faults' targets: up to $3 jobs of queue $1 (NULL: any) in state
 -- $2 of the kinds $4 (NULL: any), oldest first. `failed` means waiting out a
 -- backoff (run_at ahead); `pending` leaves suspects out (a crash's rescue is
--- not an operator's pending job). Never the jobs $5 (already picked).
+-- not an operator's pending job); `claimed` takes only live leases, the
+-- newest job first (the most work left). Never the jobs $5 (already picked).
 SELECT id FROM stampede.jobs
  WHERE state = $2::text::stampede.job_state AND ($1::text IS NULL OR queue = $1)
    AND ($4::text[] IS NULL OR payload->>'kind' = ANY ($4::text[]))
    AND ($2 <> 'failed' OR run_at > now()) AND ($2 <> 'pending' OR crash_count = 0)
+   AND ($2 <> 'claimed' OR lease_expires_at > now())
    AND id <> ALL ($5::bigint[])
- -- Claimed: the latest renewed first, so the pick is a job a live worker runs (a killed worker's leases wait to expire).
- ORDER BY CASE WHEN $2 = 'claimed' THEN lease_expires_at END DESC NULLS LAST, id
+ ORDER BY CASE WHEN $2 = 'claimed' THEN id END DESC NULLS LAST, id
  LIMIT $3;
 
 -- name: PickDeadByReason

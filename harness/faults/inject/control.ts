@@ -113,25 +113,33 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
   return event;
 }
 
-/** Jobs of one state to act on, none picked twice in one action. */
-async function pick(ctx: InjectionContext, action: FaultAction, state: string, n: unknown, kinds: string[] | null, taken: number[]): Promise<number[]> {
-  if (typeof n !== 'number') return [];
+/** Finds one job of a state to act on (of `kinds`, in the fault's queue), none picked before in this action. */
+function pick(ctx: InjectionContext, action: FaultAction, state: string, kinds: string[] | null): (taken: number[]) => Promise<number[]> {
   const queue = (action.params.queue as string | undefined) ?? null;
-  const ids = (await ctx.db.query(q.PickJobs, [queue, state, n, kinds, taken])).rows.map((r) => Number(r.id));
-  taken.push(...ids);
-  return ids;
+  return async (taken) => (await ctx.db.query(q.PickJobs, [queue, state, 1, kinds, taken])).rows.map((r) => Number(r.id));
 }
 
 const kindsOf = (action: FaultAction, fallback: string[]) => ((action.params.kinds as string | undefined)?.split(',') ?? fallback);
 
 type JobVerbCall = (id: number) => Pick<Call, 'verb' | 'api' | 'dashboard'>;
 
-/** One verb per picked job, in turn; records the injection, and evidence for each target that was in the state it was picked in. */
-async function actOnEach(ctx: InjectionContext, action: FaultAction, targets: [string, number[]][], verbFor: JobVerbCall): Promise<void> {
-  injected(ctx, action, { targets: Object.fromEntries(targets.map(([what, ids]) => [what, ids])), via: action.params.via ?? 'api' });
+/** What to act on: `count` jobs picked as `what` (running, pending, done, failed, dead), one at a time by `find`. */
+type Wanted = [what: string, count: unknown, find: (taken: number[]) => Promise<number[]>];
+
+/**
+ * One verb per job, in turn, each target picked just before its verb (a running job picked a second
+ * earlier may be done by the time a slow dashboard's POST lands). Records the injection, and evidence for
+ * each target that was still in the state it was picked in when its verb came.
+ */
+async function actOnEach(ctx: InjectionContext, action: FaultAction, wanted: Wanted[], verbFor: JobVerbCall): Promise<void> {
+  injected(ctx, action, { wanted: Object.fromEntries(wanted.map(([what, n]) => [what, n ?? 0])), via: action.params.via ?? 'api' });
   const met: Record<string, number> = {};
-  for (const [what, ids] of targets) {
-    for (const id of ids) {
+  const taken: number[] = [];
+  for (const [what, count, find] of wanted) {
+    for (let i = 0; i < (typeof count === 'number' ? count : 0); i++) {
+      const [id] = await find(taken);
+      if (id === undefined) break;
+      taken.push(id);
       const e = await issue(ctx, action, { ...verbFor(id), jobIds: [id], picked: { [id]: what } });
       // It bit: the job was still what it was picked as when the verb came (a running job really was running).
       if (e.before[id] === STATE_OF[what]) met[what] = (met[what] ?? 0) + 1;
@@ -143,47 +151,55 @@ async function actOnEach(ctx: InjectionContext, action: FaultAction, targets: [s
 /** What a picked target's state is while it is what it was picked as. */
 const STATE_OF: Record<string, string> = { running: 'claimed', pending: 'pending', done: 'done', failed: 'failed', dead: 'dead' };
 
-export const cancelJobs: Injector = async (action, ctx) => {
-  const taken: number[] = [];
-  const targets: [string, number[]][] = [
-    ['running', await pick(ctx, action, 'claimed', action.params.running, kindsOf(action, ['slow']), taken)],
-    ['pending', await pick(ctx, action, 'pending', action.params.pending, null, taken)],
-    ['done', await pick(ctx, action, 'done', action.params.done, null, taken)],
-  ];
-  await actOnEach(ctx, action, targets, (id) => ({
-    verb: 'cancel',
-    api: async (actor) => `cancelled (it was ${(await cancelJob(ctx.db, id, actor)).from})`,
-    dashboard: ['cancel', { jobId: String(id) }],
-  }));
-};
+export const cancelJobs: Injector = (action, ctx) =>
+  actOnEach(
+    ctx,
+    action,
+    [
+      ['running', action.params.running, pick(ctx, action, 'claimed', kindsOf(action, ['slow']))],
+      ['pending', action.params.pending, pick(ctx, action, 'pending', null)],
+      ['done', action.params.done, pick(ctx, action, 'done', null)],
+    ],
+    (id) => ({
+      verb: 'cancel',
+      api: async (actor) => `cancelled (it was ${(await cancelJob(ctx.db, id, actor)).from})`,
+      dashboard: ['cancel', { jobId: String(id) }],
+    }),
+  );
 
-export const deadLetterJobs: Injector = async (action, ctx) => {
-  const taken: number[] = [];
-  const targets: [string, number[]][] = [
-    ['running', await pick(ctx, action, 'claimed', action.params.running, kindsOf(action, ['slow']), taken)],
-    ['pending', await pick(ctx, action, 'pending', action.params.pending, null, taken)],
-  ];
-  await actOnEach(ctx, action, targets, (id) => ({
-    verb: 'dead-letter',
-    api: async (actor) => `dead-lettered (it was ${(await deadLetterJob(ctx.db, id, actor)).from})`,
-    dashboard: ['dead-letter', { jobId: String(id) }],
-  }));
-};
+export const deadLetterJobs: Injector = (action, ctx) =>
+  actOnEach(
+    ctx,
+    action,
+    [
+      ['running', action.params.running, pick(ctx, action, 'claimed', kindsOf(action, ['slow']))],
+      ['pending', action.params.pending, pick(ctx, action, 'pending', null)],
+    ],
+    (id) => ({
+      verb: 'dead-letter',
+      api: async (actor) => `dead-lettered (it was ${(await deadLetterJob(ctx.db, id, actor)).from})`,
+      dashboard: ['dead-letter', { jobId: String(id) }],
+    }),
+  );
 
 /** Failed jobs waiting out a backoff, and dead jobs whose attempts ran out (not a crash loop's: those are redrive's). */
-export const retryJobs: Injector = async (action, ctx) => {
-  const taken: number[] = [];
+export const retryJobs: Injector = (action, ctx) => {
   const queue = (action.params.queue as string | undefined) ?? null;
-  const dead = typeof action.params.dead === 'number' ? (await ctx.db.query(q.PickDeadByReason, [queue, 'attempts exhausted', action.params.dead])).rows.map((r) => Number(r.id)) : [];
-  const targets: [string, number[]][] = [
-    ['failed', await pick(ctx, action, 'failed', action.params.failed, null, taken)],
-    ['dead', dead],
-  ];
-  await actOnEach(ctx, action, targets, (id) => ({
-    verb: 'retry',
-    api: async (actor) => `due now (it was ${(await retryJob(ctx.db, id, actor)).from})`,
-    dashboard: ['retry', { jobId: String(id) }],
-  }));
+  const deadOne = async (taken: number[]) =>
+    (await ctx.db.query(q.PickDeadByReason, [queue, 'attempts exhausted', 1 + taken.length])).rows.map((r) => Number(r.id)).filter((id) => !taken.includes(id));
+  return actOnEach(
+    ctx,
+    action,
+    [
+      ['failed', action.params.failed, pick(ctx, action, 'failed', null)],
+      ['dead', action.params.dead, deadOne],
+    ],
+    (id) => ({
+      verb: 'retry',
+      api: async (actor) => `due now (it was ${(await retryJob(ctx.db, id, actor)).from})`,
+      dashboard: ['retry', { jobId: String(id) }],
+    }),
+  );
 };
 
 /** How long a redrive waits for a dead letter it would select (a crash loop still being convicted). */
