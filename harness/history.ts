@@ -306,8 +306,6 @@ export interface InvariantResult {
   judged: Judged;
   /** Up to a few concrete examples when it failed. */
   examples?: unknown[];
-  /** How many telling events the checker examined, and what they were (a checker that judged nothing must not pass). */
-  judged?: { n: number; what: string };
 }
 
 /** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */
