@@ -347,7 +347,16 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'A paused queue starts no job between the pause and the resume, in the ordinary and the suspect claim alike.',
     documented: [{ file: 'docs/operating.md', quote: 'A paused queue is claimed by no worker' }],
     covers: { verbs: ['control.pause', 'control.resume'] },
-    vouch: { by: 'gate', judgedBy: [{ scenario: 'downstream-limit', invariant: 'paused-queue-idle' }], minJudged: 1, mutants: ['no-pause-filter'] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'downstream-limit', invariant: 'paused-queue-idle' },
+        // A pause that holds a suspect: the suspects' claim path must honour it too.
+        { scenario: 'operator-chaos', invariant: 'paused-queue-idle' },
+      ],
+      minJudged: 1,
+      mutants: ['no-pause-filter', 'suspect-claim-ignores-pause'],
+    },
   },
   {
     id: 'start-rate-limit',
@@ -362,7 +371,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'Every job ends in exactly one of jobs and job_history; only done jobs older than the archiver’s age move.',
     documented: [{ file: 'docs/job-life-checks.md', quote: 'archive-once' }],
     covers: { options: ['JobArchiver.archiveAfterMs', 'JobArchiver.batchSize', 'JobArchiver.maxBatchesPerRun', 'JobArchiver.intervalMs'] },
-    vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'archive-once' }], minJudged: 20, mutants: ['archive-too-young'] },
+    vouch: {
+      by: 'gate',
+      // operator-chaos: the archiver beside dead and cancelled jobs it must leave.
+      judgedBy: [{ scenario: 'effects-pipeline', invariant: 'archive-once' }, { scenario: 'operator-chaos', invariant: 'archive-once' }],
+      minJudged: 20,
+      mutants: ['archive-too-young', 'archive-dead-jobs'],
+    },
   },
   {
     id: 'prune-after-retention',
@@ -469,17 +484,34 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'dst-spring-forward', invariant: 'one-job-per-cron-occurrence' }], minJudged: 10, mutants: ['catch-up-ignores-window'] },
   },
   {
+    id: 'cancel-is-final',
+    promise: 'A cancelled job never completes or starts again: a running handler is aborted at its next heartbeat and its result refused; a done job cannot be cancelled.',
+    documented: [{ file: 'docs/operating.md', quote: 'the handler reports afterwards is refused by the lease fence' }],
+    covers: { verbs: ['control.cancel', 'dashboard.cancel'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'cancel-honoured' }], minJudged: 5, mutants: ['cancel-ignores-running'] },
+  },
+  {
+    id: 'redrive-fresh-budget',
+    promise: 'A redrive moves exactly the dead letters it selects and reruns each from a fresh attempt budget; a retried failed job keeps its budget.',
+    documented: [{ file: 'docs/operating.md', quote: 'failed: due now, attempts kept; dead: redriven, fresh attempt budget' }],
+    covers: { verbs: ['control.retry', 'control.redrive', 'dashboard.retry', 'dashboard.redrive', 'dashboard.redrive-bulk'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'redrive-reruns' }], minJudged: 4, mutants: ['redrive-keeps-attempts'] },
+  },
+  {
     id: 'operator-verbs',
     promise: 'Each operator verb, from the API, the CLI or the dashboard, does what it says in one audited transaction and refuses what makes no sense.',
     documented: [{ file: 'README.md', quote: 'Each is one transaction, refuses what makes no sense with a typed error, and is audited with who and why.' }],
     covers: {
-      verbs: [
-        'control.cancel', 'control.retry', 'control.dead-letter', 'control.redrive',
-        'dashboard.cancel', 'dashboard.retry', 'dashboard.dead-letter', 'dashboard.redrive', 'dashboard.redrive-bulk',
-        'dashboard.pause-queue', 'dashboard.resume-queue', 'dashboard.set-limits', 'dashboard.pause-schedule', 'dashboard.resume-schedule',
-      ],
+      verbs: ['control.dead-letter', 'dashboard.dead-letter', 'dashboard.pause-queue', 'dashboard.resume-queue', 'dashboard.set-limits'],
     },
-    vouch: { by: 'gap', why: 'no gate scenario calls a verb but pause, nor serves the dashboard; test/control-verbs.test.ts and test/dashboard-browser.test.ts show each verb without chaos' },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'operator-audited' }], minJudged: 10, mutants: ['audit-skipped-on-bulk'] },
+  },
+  {
+    id: 'dashboard-schedule-verbs',
+    promise: "The dashboard pauses and resumes a schedule's materialization.",
+    documented: [{ file: 'docs/dashboard.md', quote: 'pause and resume a queue or a schedule' }],
+    covers: { verbs: ['dashboard.pause-schedule', 'dashboard.resume-schedule'] },
+    vouch: { by: 'gap', why: 'no gate scenario pauses a schedule; test/dashboard-browser.test.ts round-trips both without chaos' },
   },
   {
     id: 'rescuer-optional',
