@@ -46,7 +46,8 @@
 -- dead entry here and at least one more dead heap tuple that is not here (its
 -- completion, failure or lease renewal), so the table's dead tuples
 -- (pg_stat_user_tables.n_dead_tup, kept per commit, reset by vacuum) over two
--- bound the dead entries from above; the claimable entries are taken as the
+-- bound the dead entries from above (read through pg_stat_get_dead_tuples, the
+-- function behind that view, so no catalog is scanned); the claimable entries are taken as the
 -- index's entries less that. Due scales with the claimable estimate by the
 -- counted rows' due fraction. The error is measured in docs/metrics.md.
 WITH RECURSIVE queues(queue) AS (
@@ -98,8 +99,7 @@ entries AS (
             FROM (VALUES ('claimable', 'stampede.jobs_due_idx'::regclass, 44),
                          ('failed', 'stampede.jobs_failed_queue_idx'::regclass, 28)) i(kind, idx, nominal_bytes)
             JOIN pg_class c ON c.oid = i.idx) e
-   CROSS JOIN (SELECT coalesce((SELECT n_dead_tup FROM pg_stat_user_tables
-                                 WHERE relid = 'stampede.jobs'::regclass), 0)::float8 AS dead) d
+   CROSS JOIN (SELECT pg_stat_get_dead_tuples('stampede.jobs'::regclass)::float8 AS dead) d
    GROUP BY d.dead
 ),
 spread AS (
