@@ -120,7 +120,7 @@ describe('QueueStateSampler figures equal what is in the table', () => {
 
   it('past the row budget: counts no more than the budget, marks the estimates, keeps the oldest age and dead letters > 0 exact', async () => {
     const exact = await sampler.runOnce();
-    // 18 rows: 6 per kind of count, 3 per queue for depth (mail and sms) and 6 for sms's 7 dead letters: all estimated.
+    // 18 rows: 9 for the claimable counts (4 per queue: mail and sms), 4 for failed (2 per queue), 4 for sms's 7 dead letters: all estimated.
     const metrics = createMetrics();
     const tight = new QueueStateSampler(db, systemClock, metrics, { roundRowBudget: 18 }, quiet);
     const s = await tight.runOnce();
@@ -138,7 +138,7 @@ describe('QueueStateSampler figures equal what is in the table', () => {
   });
 
   it('one queue past its share (a herd) is estimated from the index size less the queues counted exactly', async () => {
-    // 9,000 rows: 1,500 per queue per kind of count. sms (1,000) is counted, mail (2,500) estimated.
+    // 9,000 rows: 2,250 claimable per queue, 1,125 failed. sms (1,000) is counted, mail (2,500) estimated.
     const s = await new QueueStateSampler(db, systemClock, null, { roundRowBudget: 9_000 }, quiet).runOnce();
     expect(s.queues.sms).toMatchObject({ pending: 0, failed: 1000, due: 1000, depthEstimated: false });
     expect(s.queues.mail.depthEstimated).toBe(true);

@@ -21,8 +21,8 @@ export interface QueueStateSamplerConfig {
   intervalMs?: number;
   /**
    * Index entries a round may count, in all, whatever the backlog and the
-   * number of queues. Default 30,000. A third goes to the claimable counts, a
-   * third to the failed counts, a third to the dead-letter counts, each split
+   * number of queues. Default 30,000. Half goes to the claimable counts, a
+   * quarter to the failed counts, a quarter to the dead-letter counts, each split
    * evenly over the queues; a queue whose count reaches its share is estimated
    * (`depthEstimated`, `deadLettersEstimated`; docs/metrics.md gives the
    * error). The oldest-unclaimed age and whether a queue has dead letters stay
