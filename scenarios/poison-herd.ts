@@ -89,6 +89,14 @@ export default defineScenario({
     // Nothing here runs out of its budget; what is judged is that the convicted poison died early only as a crash loop.
     'attempt-accounting': { minExhausted: 0 },
     'parameters-honoured': true,
+    // The same incident through the rules operators deploy, in a real Prometheus (for: scaled 1/60):
+    // the SLO page fires on the herd and resolves once it drains; dead-letter depth rising tickets.
+    'prometheus-alerts': {
+      mustFire: ['StampedeOldestUnclaimedAgeOverSLO', 'StampedeDeadLetterDepthRising'],
+      mustResolve: ['StampedeOldestUnclaimedAgeOverSLO'],
+    },
+    'exported-metrics-agree': true,
+    'dashboard-queries-live': true,
   },
   // A clean run drains in 1-4 s after the load here, and the recovery bound ends 10 s after it; a run whose
   // poison still crash-loops (no-crash-detection) is not kept waiting longer than this.
