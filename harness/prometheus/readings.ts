@@ -28,6 +28,8 @@ export const READ_BACK: readonly { metric: string; role: 'sampler' | 'worker'; l
   { metric: 'stampede_jobs_failed_total', role: 'worker' },
   { metric: 'stampede_jobs_dead_lettered_total', role: 'worker' },
   { metric: 'stampede_job_duration_seconds_bucket', role: 'worker', last: true },
+  // Whether each scrape of the sampler succeeded: a gap in its gauges is a failed scrape, not a missing figure.
+  { metric: 'up', role: 'sampler' },
 ];
 
 /** `[Ns]` covering the window, for a range selector evaluated at its end. */

@@ -86,15 +86,7 @@ export class PrometheusServer {
     this.reaper.unref();
     writeFileSync(join(this.rootDir, 'rules.yml'), o.rulesText);
     this.setTargets(targets);
-    const seconds = (ms: number) => `${Math.max(1, Math.round(ms))}ms`;
-    writeFileSync(
-      join(this.rootDir, 'prometheus.yml'),
-      JSON.stringify({
-        global: { scrape_interval: seconds(o.scrapeIntervalMs), scrape_timeout: seconds(o.scrapeIntervalMs), evaluation_interval: seconds(o.evalIntervalMs) },
-        rule_files: [join(this.rootDir, 'rules.yml')],
-        scrape_configs: [{ job_name: 'stampede', file_sd_configs: [{ files: [join(this.rootDir, 'targets.json')], refresh_interval: '1s' }] }],
-      }),
-    );
+    this.writeConfig(false);
     this.port = await freePort();
     const proc = spawn(
       o.binary,
@@ -115,6 +107,37 @@ export class PrometheusServer {
     exited.catch(() => {});
     await Promise.race([this.waitReady(30_000), exited]);
     o.log.info('Prometheus started', { url: this.url, dir: this.rootDir });
+  }
+
+  /** The config, with or without the rules: they are loaded once every target has been scraped (loadRules). */
+  private writeConfig(withRules: boolean): void {
+    const o = this.options;
+    const ms = (n: number) => `${Math.max(1, Math.round(n))}ms`;
+    writeFileSync(
+      join(this.rootDir, 'prometheus.yml'),
+      JSON.stringify({
+        global: { scrape_interval: ms(o.scrapeIntervalMs), scrape_timeout: ms(o.scrapeIntervalMs), evaluation_interval: ms(o.evalIntervalMs) },
+        rule_files: withRules ? [join(this.rootDir, 'rules.yml')] : [],
+        scrape_configs: [{ job_name: 'stampede', file_sd_configs: [{ files: [join(this.rootDir, 'targets.json')], refresh_interval: '1s' }] }],
+      }),
+    );
+  }
+
+  /**
+   * Loads the rules (a config reload, SIGHUP) and waits until Prometheus lists
+   * them. Prometheus hands new targets to its scrapers at most every 5 s, so
+   * rules loaded at start would evaluate seconds of no data at all, which the
+   * staleness rule rightly pages on; loaded after the first scrapes, they see
+   * what a Prometheus running all along would.
+   */
+  async loadRules(): Promise<void> {
+    this.writeConfig(true);
+    this.proc?.kill('SIGHUP');
+    const until = this.options.clock.now() + 15_000;
+    while ((await this.api<{ groups: unknown[] }>('/api/v1/rules')).groups.length === 0) {
+      if (this.options.clock.now() > until) throw new Error(`prometheus did not load the rules within 15 s:\n${this.stderrTail}`);
+      await this.options.clock.sleep(100);
+    }
   }
 
   private async waitReady(timeoutMs: number): Promise<void> {

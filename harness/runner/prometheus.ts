@@ -94,6 +94,7 @@ export class RunPrometheus {
     try {
       await server.start(this.targetsOf(fleet));
       await this.firstScrape(server);
+      await server.loadRules();
     } catch (err) {
       this.fail(err);
       return;
@@ -109,8 +110,8 @@ export class RunPrometheus {
       evalIntervalMs: EVAL_INTERVAL_MS,
       alertForScale: this.scenario.alertForScale,
     });
+    this.lastTargets = JSON.stringify(this.targetsOf(fleet));
     const sync = async () => this.syncTargets(fleet);
-    await sync();
     this.targets = new PeriodicLoop({ clock: this.clock, log: this.log, what: 'prometheus targets', intervalMs: 250, runOnce: sync });
     this.targets.start();
   }
@@ -122,7 +123,7 @@ export class RunPrometheus {
     ];
   }
 
-  /** Waits until Prometheus has scraped the sampler once: before that the rules see no sample at all, and the staleness rule counts toward a page. */
+  /** Waits until Prometheus has scraped the sampler once (it takes up to 5 s to hand a scraper its targets). */
   private async firstScrape(server: PrometheusServer): Promise<void> {
     const until = this.clock.now() + 15_000;
     while ((await server.query('up{role="sampler"} == 1', this.clock.now() / 1000)).length === 0) {
