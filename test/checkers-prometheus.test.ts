@@ -52,58 +52,58 @@ const incident = samples(1, 30, (t) => (t >= 10_000 && t < 20_000 ? 90_000 : 10)
 
 describe('prometheus-alerts', () => {
   it('is inconclusive without Prometheus, and says how to install it; never a pass', () => {
-    const r = checkPrometheusAlerts([absent, ...incident], finalState(), declared);
+    const r = checkPrometheusAlerts([absent, ...incident], finalState([]), declared);
     expect(r.pass).toBe('unknown');
     expect(r.figure).toContain('apt-get install prometheus');
     expect(prometheusAnswers([], { name: 'x', bound: '' }, 'things')).toMatchObject({ pass: 'unknown' });
   });
 
   it('passes an alert that fires after its condition and for:, and resolves after recovery', () => {
-    const r = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 13, to: 20 })], finalState(), declared);
+    const r = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 13, to: 20 })], finalState([]), declared);
     expect(r.pass).toBe(true);
     expect(r.figure).toContain(`${SLO}{orders} fired 3.0 s after its condition; resolved 1.0 s after recovery`);
     expect(r.judged.n).toBe(2 * 31);
   });
 
   it('fails an alert that never fires (a threshold written wrong), one that fires late, and one that never resolves', () => {
-    const never = checkPrometheusAlerts([started(), ...incident, alerts(31_000)], finalState(), declared);
+    const never = checkPrometheusAlerts([started(), ...incident, alerts(31_000)], finalState([]), declared);
     expect(never.pass).toBe(false);
     expect(never.examples).toEqual([expect.objectContaining({ alert: SLO, key: 'orders', problem: 'never fired' })]);
-    const late = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 18, to: 20 })], finalState(), declared);
+    const late = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 18, to: 20 })], finalState([]), declared);
     expect(late.examples).toEqual([expect.objectContaining({ problem: 'fired 6.0 s after condition + for:' })]);
-    const stuck = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 13, to: 31 })], finalState(), declared);
+    const stuck = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 13, to: 31 })], finalState([]), declared);
     expect(stuck.examples).toEqual([expect.objectContaining({ problem: 'still firing at the end, condition over at 20.0 s' })]);
   });
 
   it('fails a page before the condition has held for its for:, and one with no condition behind it', () => {
-    const early = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 8, to: 20 })], finalState(), declared);
+    const early = checkPrometheusAlerts([started(), ...incident, alerts(31_000, { alert: SLO, queue: 'orders', from: 8, to: 20 })], finalState([]), declared);
     expect(early.examples).toEqual([expect.objectContaining({ problem: 'fired 4.0 s before condition + for:' })]);
     const quiet = samples(1, 30, () => 10);
-    const baseless = checkPrometheusAlerts([started(), ...quiet, alerts(31_000, { alert: SLO, queue: 'orders', from: 12, to: 14 })], finalState(), { ...declared, mustFire: [], mustResolve: [], mayFire: [SLO] });
+    const baseless = checkPrometheusAlerts([started(), ...quiet, alerts(31_000, { alert: SLO, queue: 'orders', from: 12, to: 14 })], finalState([]), { ...declared, mustFire: [], mustResolve: [], mayFire: [SLO] });
     expect(baseless.examples).toEqual([expect.objectContaining({ problem: 'fired at 12.0 s with no condition seen' })]);
   });
 
   it('fails any page the scenario does not declare (steady pages nobody), and passes a quiet run', () => {
     const quiet = samples(1, 30, () => 10);
     const bounds = prometheusAlerts.defaults;
-    expect(checkPrometheusAlerts([started(), ...quiet, alerts(31_000)], finalState(), bounds)).toMatchObject({ pass: true, judged: { n: 62 } });
-    const paged = checkPrometheusAlerts([started(), ...quiet, alerts(31_000, { alert: 'StampedeQueueStateStale', from: 5, to: 5 })], finalState(), bounds);
+    expect(checkPrometheusAlerts([started(), ...quiet, alerts(31_000)], finalState([]), bounds)).toMatchObject({ pass: true, judged: { n: 62 } });
+    const paged = checkPrometheusAlerts([started(), ...quiet, alerts(31_000, { alert: 'StampedeQueueStateStale', from: 5, to: 5 })], finalState([]), bounds);
     expect(paged.pass).toBe(false);
     expect(paged.examples).toEqual([{ alert: 'StampedeQueueStateStale', key: '', problem: 'unexpected page at 5.0 s' }]);
     // Pending is not a page.
-    expect(checkPrometheusAlerts([started(), ...quiet, alerts(31_000, { alert: 'StampedeQueueStateStale', state: 'pending', from: 5, to: 7 })], finalState(), bounds).pass).toBe(true);
+    expect(checkPrometheusAlerts([started(), ...quiet, alerts(31_000, { alert: 'StampedeQueueStateStale', state: 'pending', from: 5, to: 7 })], finalState([]), bounds).pass).toBe(true);
   });
 
   it('is inconclusive when a declared condition never held long enough to page, and false for a rule the file lacks', () => {
     const blip = samples(1, 30, (t) => (t === 10_000 ? 90_000 : 10));
-    expect(checkPrometheusAlerts([started(), ...blip, alerts(31_000)], finalState(), declared)).toMatchObject({ pass: 'unknown' });
-    const renamed = checkPrometheusAlerts([started(), ...incident, alerts(31_000)], finalState(), { ...declared, mustFire: ['StampedeNoSuchAlert'], mustResolve: [] });
+    expect(checkPrometheusAlerts([started(), ...blip, alerts(31_000)], finalState([]), declared)).toMatchObject({ pass: 'unknown' });
+    const renamed = checkPrometheusAlerts([started(), ...incident, alerts(31_000)], finalState([]), { ...declared, mustFire: ['StampedeNoSuchAlert'], mustResolve: [] });
     expect(renamed.examples).toEqual([{ alert: 'StampedeNoSuchAlert', problem: 'no such rule in ops/prometheus/alerts.yml' }]);
   });
 
   it('leaves a paused queue out of the SLO condition', () => {
     const paused: HistoryEvent = { t: 500, node: 'harness', type: 'queue:paused', queue: 'orders', by: 'op' };
-    const r = checkPrometheusAlerts([started(), paused, ...incident, alerts(31_000)], finalState(), { ...prometheusAlerts.defaults });
+    const r = checkPrometheusAlerts([started(), paused, ...incident, alerts(31_000)], finalState([]), { ...prometheusAlerts.defaults });
     expect(r.pass).toBe(true);
   });
 
@@ -135,12 +135,12 @@ describe('exported-metrics-agree', () => {
   const five = samples(1, 5, (t) => t / 10);
 
   it('passes gauges that equal the harness reading of their round, at every scrape', () => {
-    const r = checkExportedMetricsAgree([started(), ...five, ...gauges(five)], finalState(), bounds);
+    const r = checkExportedMetricsAgree([started(), ...five, ...gauges(five)], finalState([]), bounds);
     expect(r).toMatchObject({ pass: true, judged: { n: 30 } });
   });
 
   it('fails a gauge exported under the wrong labels (queue and state swapped), naming both ends', () => {
-    const r = checkExportedMetricsAgree([started(), ...five, ...gauges(five, (l) => ({ ...l, queue: l.state, state: l.queue }))], finalState(), bounds);
+    const r = checkExportedMetricsAgree([started(), ...five, ...gauges(five, (l) => ({ ...l, queue: l.state, state: l.queue }))], finalState([]), bounds);
     expect(r.pass).toBe(false);
     expect(r.examples).toContainEqual(expect.objectContaining({ metric: 'stampede_queue_depth', problem: 'a label value that is no queue state' }));
     expect(r.examples).toContainEqual(expect.objectContaining({ metric: 'stampede_queue_depth', queue: 'orders', problem: expect.stringContaining('no series') }));
@@ -149,7 +149,7 @@ describe('exported-metrics-agree', () => {
   it('fails a gauge off the harness reading', () => {
     const off = gauges(five);
     (off[1] as Extract<HistoryEvent, { type: 'prometheus:series' }>).series[0].samples[2][1] += 1;
-    expect(checkExportedMetricsAgree([started(), ...five, ...off], finalState(), bounds).examples).toEqual([
+    expect(checkExportedMetricsAgree([started(), ...five, ...off], finalState([]), bounds).examples).toEqual([
       expect.objectContaining({ metric: 'stampede_queue_oldest_unclaimed_age_seconds', t: 3_200, scraped: 1.3 }),
     ]);
   });
@@ -157,23 +157,23 @@ describe('exported-metrics-agree', () => {
   it("holds each worker's counters between its own events up to lagMs either side of the scrape", () => {
     const events = [claimed(1_000, 'w1'), claimed(1_500, 'w1'), claimed(4_000, 'w1')];
     const counter = (values: [number, number][]) => scraped('stampede_jobs_claimed_total', [series({ queue: 'orders', worker: 'w1', role: 'worker' }, values)]);
-    expect(checkExportedMetricsAgree([started(), ...events, counter([[2_000, 2], [3_500, 3], [6_000, 3]])], finalState(), bounds)).toMatchObject({ pass: true, judged: { n: 3 } });
-    const r = checkExportedMetricsAgree([started(), ...events, counter([[2_000, 2], [6_000, 5]])], finalState(), bounds);
+    expect(checkExportedMetricsAgree([started(), ...events, counter([[2_000, 2], [3_500, 3], [6_000, 3]])], finalState([]), bounds)).toMatchObject({ pass: true, judged: { n: 3 } });
+    const r = checkExportedMetricsAgree([started(), ...events, counter([[2_000, 2], [6_000, 5]])], finalState([]), bounds);
     expect(r.examples).toEqual([{ metric: 'stampede_jobs_claimed_total', series: 'w1/orders', t: 6_000, scraped: 5, events: 3 }]);
   });
 
   it("holds the duration histogram's quantiles to the bucket of the worker's own durations", () => {
     const events = [completed(1_000, 'w1', 3), completed(1_100, 'w1', 4), completed(1_200, 'w1', 40)];
     const buckets = (counts: [string, number][]) => scraped('stampede_job_duration_seconds_bucket', counts.map(([le, n]) => series({ le, queue: 'orders', outcome: 'completed', worker: 'w1', role: 'worker' }, [[2_000, n]])));
-    expect(checkExportedMetricsAgree([started(), ...events, buckets([['0.005', 2], ['0.05', 3], ['+Inf', 3]])], finalState(), bounds)).toMatchObject({ pass: true, judged: { n: 3 } });
+    expect(checkExportedMetricsAgree([started(), ...events, buckets([['0.005', 2], ['0.05', 3], ['+Inf', 3]])], finalState([]), bounds)).toMatchObject({ pass: true, judged: { n: 3 } });
     // The 40 ms job counted in the 5 ms bucket: p95 and p99 land a bucket low.
-    const wrong = checkExportedMetricsAgree([started(), ...events, buckets([['0.005', 3], ['0.05', 3], ['+Inf', 3]])], finalState(), bounds);
+    const wrong = checkExportedMetricsAgree([started(), ...events, buckets([['0.005', 3], ['0.05', 3], ['+Inf', 3]])], finalState([]), bounds);
     expect(wrong.examples).toEqual([expect.objectContaining({ quantile: 0.95, bucket: '(0, 0.005]', harness: 0.04 }), expect.objectContaining({ quantile: 0.99 })]);
   });
 
   it('is inconclusive without Prometheus, or with nothing scraped', () => {
-    expect(checkExportedMetricsAgree([absent, ...five], finalState(), bounds).pass).toBe('unknown');
-    expect(checkExportedMetricsAgree([started(), ...five], finalState(), bounds).pass).toBe('unknown');
+    expect(checkExportedMetricsAgree([absent, ...five], finalState([]), bounds).pass).toBe('unknown');
+    expect(checkExportedMetricsAgree([started(), ...five], finalState([]), bounds).pass).toBe('unknown');
   });
 });
 
@@ -187,12 +187,12 @@ describe('dashboard-queries-live', () => {
   const skew = { where: 'panel "Clock skew by node" target A', expr: 'max by (node) (stampede_clock_skew_seconds)', series: 0 };
 
   it('passes queries that return data, and declared-empty ones on metrics Prometheus knows', () => {
-    expect(checkDashboardQueriesLive([started(), dashboard([depth, skew])], finalState(), { mayBeEmpty: ['panel "Clock skew by node"'] })).toMatchObject({ pass: true, judged: { n: 2 } });
+    expect(checkDashboardQueriesLive([started(), dashboard([depth, skew])], finalState([]), { mayBeEmpty: ['panel "Clock skew by node"'] })).toMatchObject({ pass: true, judged: { n: 2 } });
   });
 
   it('fails a panel on a renamed metric, an empty panel not declared, and a query Prometheus refuses', () => {
     const renamed = { ...depth, expr: 'max by (queue) (stampede_dead_letters_depth{queue=~"$queue"})', series: 0 };
-    const r = checkDashboardQueriesLive([started(), dashboard([renamed, skew, { ...depth, error: 'parse error', series: 0 }])], finalState(), { mayBeEmpty: [] });
+    const r = checkDashboardQueriesLive([started(), dashboard([renamed, skew, { ...depth, error: 'parse error', series: 0 }])], finalState([]), { mayBeEmpty: [] });
     expect(r.pass).toBe(false);
     expect(r.examples).toEqual([
       expect.objectContaining({ problem: 'selects stampede_dead_letters_depth, which Prometheus never scraped' }),
@@ -200,11 +200,11 @@ describe('dashboard-queries-live', () => {
       expect.objectContaining({ problem: 'Prometheus refused it: parse error' }),
     ]);
     // Declared empty is no excuse for a metric that does not exist.
-    expect(checkDashboardQueriesLive([started(), dashboard([renamed])], finalState(), { mayBeEmpty: [depth.where] }).pass).toBe(false);
+    expect(checkDashboardQueriesLive([started(), dashboard([renamed])], finalState([]), { mayBeEmpty: [depth.where] }).pass).toBe(false);
   });
 
   it('is inconclusive without Prometheus (runCheckers never makes it a pass)', () => {
-    const [r] = runCheckers(['dashboard-queries-live'], [absent], finalState());
+    const [r] = runCheckers(['dashboard-queries-live'], [absent], finalState([]));
     expect(r.pass).toBe('unknown');
   });
 });

@@ -59,7 +59,7 @@ export function checkExportedMetricsAgree(history: readonly HistoryEvent[], _fin
   let judged = checkGauges(answers.series, samples, pauseStates(history), b, off);
   judged += checkCounters(answers.series, history, b, off);
   judged += checkQuantiles(answers.series.get('stampede_job_duration_seconds_bucket') ?? [], history, b, off);
-  const figure = `${fmt(judged - off.length)} of ${fmt(judged)} ${what} agree`;
+  const figure = `${fmt(off.length)} disagreements over ${fmt(judged)} ${what}`;
   if (judged === 0) return { ...base, pass: 'unknown', figure: 'Prometheus scraped nothing the harness can compare', judged: { n: 0, what } };
   return { ...base, pass: off.length === 0, figure, judged: { n: judged, what }, ...(off.length ? { examples: firstN(off) } : {}) };
 }
