@@ -21,6 +21,7 @@ const STD_ENV = { DATABASE_URL, STAMPEDE_LOG: LOG };
 const HARNESS_ENV = {
   DATABASE_URL: 'a server to run on (optional; each run creates and drops its own database there; default: Docker, else an embedded one)',
   STAMPEDE_PG: 'url|container|embedded: force where the server comes from',
+  STAMPEDE_PROMETHEUS: "the prometheus binary the run's own Prometheus is started from (default: prometheus on PATH; none: the invariants that read it are inconclusive)",
   STAMPEDE_LOG: LOG,
 };
 
@@ -212,6 +213,8 @@ export const HELP = {
       list: { type: 'boolean', help: 'list the built-in scenarios' },
       'list-mutants': { type: 'boolean', help: 'list the mutants and the scenario that catches each' },
       recheck: { type: 'string', value: 'DIR', help: "judge a stored run again from its history, without running it" },
+      'alert-rules': { type: 'string', value: 'PATH', help: "your own Prometheus alert rules for the run's Prometheus, instead of ops/prometheus/alerts.yml" },
+      'grafana-dashboard': { type: 'string', value: 'PATH', help: "your own Grafana dashboard to query, instead of ops/grafana/stampede.json" },
     },
     env: HARNESS_ENV,
     notes: 'exit: 0 every invariant holds, 1 one was violated, 2 usage or setup error, 3 inconclusive, 130 interrupted',

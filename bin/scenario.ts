@@ -1,9 +1,11 @@
-// stampede scenario <name|./file.js> [--seed N] [--duration S] [--rate R] [--workers N]
+// stampede-queue scenario <name|./file.js> [--seed N] [--duration S] [--rate R] [--workers N]
 //                                  [--mutant NAME] [--out DIR] [--json]
-// stampede scenario --list | --list-mutants | --recheck <run dir>
+//                                  [--alert-rules PATH] [--grafana-dashboard PATH]
+// stampede-queue scenario --list | --list-mutants | --recheck <run dir>
 // Exit codes: 0 every invariant holds; 1 one was violated; 2 usage or setup
 // error; 3 inconclusive (a fault that never bit, a queue that never drained);
 // 130 interrupted (the partial report is still written).
+import { existsSync } from 'node:fs';
 import { createLogger } from '../engine/log.ts';
 import { MUTANTS, isMutantName } from '../harness/mutants/index.ts';
 import { ValidationError } from '../engine/errors.ts';
@@ -73,6 +75,7 @@ async function main(): Promise<number> {
     if (err instanceof ValidationError) throw new UsageError(err.message);
     throw err;
   }
+  const ops = { alertRules: fileFlag(values, 'alert-rules'), grafanaDashboard: fileFlag(values, 'grafana-dashboard') };
   const replay = [
     'npx stampede-queue scenario',
     positionals[0],
@@ -81,6 +84,8 @@ async function main(): Promise<number> {
     ...(rate !== undefined ? [`--rate ${rate}`] : []),
     ...(workers !== undefined ? [`--workers ${workers}`] : []),
     ...(values.mutant ? [`--mutant ${values.mutant}`] : []),
+    ...(ops.alertRules ? [`--alert-rules ${ops.alertRules}`] : []),
+    ...(ops.grafanaDashboard ? [`--grafana-dashboard ${ops.grafanaDashboard}`] : []),
   ].join(' ');
   if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
@@ -95,10 +100,18 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
   const log = createLogger('scenario');
   process.stderr.write(`scenario ${scenario.name}: seed ${scenario.seed}, ${fmtRateNumber(scenario.load.rate)} jobs/s for ${scenario.durationS} s, ${scenario.workers} workers${scenario.engine.mutant ? `, MUTANT ${scenario.engine.mutant}` : ''}\n`);
-  const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal, ...(values.out ? { outDir: values.out } : {}) });
+  const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal, ops, ...(values.out ? { outDir: values.out } : {}) });
   if (values.json) process.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
   else printSummary(result.report, result.dir);
   return result.exitCode;
+}
+
+/** A file flag's path, refused with exit 2 when nothing is there to read. */
+function fileFlag(values: Record<string, unknown>, name: string): string | undefined {
+  const path = values[name];
+  if (path === undefined) return undefined;
+  if (typeof path !== 'string' || !existsSync(path)) throw new UsageError(`--${name}: ${String(path)} does not exist; expected the path of your own file`);
+  return path;
 }
 
 main().then(

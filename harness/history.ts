@@ -9,6 +9,8 @@
  * generator, the nemesis). `nodeTime` is that node's own (possibly skewed)
  * clock, `dbTime` the database's now() where the event came from a query.
  */
+import type { LoadedRule } from './prometheus/rules.ts';
+
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
   | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
@@ -138,6 +140,25 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
         done: number;
       };
     }
+  /** No Prometheus on this machine: the invariants that read one are inconclusive, and say how to install it. */
+  | { type: 'prometheus:absent'; install: string }
+  /** The run's Prometheus could not start or answer (its error): the invariants that read it are inconclusive. */
+  | { type: 'prometheus:failed'; error: string }
+  /** The run's Prometheus started: the alert rules it loaded (for: as scaled) and from where, and its intervals. */
+  | { type: 'prometheus:started'; rulesSource: string; dashboardSource: string; rules: LoadedRule[]; scrapeIntervalMs: number; evalIntervalMs: number; alertForScale: number }
+  /**
+   * Prometheus's ALERTS at the end of the run: each alert series (its labels, alertname included)
+   * and the run times (t) of the rule evaluations that found it pending or firing, until `toT`.
+   */
+  | { type: 'prometheus:alerts'; toT: number; series: { labels: Record<string, string>; state: 'pending' | 'firing'; at: number[] }[] }
+  /** Every sample Prometheus scraped of one metric over the run, per series, at the scrape's run time (t). */
+  | { type: 'prometheus:series'; metric: string; series: ScrapedSeries[] }
+  /**
+   * The dashboard's queries, run against Prometheus over the run: what was sent (template
+   * variables substituted), and how many series and points came back, or Prometheus's error.
+   * `known`: the metric names Prometheus has scraped (series and metadata).
+   */
+  | { type: 'prometheus:dashboard'; source: string; known: string[]; queries: { where: string; expr: string; query: string; error?: string; series: number; points: number }[] }
   /** A live worker's RED counters as its own /metrics served them (red-metrics judges them against its events). */
   | { type: 'metrics:scraped'; workerId: string; red: RedCounts }
   | { type: 'run:phase'; phase: 'load' | 'drain' | 'check' | 'interrupted' }
@@ -171,6 +192,12 @@ export interface SampledQueue {
 
 /** A queue with no row in any state: what a side that does not list a queue read for it. */
 export const NO_ROWS: Readonly<SampledQueue> = { pending: 0, failed: 0, due: 0, claimed: 0, overdue: 0, deadLetters: 0, oldestMs: 0 };
+
+/** One series as Prometheus stored it: its labels (the target's included) and its samples as [t, value]. */
+export interface ScrapedSeries {
+  labels: Record<string, string>;
+  samples: [number, number][];
+}
 
 /** A worker's RED series, summed over their other labels, by queue; durations by outcome label, then queue. */
 export interface RedCounts {

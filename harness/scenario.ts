@@ -62,6 +62,12 @@ export interface Scenario {
   checkers: { [N in CheckerName]?: Partial<BoundsOf<N>> | boolean };
   /** Alert thresholds: the runner records when each signal crosses its threshold. */
   thresholds: { oldestAgeSloMs: number; deadLetterDepthAlert: number; xminAgeAlertMs: number };
+  /**
+   * The factor the run's Prometheus multiplies every `for:` of the alert rules by (the rules'
+   * expressions, thresholds and labels are loaded as shipped): a scenario lasts seconds where an
+   * incident lasts minutes. Default 1/60: a rule's minute is a second of the run.
+   */
+  alertForScale: number;
   /** After the load stops, how long the queue may take to drain before the run is inconclusive. */
   drainTimeoutS: number;
   /** Module whose exports are the handlers: relative to the working directory, or absolute; the default is the harness's own (`harness/handlers.ts`). */
@@ -160,6 +166,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   },
   // xminAgeAlertMs: as ops/prometheus/alerts.yml's StampedeXminHorizonOld (10 minutes); a short scenario scales it down.
   thresholds: { oldestAgeSloMs: 5_000, deadLetterDepthAlert: 1, xminAgeAlertMs: 600_000 },
+  alertForScale: 1 / 60,
   drainTimeoutS: 30,
   handlers: 'harness/handlers.ts',
   downstream: null,
@@ -242,6 +249,8 @@ export function validateScenario(s: Scenario): void {
   int(s.thresholds.deadLetterDepthAlert, f('thresholds.deadLetterDepthAlert'), 1);
   positive(s.thresholds.xminAgeAlertMs, f('thresholds.xminAgeAlertMs'));
   onlyKeys(s.thresholds, ['oldestAgeSloMs', 'deadLetterDepthAlert', 'xminAgeAlertMs'], f('thresholds'));
+  positive(s.alertForScale, f('alertForScale'));
+  if (s.alertForScale > 1) throw new ValidationError(f('alertForScale'), `expected at most 1 (a run compresses an incident's time, never stretches it), got ${show(s.alertForScale)}`);
   positive(s.drainTimeoutS, f('drainTimeoutS'));
   if (typeof s.handlers !== 'string' || s.handlers.trim() === '') throw new ValidationError(f('handlers'), `expected a module path, got ${show(s.handlers)}`);
   validateDownstream(s, f);

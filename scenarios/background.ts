@@ -17,3 +17,9 @@ export const BACKGROUND_TRAFFIC = {
 
 /** The payload of a scheduled job: a short normal job for the built-in handlers. */
 export const SCHEDULED_JOB = { kind: 'normal', params: { durationMs: 5 } };
+
+/**
+ * The dashboard's queries on queue limits (ops/grafana/stampede.json): a scenario that sets none
+ * gets no data from them, and says so to dashboard-queries-live (its `mayBeEmpty`).
+ */
+export const LIMIT_PANELS = ['panel "In flight vs global limit" target A', 'panel "In flight vs global limit" target B', 'panel "Paused queues and start-rate limits" target B'];

@@ -1,6 +1,6 @@
 import type { ScheduleInput } from '../engine/cron/schedule.ts';
 import { defineScenario } from '../harness/scenario.ts';
-import { SCHEDULED_JOB } from './background.ts';
+import { LIMIT_PANELS, SCHEDULED_JOB } from './background.ts';
 
 /** The database clock's step: an hour, as a VM resumed after an hour's suspend, or NTP correcting an hour of drift. */
 const JUMP_MS = 3_600_000;
@@ -89,6 +89,17 @@ export default defineScenario({
     // Nothing here runs out of its budget; what is judged is that the convicted poison died early only as a crash loop.
     'attempt-accounting': { minExhausted: 0 },
     'parameters-honoured': true,
+    // The same incident through the rules operators deploy, in a real Prometheus (for: scaled 1/60):
+    // the SLO page fires on the herd and resolves once it drains; dead-letter depth rising tickets.
+    // The clock step expires every lease at once: overdue leases until the rescuer's next pass may outlast the scaled 5 s.
+    'prometheus-alerts': {
+      mustFire: ['StampedeOldestUnclaimedAgeOverSLO', 'StampedeDeadLetterDepthRising'],
+      mustResolve: ['StampedeOldestUnclaimedAgeOverSLO'],
+      mayFire: ['StampedeLeasesOverdue'],
+    },
+    'exported-metrics-agree': true,
+    // No queue limits, no lease lost (crashes are rescued, not fenced), and the scheduler node serves no /metrics here.
+    'dashboard-queries-live': { mayBeEmpty: [...LIMIT_PANELS, 'panel "Leases lost and expired per second" target A', 'panel "Clock skew by node"'] },
   },
   // A clean run drains in 1-4 s after the load here, and the recovery bound ends 10 s after it; a run whose
   // poison still crash-loops (no-crash-detection) is not kept waiting longer than this.

@@ -1,5 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { editText } from '../harness/prometheus/ops-files.ts';
+import { scaleRuleWindows } from '../harness/prometheus/rules.ts';
+import { MUTANTS } from '../harness/mutants/index.ts';
 import { parse } from 'yaml';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { createMetrics, exportedSeriesNames } from '../engine/metrics/registry.ts';
@@ -156,5 +162,44 @@ describe('ops/grafana/stampede.json', () => {
     expect(unknownMetricReferences(expressionsInDashboard(bad), known)).toEqual([
       { where: 'panel "Typo" target A', metric: 'stampede_jobs_claim_total' },
     ]);
+  });
+});
+
+/** promtool on PATH (Debian's prometheus package brings it; CI installs it): the rule tests run only where it is. */
+const promtool = spawnSync('promtool', ['--version']).status === 0;
+
+describe.skipIf(!promtool)('promtool (ops/prometheus/alerts.test.yml)', () => {
+  /** Runs promtool on a copy of the rules and their tests, with the rules text given; its exit status and output. */
+  function promtoolOn(rules: string, args: (dir: string) => string[]): { status: number | null; out: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'stampede-promtool-'));
+    try {
+      writeFileSync(join(dir, 'alerts.yml'), rules);
+      copyFileSync(new URL('../ops/prometheus/alerts.test.yml', import.meta.url), join(dir, 'alerts.test.yml'));
+      const r = spawnSync('promtool', args(dir), { encoding: 'utf8' });
+      return { status: r.status, out: r.stdout + r.stderr };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('passes the shipped rule tests: a firing and a quiet case for every rule', () => {
+    const r = promtoolOn(rulesText, (dir) => ['test', 'rules', join(dir, 'alerts.test.yml')]);
+    expect(r.out).toContain('SUCCESS');
+    expect(r.status).toBe(0);
+    const tested = new Set([...readFileSync(new URL('../ops/prometheus/alerts.test.yml', import.meta.url), 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]));
+    expect([...tested].sort()).toEqual(parse(rulesText).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert)).sort());
+  });
+
+  it('negative control: the same tests fail on the rules with the SLO threshold written in ms (the slo-rule-in-ms mutant)', () => {
+    const change = MUTANTS['slo-rule-in-ms'].changes[0];
+    if (change.kind !== 'ops-file') throw new Error('slo-rule-in-ms: expected an ops-file change');
+    const r = promtoolOn(editText('slo-rule-in-ms', 'alerts.yml', rulesText, change.edits), (dir) => ['test', 'rules', join(dir, 'alerts.test.yml')]);
+    expect(r.status).not.toBe(0);
+    expect(r.out).toContain('StampedeOldestUnclaimedAgeOverSLO');
+  });
+
+  it("loads what the scenario runner's Prometheus loads: the rules with every for: scaled", () => {
+    const r = promtoolOn(scaleRuleWindows(rulesText, 1 / 60, 'alerts.yml').text, (dir) => ['check', 'rules', join(dir, 'alerts.yml')]);
+    expect(r.out).toContain(`SUCCESS: ${parse(rulesText).groups.flatMap((g: any) => g.rules).length} rules found`);
   });
 });

@@ -1,6 +1,7 @@
 // The mutant registry (harness/mutants/): every query patch still applies to
 // the query production runs, really changes it, and still prepares in
-// Postgres; every strategy swap (the worker's and the cron materializer's), RED recorder swap and connection setting really changes behaviour; applying and undoing
+// Postgres; every strategy swap (the worker's and the cron materializer's), RED recorder swap, connection setting,
+// ops-file edit and gauge relabel really changes behaviour; applying and undoing
 // restores the real engine exactly; a patch whose text production no longer
 // has fails loudly.
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import type { Clock } from '../engine/clock.ts';
 import { patchedQueryText } from '../harness/mutants/apply.ts';
 import { applyMutant, MUTANTS, type MutantName } from '../harness/mutants/index.ts';
 import { QUERY_SOURCES, type QueryPatch } from '../harness/mutants/types.ts';
+import { loadOpsFile, OPS_FILES, shippedOpsText } from '../harness/prometheus/ops-files.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
@@ -76,6 +78,14 @@ const CRON_PROBES: Record<keyof CronStrategies, (use: any) => Promise<unknown>> 
   },
 };
 
+/** The depth gauge's series as /metrics would serve them, after one set: what a gauge-relabel mutant changes. */
+async function servedDepth(): Promise<unknown> {
+  const metrics = createMetrics();
+  metrics.queueDepth.set({ queue: 'q', state: 'pending' }, 3);
+  return (await metrics.queueDepth.get()).values;
+}
+const realDepth = await servedDepth();
+
 describe('the mutant registry', () => {
   it('names, for every mutant, a built-in scenario and at least one change', () => {
     for (const [name, m] of entries) {
@@ -134,24 +144,30 @@ describe('the mutant registry', () => {
     },
   );
 
-  it('applies every change of a mutant and undoes them all, leaving the real engine exactly', () => {
+  it('applies every change of a mutant and undoes them all, leaving the real engine exactly', async () => {
     for (const [name, m] of entries) {
       const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
       const strategies = { ...workerStrategies };
       const cron = { ...cronStrategies };
       const recorders = { ...redRecorders };
       const env = { ...process.env };
-      const expected = m.changes.map((c) => (c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' ? c.use : c.value));
+      const expected = m.changes.map((c) =>
+        c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' ? c.use : c.kind === 'env' ? c.value : undefined,
+      );
       const undo = applyMutant(name);
-      m.changes.forEach((change, i) => {
+      for (const [i, change] of m.changes.entries()) {
         if (change.kind === 'query') expect((QUERY_SOURCES[change.file] as Record<string, string>)[change.query]).toBe(expected[i]);
         else if (change.kind === 'strategy') expect(workerStrategies[change.strategy]).toBe(expected[i]);
         else if (change.kind === 'cron-strategy') expect(cronStrategies[change.strategy]).toBe(expected[i]);
         else if (change.kind === 'red-recorder') expect(redRecorders[change.event]).toBe(expected[i]);
-        else expect(process.env[change.name]).toBe(expected[i]);
-      });
+        else if (change.kind === 'env') expect(process.env[change.name]).toBe(expected[i]);
+        else if (change.kind === 'ops-file') expect(loadOpsFile(change.file).text).not.toBe(shippedOpsText(change.file));
+        else expect(await servedDepth()).not.toEqual(realDepth);
+      }
       expect(() => applyMutant(name), 'one mutant at a time').toThrow(/already applied/);
       undo();
+      for (const file of OPS_FILES) expect(loadOpsFile(file).text).toBe(shippedOpsText(file));
+      expect(await servedDepth()).toEqual(realDepth);
       expect(Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]))).toEqual(before);
       expect({ ...workerStrategies }).toEqual(strategies);
       expect({ ...cronStrategies }).toEqual(cron);

@@ -42,6 +42,9 @@ import { samplerAgrees } from './sampler-agrees.ts';
 import { startRate } from './start-rate.ts';
 import { noStartAfterStop } from './no-start-after-stop.ts';
 import { claimAheadLease } from './claim-ahead-lease.ts';
+import { prometheusAlerts } from './prometheus-alerts.ts';
+import { exportedMetricsAgree } from './exported-metrics-agree.ts';
+import { dashboardQueriesLive } from './dashboard-queries-live.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -64,6 +67,10 @@ export const CHECKERS = {
   'red-metrics': redMetrics,
   'declared-alerts': declaredAlerts,
   'dead-letter-rows': deadLetterRows,
+  // What operators deploy, judged from a real Prometheus's answers (docs/metrics.md).
+  'prometheus-alerts': prometheusAlerts,
+  'exported-metrics-agree': exportedMetricsAgree,
+  'dashboard-queries-live': dashboardQueriesLive,
   // The whole life of every job (docs/job-life-checks.md).
   'no-early-start': noEarlyStart,
   'no-phantom-finish': noPhantomFinish,

@@ -1,7 +1,10 @@
 import { redRecorders } from '../../engine/metrics/event-metrics.ts';
 import { workerStrategies } from '../../engine/worker/strategies.ts';
 import { cronStrategies } from '../../engine/cron/strategies.ts';
-import { QUERY_SOURCES, type Mutant, type QueryPatch } from './types.ts';
+import { Gauge } from 'prom-client';
+import { createMetrics } from '../../engine/metrics/registry.ts';
+import { editText, opsFileEdits, shippedOpsText } from '../prometheus/ops-files.ts';
+import { QUERY_SOURCES, type GaugeRelabel, type Mutant, type QueryPatch } from './types.ts';
 
 /** The harness's worker entry that runs a mutant (see worker-process.ts). */
 export const MUTANT_WORKER_SCRIPT = 'harness/mutants/worker-process.ts';
@@ -22,19 +25,7 @@ export function patchedQueryText(mutant: string, patch: QueryPatch): string {
   const source = QUERY_SOURCES[patch.file] as Record<string, string>;
   const original = source[patch.query];
   if (original === undefined) throw new Error(`mutant ${mutant}: ${patch.file} has no query "${patch.query}"`);
-  let text = original;
-  for (const { find, replace } of patch.edits) {
-    const count = text.split(find).length - 1;
-    if (count !== 1) {
-      throw new Error(
-        `mutant ${mutant}: expected this text exactly once in query ${patch.query} of ${patch.file}, found it ${count} times; ` +
-          `production changed under the mutant, so update harness/mutants/${mutant}.ts:\n${find}`,
-      );
-    }
-    text = text.replace(find, () => replace);
-  }
-  if (text === original) throw new Error(`mutant ${mutant}: its patch of ${patch.query} (${patch.file}) changes nothing`);
-  return text;
+  return editText(mutant, `query ${patch.query} of ${patch.file}`, original, patch.edits);
 }
 
 let applied: string | null = null;
@@ -55,13 +46,20 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
         ? `${c.kind} ${c.strategy}`
         : c.kind === 'red-recorder'
           ? `red recorder ${c.event}`
-          : `env ${c.name}`,
+          : c.kind === 'ops-file'
+            ? `ops file ${c.file}`
+            : c.kind === 'gauge-relabel'
+              ? `gauge ${c.metric}`
+              : `env ${c.name}`,
   );
   const twice = targets.find((t, i) => targets.indexOf(t) !== i);
   if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
   const queries = mutant.changes
     .filter((c): c is QueryPatch => c.kind === 'query')
     .map((patch) => ({ source: QUERY_SOURCES[patch.file] as Record<string, string>, query: patch.query, text: patchedQueryText(name, patch) }));
+  // Checked now, against the shipped files, though the runner makes the edits when it loads them.
+  for (const c of mutant.changes) if (c.kind === 'ops-file') editText(name, c.file, shippedOpsText(c.file), c.edits);
+  for (const c of mutant.changes) if (c.kind === 'gauge-relabel') gaugeExists(name, c);
   const undo: (() => void)[] = [];
   for (const { source, query, text } of queries) {
     const original = source[query];
@@ -90,9 +88,40 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
     process.env[change.name] = change.value;
     undo.push(() => (original === undefined ? delete process.env[change.name] : (process.env[change.name] = original)));
   }
+  for (const change of mutant.changes) {
+    if (change.kind !== 'ops-file') continue;
+    opsFileEdits[change.file] = { mutant: name, edits: change.edits };
+    undo.push(() => delete opsFileEdits[change.file]);
+  }
+  const relabels = mutant.changes.filter((c): c is GaugeRelabel => c.kind === 'gauge-relabel');
+  if (relabels.length) undo.push(relabelGauges(relabels));
   applied = name;
   return () => {
     for (const u of undo.reverse()) u();
     applied = null;
   };
+}
+
+/** Throws, naming the mutant, when the registry has no gauge of that name (production renamed it under the mutant). */
+function gaugeExists(mutant: string, c: GaugeRelabel): void {
+  const metric = createMetrics().registry.getSingleMetric(c.metric);
+  if (!(metric instanceof Gauge)) throw new Error(`mutant ${mutant}: the registry (engine/metrics/registry.ts) has no gauge ${c.metric}; update harness/mutants/${mutant}.ts`);
+}
+
+/**
+ * Wraps prom-client's Gauge#set, the one call through which the engine sets a
+ * labelled gauge, so that series of the named metrics go under the mutant's
+ * labels; returns the undo. The library's prototype is the seam: the engine's
+ * own code stays as it ships.
+ */
+function relabelGauges(relabels: readonly GaugeRelabel[]): () => void {
+  const proto = Gauge.prototype as unknown as { set: (this: Gauge, ...args: unknown[]) => void };
+  const original = proto.set;
+  const byMetric = new Map(relabels.map((r) => [r.metric, r.relabel]));
+  proto.set = function (this: Gauge, ...args: unknown[]) {
+    const relabel = byMetric.get((this as unknown as { name: string }).name);
+    if (relabel && typeof args[0] === 'object' && args[0] !== null) return original.call(this, relabel(args[0] as Record<string, string | number>), args[1]);
+    return original.apply(this, args);
+  };
+  return () => (proto.set = original);
 }

@@ -49,6 +49,9 @@ import { auditSkippedOnBulk } from './audit-skipped-on-bulk.ts';
 import { cancelIgnoresRunning } from './cancel-ignores-running.ts';
 import { redriveKeepsAttempts } from './redrive-keeps-attempts.ts';
 import { suspectClaimIgnoresPause } from './suspect-claim-ignores-pause.ts';
+import { depthLabelsSwapped } from './depth-labels-swapped.ts';
+import { sloRuleInMs } from './slo-rule-in-ms.ts';
+import { panelOnRenamedMetric } from './panel-on-renamed-metric.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -117,6 +120,10 @@ export const MUTANTS = {
   'audit-skipped-on-bulk': auditSkippedOnBulk,
   'suspect-claim-ignores-pause': suspectClaimIgnoresPause,
   'archive-dead-jobs': archiveDeadJobs,
+  // What operators deploy, evaluated by a real Prometheus (poison-herd): the exported gauges, the shipped rules, the dashboard.
+  'depth-labels-swapped': depthLabelsSwapped,
+  'slo-rule-in-ms': sloRuleInMs,
+  'panel-on-renamed-metric': panelOnRenamedMetric,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

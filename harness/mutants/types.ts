@@ -10,6 +10,7 @@ import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
 import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
+import type { OpsFile, TextEdit } from '../prometheus/ops-files.ts';
 
 /**
  * The loaded query records a mutant may patch, by the file they come from.
@@ -31,10 +32,7 @@ export const QUERY_SOURCES = {
 export type QueryFile = keyof typeof QUERY_SOURCES;
 
 /** One textual edit: `find` must occur exactly once in the query, and is replaced by `replace`. */
-export interface QueryEdit {
-  find: string;
-  replace: string;
-}
+export type QueryEdit = TextEdit;
 
 /** Edits of one named query of one .sql file. */
 export interface QueryPatch {
@@ -71,7 +69,30 @@ export interface EnvSetting {
   value: string;
 }
 
-export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | EnvSetting;
+/**
+ * Edits of a shipped operator file (ops/prometheus/alerts.yml, ops/grafana/stampede.json) as
+ * the scenario runner loads it into its Prometheus: a rule or a panel written wrong. The file
+ * on disk is not touched (`runsIn: 'runner'`).
+ */
+export interface OpsFilePatch {
+  kind: 'ops-file';
+  file: OpsFile;
+  edits: TextEdit[];
+}
+
+/**
+ * The labels one gauge is set under, rewritten where the engine hands them to
+ * the metrics library (prom-client's Gauge#set): a gauge exported under the
+ * wrong label while the figure the engine computed is right. Only series of
+ * the metric named are touched.
+ */
+export interface GaugeRelabel {
+  kind: 'gauge-relabel';
+  metric: string;
+  relabel: (labels: Record<string, string | number>) => Record<string, string | number>;
+}
+
+export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | EnvSetting | OpsFilePatch | GaugeRelabel;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {

@@ -72,7 +72,7 @@ function serverUser(): { uid: number; gid: number } | undefined {
   }
 }
 
-const REAPER = fileURLToPath(new URL('./reaper.mjs', import.meta.url));
+export const REAPER = fileURLToPath(new URL('./reaper.mjs', import.meta.url));
 
 export interface EmbeddedOptions {
   log: Logger;
@@ -132,7 +132,7 @@ export class EmbeddedPostgres {
     }
     // The reaper starts before the server so there is no window in which a
     // crash of ours would orphan a running postgres. It removes the temp dir, never a data dir given to keep.
-    this.reaper = spawn(process.execPath, [REAPER, String(process.pid), this.rootDir, this.dataDir], {
+    this.reaper = spawn(process.execPath, [REAPER, String(process.pid), this.rootDir, join(this.dataDir, 'postmaster.pid')], {
       detached: true,
       stdio: 'ignore',
     });

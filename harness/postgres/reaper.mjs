@@ -1,11 +1,17 @@
-// Started detached by the embedded Postgres provisioner. It outlives its
-// parent on purpose: when the parent dies by any means (exit, Ctrl-C,
-// SIGKILL), it stops the server named by the data dir's postmaster.pid and
-// removes the temp dir, so no postgres process or data dir of ours is left.
-// Plain JavaScript so it starts in milliseconds without a TypeScript loader.
+// Started detached by the embedded Postgres provisioner (and by the scenario
+// runner's Prometheus, harness/prometheus/server.ts). It outlives its parent on
+// purpose: when the parent dies by any means (exit, Ctrl-C, SIGKILL), it stops
+// the server whose pid is the first line of the pid file (Postgres's
+// postmaster.pid) and removes the temp dir, so no server process or data dir
+// of ours is left. Plain JavaScript so it starts in milliseconds without a
+// TypeScript loader.
+//
+// usage: reaper.mjs <parent pid> <root dir> <pid file> [<first signal>, default SIGQUIT]
 import { readFileSync, rmSync, existsSync } from 'node:fs';
 
-const [parentPid, rootDir, dataDir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
+const [parentPid, rootDir, pidFile] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
+// SIGQUIT: Postgres's immediate shutdown, nothing here is worth keeping; Prometheus takes SIGTERM.
+const firstSignal = process.argv[5] ?? 'SIGQUIT';
 
 const alive = (pid) => {
   try {
@@ -18,7 +24,7 @@ const alive = (pid) => {
 
 const postmasterPid = () => {
   try {
-    return Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+    return Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   } catch {
     return 0;
   }
@@ -29,7 +35,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function cleanUp() {
   const pid = postmasterPid();
   if (pid && alive(pid)) {
-    process.kill(pid, 'SIGQUIT'); // immediate shutdown: nothing here is worth keeping
+    process.kill(pid, firstSignal);
     for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);
     if (alive(pid)) process.kill(pid, 'SIGKILL');
   }

@@ -55,6 +55,8 @@ export class Fleet {
    */
   private readonly relayLog = foldLogLines({ scopeOf: (scope) => scope.replace(/(worker-\d+)\.\d+/, '$1') });
   private readonly current = new Map<number, NodeProcess>();
+  /** Each live worker's /metrics, by slot, from its ready message: what the run's Prometheus scrapes. */
+  private readonly endpoints = new Map<number, { workerId: string; pid: number; port: number }>();
 
   constructor(
     private readonly scenario: Scenario,
@@ -78,6 +80,7 @@ export class Fleet {
     events.on('process:started', (e) => recorder.record({ type: 'process:started', node: `worker-${e.slot}`, pid: e.pid, role: 'worker' }));
     events.on('process:exited', (e) => {
       this.inFlight.set(e.slot, new Set());
+      if (this.endpoints.get(e.slot)?.pid === e.pid) this.endpoints.delete(e.slot);
       recorder.record({
         type: 'process:exited',
         node: `worker-${e.slot}`,
@@ -123,6 +126,11 @@ export class Fleet {
         }
       }),
     );
+  }
+
+  /** The /metrics of every live worker process that has said where it serves it. */
+  metricsEndpoints(): { workerId: string; port: number }[] {
+    return [...this.endpoints.values()].map(({ workerId, port }) => ({ workerId, port }));
   }
 
   private stoppingSchedulers = false;
@@ -173,6 +181,10 @@ export class Fleet {
       onStderrLine: this.relayLog,
     });
     this.current.set(slot, proc);
+    proc.ready.then(
+      (r) => r.workerId && r.metricsPort !== undefined && proc.alive && this.endpoints.set(slot, { workerId: r.workerId, pid: r.pid, port: r.metricsPort }),
+      () => {},
+    );
     const flying = new Set<number>();
     this.inFlight.set(slot, flying);
     proc.onEvent = (name, payload, nodeTime, hostTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime, hostTime);

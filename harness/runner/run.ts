@@ -27,6 +27,7 @@ import { ProgressLine } from './progress.ts';
 import { harnessQueries as q } from './queries.ts';
 import { HistoryRecorder } from './recorder.ts';
 import { RunSampler } from './sampler.ts';
+import { RunPrometheus, type OpsOverrides } from './prometheus.ts';
 import { writeStoredRun } from './stored-run.ts';
 import { Ticker } from './ticker.ts';
 import { installDbClock } from '../db-clock/db-clock.ts';
@@ -43,6 +44,8 @@ export interface RunOptions {
   log: Logger;
   /** Aborts the run: it tears down, checks what it has, and writes a report marked interrupted. */
   interrupt: AbortSignal;
+  /** A team's own alert rules or dashboard for the run's Prometheus, instead of the shipped ops/ files. */
+  ops?: OpsOverrides;
 }
 
 export interface RunResult {
@@ -100,6 +103,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let components: ComponentNodes | undefined;
   let sampler: RunSampler | undefined;
   let dashboard: DashboardServer | undefined;
+  let prometheus: RunPrometheus | null = null;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   /** The database's time when the drain found nothing left to run; unset if it never did. */
   let drainedAt: Date | undefined;
@@ -141,7 +145,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     faultPlan = plan.faults;
     fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, workerEnv);
     components = new ComponentNodes(s, url, recorder, clock, log.child('components'), foldLogLines(), sink ? await sink.start() : undefined);
-    sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'));
+    // Before anything starts: a rules file or dashboard that does not load is a setup error.
+    prometheus = RunPrometheus.prepare(s, opts.ops ?? {}, recorder, clock, log.child('prometheus'));
+    sampler = new RunSampler(db, clock, recorder, s.thresholds, log.child('sampler'), prometheus?.samplerMetrics ?? null);
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
     survivePoolClientErrors(loadDb);
@@ -155,12 +161,15 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     ]);
     // Preloaded work is the state the run starts from: in place (and its retries failed once) before the first sample.
     await preloadWork(db, s, rng, recorder, clock, opts.interrupt);
+    // One sample first, so the gauges Prometheus scrapes from the start are real figures.
+    await sampler.runOnce();
     sampler.start();
     if (usesDashboard(s)) {
       // The engine's own dashboard over the run's database, on a free loopback port: its POST actions run under chaos too.
       dashboard = new DashboardServer(db, clock, { port: 0 }, log.child('dashboard'));
       await dashboard.start();
     }
+    await prometheus?.start(fleet);
 
     const faultsOver = new AbortController();
     const nemesis = new Nemesis(
@@ -223,6 +232,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       await fleet.scrapeMetrics();
       await clock.sleep(300);
       await fleet.scrapeMetrics();
+      await prometheus?.read();
     } finally {
       ticker.stop();
       progress.done();
@@ -232,6 +242,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     log.warn('interrupted', { error: (err as Error).message });
   } finally {
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
+    await prometheus?.stop();
     await sampler?.stop();
     await dashboard?.stop();
     await components?.stop();

@@ -4,6 +4,7 @@ import { Db } from '../../engine/db.ts';
 import { asSubquery } from '../../engine/sql.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PeriodicLoop } from '../../engine/periodic.ts';
+import type { StampedeMetrics } from '../../engine/metrics/registry.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
 import { NO_ROWS, type SampledQueue } from '../history.ts';
 import { harnessQueries as q } from './queries.ts';
@@ -88,11 +89,13 @@ export class RunSampler {
     private readonly recorder: HistoryRecorder,
     private readonly thresholds: AlertThresholds,
     log: Logger,
+    /** Where the engine's sampler publishes its gauges (the run's Prometheus scrapes them); null: nowhere. */
+    metrics: StampedeMetrics | null = null,
     intervalMs = 1000,
   ) {
     this.db = new ReadAlongDb({ ...db.options, maxConnections: 1, applicationName: 'stampede:harness-sampler' });
     // The round reads the whole table here (the exact done count, the harness's GROUP BY): it may take longer than production's.
-    this.sampler = new QueueStateSampler(this.db, clock, null, { intervalMs, doneCount: 'exact', statementTimeoutMs: 10_000 }, log);
+    this.sampler = new QueueStateSampler(this.db, clock, metrics, { intervalMs, doneCount: 'exact', statementTimeoutMs: 10_000 }, log);
     this.db.round = () => this.sampler.roundQuery();
     this.loop = new PeriodicLoop({ clock, log, what: 'sample', intervalMs, runOnce: () => this.runOnce() });
   }

@@ -3,6 +3,7 @@ import { toEpochMs } from './input.ts';
 import type { Analysis } from './analysis.ts';
 import type { RenderedChart } from './charts.ts';
 import { detectionText } from './timeline.ts';
+import { pageBlocks } from './pages.ts';
 import { fmtCount, fmtDuration, fmtList, fmtRate, fmtT, plural } from './format.ts';
 
 /**
@@ -101,6 +102,7 @@ export function buildDocument(a: Analysis, charts: RenderedChart[]): Block[] {
       : { kind: 'p', text: 'Nothing was recorded.' },
     { kind: 'h2', text: 'Detection' },
     ...detectionText(a.detection, a.breaches).map((text): Block => ({ kind: 'p', text })),
+    ...pageBlocks(input.history),
     { kind: 'h2', text: 'Root cause' },
     { kind: 'ul', items: a.rootCause.findings },
     { kind: 'h2', text: 'Mitigation' },
