@@ -333,6 +333,14 @@ export interface InvariantResult {
   judged: Judged;
   /** Up to a few concrete examples when it failed. */
   examples?: unknown[];
+  /**
+   * Set when the check could not run on this machine for want of a tool (a
+   * Prometheus): what to install. Such a result is always `unknown`; it makes a
+   * run inconclusive only when the run is strict (CI, the gate), so a
+   * developer's run without the tool still says PASS or FAIL on the rest, and
+   * lists it as not checked here.
+   */
+  notHere?: string;
 }
 
 /** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */

@@ -131,7 +131,7 @@ const claimed = (t: number, workerId: string): HistoryEvent => ({ t, node: 'work
 const completed = (t: number, workerId: string, durationMs: number): HistoryEvent => ({ t, node: 'worker-0', type: 'job:completed', jobId: t, queue: 'orders', attempt: 1, workerId, durationMs });
 
 describe('exported-metrics-agree', () => {
-  const bounds = { lagMs: 1_000, toleranceMs: 2 };
+  const bounds = { lagMs: 1_000, toleranceMs: 2, estimateError: 0.5 };
   const five = samples(1, 5, (t) => t / 10);
 
   it('passes gauges that equal the harness reading of their round, at every scrape', () => {
@@ -152,6 +152,21 @@ describe('exported-metrics-agree', () => {
     expect(checkExportedMetricsAgree([started(), ...five, ...off], finalState([]), bounds).examples).toEqual([
       expect.objectContaining({ metric: 'stampede_queue_oldest_unclaimed_age_seconds', t: 3_200, scraped: 1.3 }),
     ]);
+  });
+
+  it('holds a depth the engine marks estimated to the estimate error of the true depth, not to equality', () => {
+    const marked = (value: number) =>
+      scraped('stampede_queue_depth_estimated', [series({ queue: 'orders', role: 'sampler' }, five.map((e) => [e.t + 200, value] as [number, number]))]);
+    // Every exported pending and failed depth 20 % over the truth (5 pending): fails as counted figures, holds as estimates, fails at 80 % over.
+    const high = (by: number) =>
+      gauges(five).map((e) => {
+        const x = e as Extract<HistoryEvent, { type: 'prometheus:series' }>;
+        if (x.metric !== 'stampede_queue_depth') return e;
+        return { ...x, series: x.series.map((ser) => ({ ...ser, samples: ser.samples.map(([t, v]) => [t, ser.labels.state === 'claimed' ? v : v * by] as [number, number]) })) };
+      });
+    expect(checkExportedMetricsAgree([started(), ...five, ...high(1.2), marked(0)], finalState([]), bounds).pass).toBe(false);
+    expect(checkExportedMetricsAgree([started(), ...five, ...high(1.2), marked(1)], finalState([]), bounds).pass).toBe(true);
+    expect(checkExportedMetricsAgree([started(), ...five, ...high(1.8), marked(1)], finalState([]), bounds).pass).toBe(false);
   });
 
   it("holds each worker's counters between its own events up to lagMs either side of the scrape", () => {

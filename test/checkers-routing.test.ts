@@ -149,9 +149,19 @@ describe('checker registry', () => {
 
   it('gives one verdict: a violation fails the run even if it is also inconclusive', () => {
     const r = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: '', bound: '', judged: { n: 1, what: 'events' } });
-    expect(verdictOf([r('a', true), r('b', 'unknown'), r('c', false)])).toEqual({ verdict: 'fail', exitCode: 1, failed: ['c'], unknown: ['b'] });
+    expect(verdictOf([r('a', true), r('b', 'unknown'), r('c', false)])).toEqual({ verdict: 'fail', exitCode: 1, failed: ['c'], unknown: ['b'], notHere: [] });
     expect(verdictOf([r('a', true), r('b', 'unknown')])).toMatchObject({ verdict: 'inconclusive', exitCode: 3 });
     expect(verdictOf([r('a', true)])).toMatchObject({ verdict: 'pass', exitCode: 0 });
     expect(verdictOf([])).toMatchObject({ verdict: 'inconclusive', exitCode: 3 });
+  });
+
+  it('leaves a check this machine cannot run (no Prometheus) out of a developer run, never as a pass; a strict run (CI, the gate) is inconclusive', () => {
+    const r = (name: string, pass: boolean | 'unknown') => ({ name, pass, figure: '', bound: '', judged: { n: 1, what: 'events' } });
+    const absent = { ...r('p', 'unknown'), notHere: 'apt-get install prometheus' };
+    expect(verdictOf([r('a', true), absent])).toEqual({ verdict: 'pass', exitCode: 0, failed: [], unknown: [], notHere: ['p'] });
+    expect(verdictOf([r('a', true), absent], { strict: true })).toMatchObject({ verdict: 'inconclusive', exitCode: 3, unknown: ['p'] });
+    expect(verdictOf([r('a', false), absent])).toMatchObject({ verdict: 'fail', notHere: ['p'] });
+    // Nothing but checks that could not run is no pass.
+    expect(verdictOf([absent])).toMatchObject({ verdict: 'inconclusive', exitCode: 3 });
   });
 });

@@ -8,6 +8,12 @@ export interface ExportedMetricsAgreeBounds {
   lagMs: number;
   /** How far an exported oldest-unclaimed-age may be from the harness's, ms (the two round differently). Default 2. */
   toleranceMs: number;
+  /**
+   * A depth the engine marks as an estimate (`stampede_queue_depth_estimated`, `stampede_dead_letter_depth_estimated`)
+   * may be this far from the truth, as a share of the queue's true depth (sampler-agrees' `estimateError`); whether
+   * dead letters are above 0 stays exact. Default 0.5.
+   */
+  estimateError: number;
 }
 
 type Sample = EventOf<'sample'> & { harness: NonNullable<EventOf<'sample'>['harness']> };
@@ -83,7 +89,8 @@ function checkGauges(series: Map<string, ScrapedSeries[]>, samples: readonly Sam
   const exported = new Set<string>();
   for (const [metric, read] of Object.entries(GAUGES)) {
     for (const s of series.get(metric) ?? []) {
-      const capped = (series.get('stampede_queue_depth_capped') ?? []).find((c) => c.labels.queue === s.labels.queue);
+      const marker = metric === 'stampede_queue_depth' ? 'stampede_queue_depth_estimated' : metric === 'stampede_dead_letter_depth' ? 'stampede_dead_letter_depth_estimated' : null;
+      const estimated = marker ? (series.get(marker) ?? []).find((c) => c.labels.queue === s.labels.queue) : undefined;
       exported.add(`${metric}/${s.labels.queue}`);
       let reported = false;
       for (const [ts, v] of s.samples) {
@@ -95,9 +102,20 @@ function checkGauges(series: Map<string, ScrapedSeries[]>, samples: readonly Sam
           reported = true;
           continue;
         }
-        const isCapped = metric === 'stampede_queue_depth' && s.labels.state !== 'claimed' && capped?.samples.some(([t, c]) => t === ts && c === 1);
+        // Claimed jobs are always counted; the other depths, and dead letters, may be estimates past the budget.
+        const isEstimate = s.labels.state !== 'claimed' && estimated?.samples.some(([t, c]) => t === ts && c === 1);
         const tolerance = metric.endsWith('_seconds') ? b.toleranceMs / 1000 + 1e-9 : 0;
-        const agrees = expected.some((x) => x !== undefined && (isCapped ? v <= x : Math.abs(v - x) <= tolerance));
+        const scales = readingsAt(samples, ts, b.lagMs).map((h) => {
+          const q = queueOf(h.harness, s.labels.queue);
+          return metric === 'stampede_dead_letter_depth' ? q.deadLetters : q.pending + q.failed;
+        });
+        const agrees = expected.some(
+          (x, i) =>
+            x !== undefined &&
+            (isEstimate
+              ? Math.abs(v - x) <= b.estimateError * Math.max(1, scales[i]) && (metric !== 'stampede_dead_letter_depth' || v > 0 === x > 0)
+              : Math.abs(v - x) <= tolerance),
+        );
         if (!agrees) off.push({ metric, labels: s.labels, t: ts, scraped: v, harness: expected });
       }
     }
@@ -200,6 +218,6 @@ export const exportedMetricsAgree: CheckerDef<ExportedMetricsAgreeBounds> = {
   name: 'exported-metrics-agree',
   says: 'what Prometheus scraped equals what the harness saw at each scrape: queue-state gauges, RED counters per worker, duration quantiles within bucket resolution',
   check: checkExportedMetricsAgree,
-  bounds: { lagMs: 'number', toleranceMs: 'number' },
-  defaults: { lagMs: 1_000, toleranceMs: 2 },
+  bounds: { lagMs: 'number', toleranceMs: 'number', estimateError: 'number' },
+  defaults: { lagMs: 1_000, toleranceMs: 2, estimateError: 0.5 },
 };

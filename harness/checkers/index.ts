@@ -192,13 +192,26 @@ export type Verdict = 'pass' | 'fail' | 'inconclusive';
  * One verdict for a run: any violated invariant fails it (exit 1), even when
  * the run was also inconclusive, because a violation seen is a violation;
  * otherwise any unknown makes it inconclusive (exit 3); else it passes (exit 0).
+ * A check that could not run here for want of a tool (`notHere`) is listed
+ * apart and, unless `strict` (CI, the gate), left out of the verdict: it
+ * never passes, and a developer without the tool still gets a verdict on the rest.
  */
-export function verdictOf(results: readonly InvariantResult[]): { verdict: Verdict; exitCode: 0 | 1 | 3; failed: string[]; unknown: string[] } {
+export function verdictOf(
+  results: readonly InvariantResult[],
+  opts: { strict?: boolean } = {},
+): { verdict: Verdict; exitCode: 0 | 1 | 3; failed: string[]; unknown: string[]; notHere: string[] } {
+  const skipped = (r: InvariantResult) => r.pass === 'unknown' && r.notHere !== undefined && !opts.strict;
   const failed = results.filter((r) => r.pass === false).map((r) => r.name);
-  const unknown = results.filter((r) => r.pass === 'unknown').map((r) => r.name);
-  if (failed.length) return { verdict: 'fail', exitCode: 1, failed, unknown };
-  if (unknown.length || results.length === 0) return { verdict: 'inconclusive', exitCode: 3, failed, unknown };
-  return { verdict: 'pass', exitCode: 0, failed, unknown };
+  const unknown = results.filter((r) => r.pass === 'unknown' && !skipped(r)).map((r) => r.name);
+  const notHere = results.filter(skipped).map((r) => r.name);
+  if (failed.length) return { verdict: 'fail', exitCode: 1, failed, unknown, notHere };
+  if (unknown.length || results.length === notHere.length) return { verdict: 'inconclusive', exitCode: 3, failed, unknown, notHere };
+  return { verdict: 'pass', exitCode: 0, failed, unknown, notHere };
+}
+
+/** Whether a run must judge every check it names (CI=true, or the gate's runs: STAMPEDE_STRICT=1). */
+export function strictRun(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.CI === 'true' || env.STAMPEDE_STRICT === '1';
 }
 
 export { inconclusiveReasons, faultTally } from './inconclusive.ts';

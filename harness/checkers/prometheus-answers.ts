@@ -25,7 +25,7 @@ export function prometheusAnswers(
   const series = new Map<string, ScrapedSeries[]>();
   const unknown = (figure: string): InvariantResult => ({ ...base, pass: 'unknown', figure, judged: { n: 0, what } });
   for (const e of history) {
-    if (e.type === 'prometheus:absent') return unknown(`no Prometheus on this machine, nothing to judge; install it: ${e.install}`);
+    if (e.type === 'prometheus:absent') return { ...unknown(`no Prometheus on this machine, nothing to judge; install it: ${e.install}`), notHere: e.install };
     if (e.type === 'prometheus:failed') return unknown(`the run's Prometheus failed: ${e.error}`);
     if (e.type === 'prometheus:started') started = e;
     if (e.type === 'prometheus:alerts') alerts = e;

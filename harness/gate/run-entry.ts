@@ -26,7 +26,8 @@ export interface RunEntryOptions {
 export function runEntry(entry: GateEntry, opts: RunEntryOptions): Promise<EntryResult> {
   const args = [compiledEntry('bin/scenario.ts'), entry.scenario, '--json', '--out', opts.dir, ...(entry.mutant ? ['--mutant', entry.mutant] : [])];
   const started = opts.clock.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  // A gate run judges every check it names: a check this machine cannot run (no Prometheus) leaves it inconclusive.
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, STAMPEDE_STRICT: '1' } });
   let stdout = '';
   let stderrTail = '';
   let partial = '';

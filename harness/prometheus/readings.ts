@@ -22,7 +22,9 @@ export const READ_BACK: readonly { metric: string; role: 'sampler' | 'worker'; l
   { metric: 'stampede_queue_oldest_unclaimed_age_seconds', role: 'sampler' },
   { metric: 'stampede_dead_letter_depth', role: 'sampler' },
   { metric: 'stampede_queue_paused', role: 'sampler' },
-  { metric: 'stampede_queue_depth_capped', role: 'sampler' },
+  // Which depths the engine marks as estimates past its row budget: those are held to the estimate's error, not equality.
+  { metric: 'stampede_queue_depth_estimated', role: 'sampler' },
+  { metric: 'stampede_dead_letter_depth_estimated', role: 'sampler' },
   { metric: 'stampede_jobs_claimed_total', role: 'worker' },
   { metric: 'stampede_jobs_completed_total', role: 'worker' },
   { metric: 'stampede_jobs_failed_total', role: 'worker' },

@@ -334,6 +334,63 @@ export const LEDGER: readonly PromiseEntry[] = [
       tests: ['three electing samplers: one runs the rounds, the others serve its figures; when it stops, another takes over', 'a follower with no fresh shared round says so and keeps its previous figures'],
     },
   },
+  // ---- What operators deploy: the shipped alert rules and dashboard, in a real Prometheus ----------
+  {
+    id: 'alert-rules-page-on-time',
+    promise: 'The shipped alert rules, evaluated by a real Prometheus on what it scrapes, page within their bound after the condition starts, resolve within their bound after recovery, and page nobody in a steady run.',
+    documented: [{ file: 'docs/metrics.md', quote: '`ops/prometheus/alerts.test.yml` holds the rules\' unit tests' }],
+    covers: { seed: [3, 6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'prometheus-alerts' },
+        { scenario: 'steady', invariant: 'prometheus-alerts' },
+      ],
+      minJudged: 100,
+      mutants: ['slo-rule-in-ms'],
+    },
+  },
+  {
+    id: 'exported-metrics-truthful',
+    promise: 'What Prometheus scrapes is what happened: queue-state gauges at every scrape, each worker’s RED counters, and duration quantiles within a bucket.',
+    documented: [{ file: 'docs/metrics.md', quote: 'at every scrape, the gauges (depth by state, oldest-unclaimed-age, dead-letter depth, paused) equal' }],
+    covers: { seed: [6] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'exported-metrics-agree' },
+        { scenario: 'steady', invariant: 'exported-metrics-agree' },
+      ],
+      minJudged: 100,
+      mutants: ['depth-labels-swapped'],
+    },
+  },
+  {
+    id: 'dashboard-queries-live',
+    promise: 'Every query of the shipped Grafana dashboard parses in Prometheus, selects only metrics that exist, and returns data.',
+    documented: [{ file: 'docs/metrics.md', quote: 'every query of `ops/grafana/stampede.json` parses in Prometheus' }],
+    covers: {},
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'dashboard-queries-live' },
+        { scenario: 'steady', invariant: 'dashboard-queries-live' },
+      ],
+      minJudged: 20,
+      mutants: ['panel-on-renamed-metric'],
+    },
+  },
+  {
+    id: 'alert-rules-unit-tested',
+    promise: 'Every shipped alert rule has a firing and a quiet promtool test, and they pass.',
+    documented: [{ file: 'docs/metrics.md', quote: 'holds the rules\' unit tests' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/metrics-rules.test.ts',
+      tests: ['passes the shipped rule tests: a firing and a quiet case for every rule', 'negative control: the same tests fail on the rules with the SLO threshold written in ms'],
+    },
+  },
   // ---- Operator controls -------------------------------------------------------------------
   {
     id: 'queue-in-flight-limit',

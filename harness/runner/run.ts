@@ -8,7 +8,7 @@ import { setQueueLimits } from '../../engine/control/index.ts';
 import { migrate } from '../../engine/migrator.ts';
 import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
-import { runCheckers, verdictOf, type Verdict } from '../checkers/index.ts';
+import { runCheckers, strictRun, verdictOf, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
 import type { FinalState, InvariantResult } from '../history.ts';
 import { applyMutant, mutantRunsIn } from '../mutants/index.ts';
@@ -264,7 +264,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   const { names, bounds } = checkerPlan(s, facts);
   const invariants = runCheckers(names, recorder.events, final, bounds);
   const interrupted = opts.interrupt.aborted;
-  const v = verdictOf(invariants);
+  const v = verdictOf(invariants, { strict: strictRun() });
   const finishedAt = clock.now();
   const loadSeconds = Math.max(0.001, (loadWindow.toT - loadWindow.fromT) / 1000);
   const input: ReportInput = {
