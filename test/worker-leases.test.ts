@@ -62,6 +62,29 @@ describe('claims', () => {
   });
 });
 
+describe('rescue: false', () => {
+  // A holder long dead: its lease ran out a minute ago.
+  const orphan = async (queue: string) => {
+    const job = await enqueue(db, queue, {});
+    await db.query(`UPDATE stampede.jobs SET state = 'claimed', attempts = 1, lease_owner = 'gone', lease_token = gen_random_uuid(), lease_expires_at = now() - interval '1 min' WHERE id = $1`, [job.id]);
+    return job.id;
+  };
+
+  it('a worker with rescue: false takes back no expired lease, while it claims and runs other work; one with the rescuer on does', async () => {
+    const id = await orphan('orphan');
+    startWorker({ rescue: false, handlers: { orphan: () => {}, tick: () => {} } });
+    // Work it does meanwhile: 20 jobs one after another, each claimed after the last one finished, over many rescue intervals.
+    for (let i = 0; i < 20; i++) {
+      const t = await enqueue(db, 'tick', { i });
+      await until(`tick ${i} done`, async () => (await jobRow(db, t.id)).state === 'done', 10_000, 10);
+    }
+    expect((await jobRow(db, id)).state).toBe('claimed');
+    // The control: the same job, a worker with its rescuer on.
+    startWorker({ handlers: { orphan: () => {} } });
+    await until('the orphan rescued and run', async () => (await jobRow(db, id)).state === 'done', 10_000, 20);
+  });
+});
+
 describe('leases, heartbeats and fencing', () => {
   it('a slow-but-alive job longer than the visibility timeout keeps its lease through heartbeats', async () => {
     const job = await enqueue(db, 'slow-hb', {});
