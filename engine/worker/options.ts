@@ -1,12 +1,13 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { DEFAULTS } from '../defaults.ts';
 import { ValidationError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handlers } from '../handler.ts';
 import type { Logger } from '../log.ts';
 import type { Rng } from '../rng.ts';
-import { checkComponentOptions, keysOf, refuseUnknownKeys, validateQueueName } from '../validate.ts';
+import { checkOptions, declareOptions, validateDeclared, type OptionSpec } from '../options/declare.ts';
+import { refuseUnknownKeys, validateQueueName } from '../validate.ts';
+import { RESCUER } from './rescuer.ts';
 
 /** Per-queue settings; each falls back to the worker-wide value. */
 export interface QueueOptions {
@@ -74,77 +75,92 @@ export interface WorkerOptions extends QueueOptions {
 
 export type ResolvedQueueOptions = Required<Omit<QueueOptions, 'timeoutMs'>> & { timeoutMs: number | undefined };
 
-function positive(value: number | undefined, field: string, allowZero = false): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new ValidationError(field, `${String(value)} is not a ${allowZero ? 'non-negative' : 'positive'} number of milliseconds`);
+/**
+ * The worker's options, declared once: the defaults (DEFAULTS), the validation, the CLI flags of `stampede worker`,
+ * docs/configuration.md's table and the harness's worker flags all come from here. The doc comments on the
+ * interfaces above are for editors; this table is what the rest reads.
+ */
+export const WORKER = declareOptions<WorkerOptions>()(
+  'Worker',
+  {
+    concurrency: { type: 'int', min: 1, unit: 'jobs', default: 10, flag: 'concurrency', doc: 'jobs running at once in one worker process' },
+    claimAhead: {
+      type: 'int', min: 0, unit: 'jobs', defaultText: '= concurrency', flag: 'claim-ahead',
+      doc: 'jobs claimed beyond the free slots, so a freed slot starts the next at once (0 off)',
+      note: "they wait for a slot heartbeated, are handed back at stop, and are 0 when a queue has `heartbeatMs` 0; trade-offs in [performance.md](performance.md#the-worker-hot-path-and-what-each-setting-trades)",
+    },
+    leaseMs: { type: 'ms', unit: 'ms', default: 30_000, perQueue: true, flag: 'lease-ms', doc: 'visibility timeout of a claim without a heartbeat' },
+    heartbeatMs: {
+      type: 'ms', zero: true, unit: 'ms', default: 10_000, defaultText: '10000, or a third of leaseMs when that is shorter', perQueue: true, flag: 'heartbeat-ms',
+      doc: 'lease renewal period; 0 turns heartbeats off',
+      note: "a period not shorter than the queue's lease is refused (`ValidationError`), since every lease would run out between two renewals",
+    },
+    timeoutMs: { type: 'ms', unit: 'ms', defaultText: 'none', perQueue: true, flag: 'timeout-ms', doc: "a handler's time limit; past it the attempt fails with JobTimeoutError and ctx.signal aborts" },
+    backoffBaseMs: { type: 'ms', zero: true, unit: 'ms', default: 1_000, perQueue: true, flag: 'backoff-base-ms', doc: 'first retry ceiling; attempt n waits random(0, min(cap, base x 2^(n-1)))' },
+    backoffCapMs: { type: 'ms', zero: true, unit: 'ms', default: 5 * 60_000, perQueue: true, flag: 'backoff-cap-ms', doc: 'largest retry ceiling' },
+    pollMs: { type: 'ms', unit: 'ms', default: 1_000, flag: 'poll-ms', doc: 'poll interval when no NOTIFY arrives: the fallback that bounds wake-up latency' },
+    listen: { type: 'boolean', default: true, doc: 'LISTEN for enqueue notifications, for low latency' },
+    agingMs: { type: 'ms', unit: 'ms', default: 5_000, flag: 'aging-ms', doc: 'priority p overtakes q > p after waiting (q - p) x this longer' },
+    rescue: { type: 'boolean', default: true, doc: 'run a lease rescuer in this worker' },
+    rescueIntervalMs: { type: 'ms', unit: 'ms', default: RESCUER.defaults.intervalMs, doc: "period of this worker's lease rescuer" },
+    maxCrashes: { ...RESCUER.options.maxCrashes, flag: 'max-crashes' },
+    livenessMs: {
+      type: 'ms', unit: 'ms', default: 1_000,
+      doc: "how often this worker renews its liveness row; silent for 3 periods, it is presumed dead (its expired leases are crashes)",
+    },
+    suspectPatienceMs: {
+      type: 'ms', zero: true, unit: 'ms', default: 2_000,
+      doc: 'a busy worker drains to run a suspect alone once the oldest suspect has waited this long (an idle one takes it at once)',
+    },
+    shutdownGraceMs: { type: 'ms', zero: true, unit: 'ms', default: 10_000, flag: 'grace-ms', doc: 'after stop() (SIGTERM), how long in-flight jobs may run before their claims are handed back' },
+  },
+  ['db', 'handlers', 'queues', 'workerId', 'clock', 'rng', 'events', 'log'],
+);
+
+export const WORKER_OPTIONS = WORKER.names;
+const perQueue = (spec: OptionSpec) => spec.perQueue === true;
+const QUEUE_OPTIONS = Object.keys(WORKER.options).filter((k) => perQueue(WORKER.options[k]));
+
+/**
+ * A renewal period as long as the lease lets every lease run out between two renewals: each job that runs longer
+ * than the lease would be taken back and run again while its handler is still running. The worker and the
+ * harness's scenario settings both refuse it here. `lease` names the lease in the message.
+ */
+export function refuseHeartbeatNotBelowLease(field: string, heartbeatMs: number, leaseMs: number, lease = 'leaseMs'): void {
+  if (heartbeatMs > 0 && heartbeatMs >= leaseMs) {
+    throw new ValidationError(field, `${heartbeatMs} ms is not shorter than ${lease} (${leaseMs} ms); expected a period below the lease, a third of it by default (0 turns heartbeats off)`);
   }
-}
-
-const QUEUE_OPTIONS = keysOf<QueueOptions>()(['leaseMs', 'heartbeatMs', 'timeoutMs', 'backoffBaseMs', 'backoffCapMs']);
-export const WORKER_OPTIONS = keysOf<WorkerOptions>()([
-  ...(QUEUE_OPTIONS as readonly (keyof QueueOptions)[]),
-  'db', 'handlers', 'queues', 'workerId', 'concurrency', 'claimAhead', 'pollMs', 'listen', 'agingMs', 'rescue',
-  'rescueIntervalMs', 'maxCrashes', 'livenessMs', 'suspectPatienceMs', 'shutdownGraceMs', 'clock', 'rng', 'events', 'log',
-]);
-
-function validateQueueOptions(o: QueueOptions, prefix: string): void {
-  positive(o.leaseMs, `${prefix}leaseMs`);
-  positive(o.heartbeatMs, `${prefix}heartbeatMs`, true);
-  positive(o.timeoutMs, `${prefix}timeoutMs`);
-  positive(o.backoffBaseMs, `${prefix}backoffBaseMs`, true);
-  positive(o.backoffCapMs, `${prefix}backoffCapMs`, true);
 }
 
 /** Checks a worker's options before it touches the database; throws ValidationError naming the field. */
 export function validateWorkerOptions(o: WorkerOptions): void {
-  checkComponentOptions(o, WORKER_OPTIONS, 'Worker');
+  validateDeclared(WORKER, o);
   const queues = Object.keys(o.handlers ?? {});
   if (queues.length === 0) throw new ValidationError('handlers', 'expected at least one queue with a handler function');
   for (const q of queues) {
     validateQueueName(q, `handlers["${q}"]`);
     if (typeof o.handlers[q] !== 'function') throw new ValidationError(`handlers["${q}"]`, 'expected a function');
   }
-  validateQueueOptions(o, '');
   for (const [q, qo] of Object.entries(o.queues ?? {})) {
     refuseUnknownKeys(qo, QUEUE_OPTIONS, (k) => `queues["${q}"].${k}`, 'a per-queue option');
-    validateQueueOptions(qo, `queues["${q}"].`);
+    checkOptions(WORKER, qo, `queues["${q}"].`, perQueue);
   }
-  // A renewal period as long as the lease lets every lease run out between two renewals: each job that runs longer
-  // than the lease would be taken back and run again while its handler is still running.
   for (const q of queues) {
     const { leaseMs, heartbeatMs } = resolveQueueOptions(o, q);
-    if (heartbeatMs > 0 && heartbeatMs >= leaseMs) {
-      const field = o.queues?.[q]?.heartbeatMs !== undefined ? `queues["${q}"].heartbeatMs` : 'heartbeatMs';
-      throw new ValidationError(field, `${heartbeatMs} ms is not shorter than queue "${q}"'s leaseMs (${leaseMs} ms); expected a period below the lease, a third of it by default`);
-    }
-  }
-  if (o.concurrency !== undefined && (!Number.isInteger(o.concurrency) || o.concurrency < 1)) {
-    throw new ValidationError('concurrency', `${o.concurrency} is not a positive integer`);
-  }
-  if (o.claimAhead !== undefined && (!Number.isInteger(o.claimAhead) || o.claimAhead < 0)) {
-    throw new ValidationError('claimAhead', `${o.claimAhead} is not a non-negative integer`);
-  }
-  positive(o.pollMs, 'pollMs');
-  positive(o.agingMs, 'agingMs');
-  positive(o.rescueIntervalMs, 'rescueIntervalMs');
-  positive(o.livenessMs, 'livenessMs');
-  positive(o.shutdownGraceMs, 'shutdownGraceMs', true);
-  positive(o.suspectPatienceMs, 'suspectPatienceMs', true);
-  if (o.maxCrashes !== undefined && (!Number.isInteger(o.maxCrashes) || o.maxCrashes < 1)) {
-    throw new ValidationError('maxCrashes', `${o.maxCrashes} is not a positive integer`);
+    const field = o.queues?.[q]?.heartbeatMs !== undefined ? `queues["${q}"].heartbeatMs` : 'heartbeatMs';
+    refuseHeartbeatNotBelowLease(field, heartbeatMs, leaseMs, `queue "${q}"'s leaseMs`);
   }
 }
 
 export function resolveQueueOptions(o: WorkerOptions, queue: string): ResolvedQueueOptions {
   const q = o.queues?.[queue] ?? {};
-  const leaseMs = q.leaseMs ?? o.leaseMs ?? DEFAULTS.leaseMs;
+  const leaseMs = q.leaseMs ?? o.leaseMs ?? WORKER.defaults.leaseMs;
   return {
     leaseMs,
     // Unset, the period follows a lease shorter than the defaults': a third of it, so two renewals can be late.
-    heartbeatMs: q.heartbeatMs ?? o.heartbeatMs ?? Math.min(DEFAULTS.heartbeatMs, Math.max(1, Math.floor(leaseMs / 3))),
+    heartbeatMs: q.heartbeatMs ?? o.heartbeatMs ?? Math.min(WORKER.defaults.heartbeatMs, Math.max(1, Math.floor(leaseMs / 3))),
     timeoutMs: q.timeoutMs ?? o.timeoutMs,
-    backoffBaseMs: q.backoffBaseMs ?? o.backoffBaseMs ?? DEFAULTS.backoffBaseMs,
-    backoffCapMs: q.backoffCapMs ?? o.backoffCapMs ?? DEFAULTS.backoffCapMs,
+    backoffBaseMs: q.backoffBaseMs ?? o.backoffBaseMs ?? WORKER.defaults.backoffBaseMs,
+    backoffCapMs: q.backoffCapMs ?? o.backoffCapMs ?? WORKER.defaults.backoffCapMs,
   };
 }

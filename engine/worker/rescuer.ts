@@ -1,10 +1,9 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { PeriodicLoop } from '../periodic.ts';
 import type { Db } from '../db.ts';
-import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { checkComponentOptions, keysOf, validateInt } from '../validate.ts';
+import { declareOptions, validateDeclared } from '../options/declare.ts';
 import { rescuerQueries as q } from './queries.ts';
 
 export interface LeaseRescuerOptions {
@@ -24,16 +23,22 @@ export interface LeaseRescuerOptions {
   onRescued?: (count: number) => void;
 }
 
-export const RESCUER_OPTIONS = keysOf<LeaseRescuerOptions>()(['db', 'intervalMs', 'batchSize', 'maxCrashes', 'restartGraceMs', 'clock', 'events', 'log', 'onRescued']);
+/** The rescuer's options, declared once (engine/options/declare.ts derives the rest). */
+export const RESCUER = declareOptions<LeaseRescuerOptions>()(
+  'LeaseRescuer',
+  {
+    intervalMs: { type: 'int', min: 1, unit: 'ms', default: 1_000, doc: 'period between passes that look for expired claims' },
+    batchSize: { type: 'int', min: 1, unit: 'rows', default: 1_000, doc: 'expired leases handled per statement' },
+    maxCrashes: { type: 'int', min: 1, unit: 'crashes', default: 2, doc: 'expired leases with no recorded failure before a job is dead-lettered as a poison pill' },
+    restartGraceMs: {
+      type: 'int', min: 0, unit: 'ms', default: 10_000,
+      doc: 'after a Postgres restart, how long live workers get to reconnect before their silence convicts them of a crash',
+    },
+  },
+  ['db', 'clock', 'events', 'log', 'onRescued'],
+);
 
-/** Checks a rescuer's options before it touches the database; throws ValidationError naming the field. */
-function validateRescuerOptions(o: LeaseRescuerOptions): void {
-  checkComponentOptions(o, RESCUER_OPTIONS, 'LeaseRescuer');
-  if (o.intervalMs !== undefined) validateInt(o.intervalMs, 'intervalMs', 1);
-  if (o.batchSize !== undefined) validateInt(o.batchSize, 'batchSize', 1);
-  if (o.maxCrashes !== undefined) validateInt(o.maxCrashes, 'maxCrashes', 1);
-  if (o.restartGraceMs !== undefined) validateInt(o.restartGraceMs, 'restartGraceMs', 0);
-}
+export const RESCUER_OPTIONS = RESCUER.names;
 
 /**
  * Makes the jobs of dead workers claimable again. A lease that expired
@@ -51,13 +56,13 @@ export class LeaseRescuer {
   private readonly loop: PeriodicLoop<number>;
 
   constructor(private readonly options: LeaseRescuerOptions) {
-    validateRescuerOptions(options);
+    validateDeclared(RESCUER, options);
     this.events = options.events ?? new Events();
     this.loop = new PeriodicLoop({
       clock: options.clock ?? systemClock,
       log: options.log ?? createLogger('rescuer'),
       what: 'rescue pass',
-      intervalMs: options.intervalMs ?? DEFAULTS.rescueIntervalMs,
+      intervalMs: options.intervalMs ?? RESCUER.defaults.intervalMs,
       runOnce: () => this.runOnce(),
     });
   }
@@ -72,13 +77,13 @@ export class LeaseRescuer {
 
   /** One pass: rescues every expired lease, in batches. Returns how many it rescued. */
   async runOnce(): Promise<number> {
-    const batch = this.options.batchSize ?? 1000;
+    const batch = this.options.batchSize ?? RESCUER.defaults.batchSize;
     let total = 0;
     for (;;) {
       const res = await this.options.db.query(q.RescueExpiredLeases, [
         batch,
-        this.options.maxCrashes ?? DEFAULTS.maxCrashes,
-        this.options.restartGraceMs ?? DEFAULTS.restartGraceMs,
+        this.options.maxCrashes ?? RESCUER.defaults.maxCrashes,
+        this.options.restartGraceMs ?? RESCUER.defaults.restartGraceMs,
       ]);
       for (const r of res.rows) {
         const dead = r.state === 'dead';
