@@ -1,12 +1,14 @@
 // Every command's flags and environment, declared once: each script parses with parserOptions(HELP.x.flags) and
 // prints usageText('x', HELP.x), so what a command accepts and what its --help explains cannot drift apart.
 // Defaults are read from the engine's own constants, not retyped.
-import { CRON_DEFAULTS } from '../engine/cron/materializer.ts';
+import { CRON } from '../engine/cron/materializer.ts';
 import { DASHBOARD_DEFAULTS } from '../engine/dashboard/server.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ARCHIVE_DEFAULTS } from '../engine/archive/job-archiver.ts';
 import { PRUNER_DEFAULTS } from '../engine/effects/pruner.ts';
 import { RELAY_DEFAULTS } from '../engine/effects/relay.ts';
+import { WORKER } from '../engine/worker/options.ts';
+import { optionFlags } from './option-flags.ts';
 import type { CommandHelp, FlagTable } from './usage.ts';
 
 /** The port `stampede-queue postgres` takes when it is free: the one a newcomer's tools expect. */
@@ -67,16 +69,7 @@ export const HELP = {
         help: 'required: a .js/.mjs/.cjs module (.ts with tsx installed) whose default export (or `handlers`) is\n{queue: async (payload, ctx) => ...} or a function returning one; CommonJS module.exports works too',
       },
       queues: { type: 'string', value: 'a,b', help: "run only these queues of the module (default: every queue it has a handler for)" },
-      concurrency: { type: 'string', value: 'N', help: `jobs running at once (default ${DEFAULTS.concurrency})` },
-      'claim-ahead': { type: 'string', value: 'N', help: 'jobs claimed beyond the free slots, so a freed slot starts the next at once (default: = concurrency; 0 off)' },
-      'lease-ms': { type: 'string', value: 'N', help: `visibility timeout of a claim without a heartbeat (default ${DEFAULTS.leaseMs})` },
-      'heartbeat-ms': { type: 'string', value: 'N', help: `lease renewal period (default ${DEFAULTS.heartbeatMs}, or a third of a lease under 30 s; 0 off)` },
-      'timeout-ms': { type: 'string', value: 'N', help: "a handler's time limit; past it the attempt fails and ctx.signal aborts (default: none)" },
-      'poll-ms': { type: 'string', value: 'N', help: `poll interval when no NOTIFY arrives (default ${DEFAULTS.pollMs})` },
-      'aging-ms': { type: 'string', value: 'N', help: `priority p overtakes q > p after waiting (q - p) x this longer (default ${DEFAULTS.agingMs})` },
-      'max-crashes': { type: 'string', value: 'N', help: `crashes (expired leases with no recorded failure) before a job is dead-lettered as a poison (default ${DEFAULTS.maxCrashes})` },
-      ...BACKOFF,
-      'grace-ms': { type: 'string', value: 'N', help: `after SIGTERM, how long in-flight jobs may run before their claims are handed back (default ${DEFAULTS.shutdownGraceMs})` },
+      ...optionFlags(WORKER),
       'worker-id': { type: 'string', value: 'ID', help: "this worker's name in lease_owner, events and logs (default host:pid:random)" },
       seed: SEED,
       ...METRICS,
@@ -102,10 +95,7 @@ export const HELP = {
     intro: 'A cron materializer node: writes due occurrences of every enabled schedule as jobs, until SIGTERM/SIGINT.',
     flags: {
       'node-id': { type: 'string', value: 'ID', help: "this node's name in logs and application_name (default scheduler-<host>-<pid>)" },
-      'tick-ms': { type: 'string', value: 'N', help: `how often it materializes (default ${CRON_DEFAULTS.tickMs})` },
-      'lookahead-ms': { type: 'string', value: 'N', help: `write occurrences this far ahead of the database clock (default ${CRON_DEFAULTS.lookaheadMs})` },
-      'max-skew-ms': { type: 'string', value: 'N', help: `refuse to schedule when this node's clock is further than this from the database's (default ${CRON_DEFAULTS.maxSkewMs})` },
-      'catch-up-window-ms': { type: 'string', value: 'N', help: `how far back missed occurrences are caught up, per each schedule's policy (default ${CRON_DEFAULTS.catchUpWindowMs})` },
+      ...optionFlags(CRON),
       ...METRICS,
     },
     env: { ...STD_ENV, STAMPEDE_CLOCK_SKEW_MS: SKEW },

@@ -16,7 +16,7 @@
 // still decided by (its view of) the database clock. Nothing sets it in production.
 import { hostname } from 'node:os';
 import { SkewedClock, systemClock } from '../engine/clock.ts';
-import { CRON_DEFAULTS, CronMaterializer, MAX_CATCH_UP_WINDOW_MS, materializerQueries } from '../engine/cron/materializer.ts';
+import { CRON, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
@@ -24,8 +24,9 @@ import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { bindMetricsServer, boundedIntFlag, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, intFlag, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
+import { bindMetricsServer, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
 import { HELP } from './help.ts';
+import { readOptionFlags } from './option-flags.ts';
 import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('scheduler', HELP.scheduler);
@@ -70,11 +71,7 @@ async function main(): Promise<number> {
     nodeId,
     clock,
     events,
-    tickMs: intFlag(values, 'tick-ms', 1) ?? CRON_DEFAULTS.tickMs,
-    lookaheadMs: intFlag(values, 'lookahead-ms', 1) ?? CRON_DEFAULTS.lookaheadMs,
-    maxSkewMs: intFlag(values, 'max-skew-ms') ?? CRON_DEFAULTS.maxSkewMs,
-    catchUpWindowMs:
-      boundedIntFlag(values, 'catch-up-window-ms', MAX_CATCH_UP_WINDOW_MS, `at most ${MAX_CATCH_UP_WINDOW_MS} (7 days)`) ?? CRON_DEFAULTS.catchUpWindowMs,
+    ...readOptionFlags(CRON, values),
     log: log.child(nodeId),
   });
 

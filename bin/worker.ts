@@ -3,17 +3,17 @@
 // finish within --grace-ms, hand back the rest, exit 0.
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
-import { DEFAULTS } from '../engine/defaults.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
+import { resolveQueueOptions, WORKER, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
-import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, bindMetricsServer, hostFlag, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
+import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, parseFlags, bindMetricsServer, hostFlag, portFlag, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 import { HELP } from './help.ts';
+import { readOptionFlags } from './option-flags.ts';
 import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('worker', HELP.worker);
@@ -52,7 +52,7 @@ function workerSettings(workerId: string, options: WorkerOptions) {
       return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs: timeoutMs ?? null }];
     }),
   );
-  return { workerId, maxCrashes: options.maxCrashes ?? DEFAULTS.maxCrashes, agingMs: options.agingMs ?? DEFAULTS.agingMs, queues };
+  return { workerId, maxCrashes: options.maxCrashes ?? WORKER.defaults.maxCrashes, agingMs: options.agingMs ?? WORKER.defaults.agingMs, queues };
 }
 
 async function main(): Promise<void> {
@@ -64,19 +64,7 @@ async function main(): Promise<void> {
   if (!Number.isFinite(skewMs)) throw new UsageError(`STAMPEDE_CLOCK_SKEW_MS: expected a number of ms, got "${process.env.STAMPEDE_CLOCK_SKEW_MS}"`);
 
   // Every flag is checked before the handlers module runs its own start-up code.
-  const concurrency = intFlag(values, 'concurrency', 1);
-  const tuning = {
-    claimAhead: intFlag(values, 'claim-ahead'),
-    leaseMs: intFlag(values, 'lease-ms', 1),
-    heartbeatMs: intFlag(values, 'heartbeat-ms'),
-    timeoutMs: intFlag(values, 'timeout-ms', 1),
-    pollMs: intFlag(values, 'poll-ms', 1),
-    agingMs: intFlag(values, 'aging-ms', 1),
-    maxCrashes: intFlag(values, 'max-crashes', 1),
-    backoffBaseMs: intFlag(values, 'backoff-base-ms'),
-    backoffCapMs: intFlag(values, 'backoff-cap-ms'),
-    shutdownGraceMs: intFlag(values, 'grace-ms'),
-  };
+  const tuning = readOptionFlags(WORKER, values);
   const metricsPort = portFlag(values, 'metrics-port');
   let handlers = await loadHandlers(values.handlers);
   if (values.queues !== undefined) {
@@ -89,7 +77,7 @@ async function main(): Promise<void> {
   const log = createLogger('worker');
   const db = new Db({
     connectionString: url,
-    maxConnections: (concurrency ?? 10) + 4,
+    maxConnections: (tuning.concurrency ?? WORKER.defaults.concurrency) + 4,
     applicationName: 'stampede:worker',
     preparedStatements: !values['no-prepared-statements'],
   });
@@ -110,7 +98,6 @@ async function main(): Promise<void> {
     rng: new SeededRng(seed),
     log,
     workerId: values['worker-id'],
-    concurrency,
     ...tuning,
   };
   const worker = new Worker(options);

@@ -5,7 +5,7 @@ import { ValidationError } from '../errors.ts';
 import type { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
-import { checkComponentOptions, keysOf, validateInt } from '../validate.ts';
+import { declareOptions, validateDeclared } from '../options/declare.ts';
 import { parseCron } from './expression.ts';
 import { occurrenceKey, type OccurrenceRule } from './occurrences.ts';
 import { validateDstPolicy } from './policy.ts';
@@ -16,18 +16,6 @@ import { validateTimeZone } from './zone.ts';
 /** The loaded queries of materializer.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
 export const materializerQueries = loadQueries(new URL('./materializer.sql', import.meta.url), ['DbNow', 'EnabledSchedules', 'AdvanceProgress'] as const);
 const q = materializerQueries;
-
-/** Defaults of CronMaterializerConfig. Units are in the names. */
-export const CRON_DEFAULTS = {
-  /** How often a node materializes. */
-  tickMs: 5_000,
-  /** How far ahead of the node clock occurrences become job rows. Must exceed tickMs + maxSkewMs. */
-  lookaheadMs: 60_000,
-  /** Largest |node clock - database clock| at which a node still materializes. */
-  maxSkewMs: 30_000,
-  /** How far back the `all` and `latest` catch-up policies reach. */
-  catchUpWindowMs: 60 * 60_000,
-} as const;
 
 /** The longest catch-up window a node accepts: a week of occurrences is the most a restart should replay. */
 export const MAX_CATCH_UP_WINDOW_MS = 7 * 86_400_000;
@@ -79,7 +67,30 @@ interface Planned {
   dropped: number;
 }
 
-export const MATERIALIZER_OPTIONS = keysOf<CronMaterializerConfig>()(['db', 'nodeId', 'clock', 'events', 'tickMs', 'lookaheadMs', 'maxSkewMs', 'catchUpWindowMs', 'dbNow', 'log']);
+/** The materializer's options, declared once (engine/options/declare.ts derives the rest). */
+export const CRON = declareOptions<CronMaterializerConfig>()(
+  'CronMaterializer',
+  {
+    tickMs: { type: 'int', min: 1, unit: 'ms', default: 5_000, flag: 'tick-ms', doc: 'how often a node materializes' },
+    lookaheadMs: {
+      type: 'int', min: 1, unit: 'ms', default: 60_000, flag: 'lookahead-ms',
+      doc: 'write occurrences this far ahead of the node clock', note: 'must exceed tickMs + maxSkewMs',
+    },
+    maxSkewMs: {
+      type: 'int', min: 0, unit: 'ms', default: 30_000, flag: 'max-skew-ms',
+      doc: "refuse to schedule when this node's clock is further than this from the database's",
+    },
+    catchUpWindowMs: {
+      type: 'int', min: 0, max: MAX_CATCH_UP_WINDOW_MS, unit: 'ms', default: 60 * 60_000, flag: 'catch-up-window-ms',
+      doc: "how far back missed occurrences are caught up, per each schedule's policy (`all`, `latest`)",
+    },
+  },
+  ['db', 'nodeId', 'clock', 'events', 'dbNow', 'log'],
+);
+
+/** Defaults of CronMaterializerConfig, from its declaration. */
+export const CRON_DEFAULTS = CRON.defaults;
+export const MATERIALIZER_OPTIONS = CRON.names;
 
 /**
  * Turns due cron occurrences into job rows, on every node that runs one.
@@ -109,16 +120,16 @@ export class CronMaterializer {
   private readonly db: Db;
 
   constructor(config: CronMaterializerConfig) {
-    checkComponentOptions(config, MATERIALIZER_OPTIONS, 'CronMaterializer');
+    validateDeclared(CRON, config);
     this.db = config.db;
     if (typeof config.nodeId !== 'string' || config.nodeId === '') throw new ValidationError('nodeId', 'expected a non-empty string');
     this.nodeId = config.nodeId;
     this.clock = config.clock;
     this.events = config.events;
-    this.tickMs = validateInt(config.tickMs ?? CRON_DEFAULTS.tickMs, 'tickMs', 1);
-    this.lookaheadMs = validateInt(config.lookaheadMs ?? CRON_DEFAULTS.lookaheadMs, 'lookaheadMs', 1);
-    this.maxSkewMs = validateInt(config.maxSkewMs ?? CRON_DEFAULTS.maxSkewMs, 'maxSkewMs', 0);
-    this.catchUpWindowMs = validateInt(config.catchUpWindowMs ?? CRON_DEFAULTS.catchUpWindowMs, 'catchUpWindowMs', 0, MAX_CATCH_UP_WINDOW_MS);
+    this.tickMs = config.tickMs ?? CRON.defaults.tickMs;
+    this.lookaheadMs = config.lookaheadMs ?? CRON.defaults.lookaheadMs;
+    this.maxSkewMs = config.maxSkewMs ?? CRON.defaults.maxSkewMs;
+    this.catchUpWindowMs = config.catchUpWindowMs ?? CRON.defaults.catchUpWindowMs;
     // A node behind by the whole tolerance must still write each row before it
     // is due, on a tick that may come tickMs late.
     if (this.lookaheadMs <= this.tickMs + this.maxSkewMs) {
