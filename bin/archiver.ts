@@ -4,10 +4,11 @@
 // whole ones past retention. Safe to run on several nodes (SKIP LOCKED).
 // Reads DATABASE_URL. SIGTERM/SIGINT: finish the batch in flight and exit 0.
 import { Db } from '../engine/db.ts';
-import { JobArchiver } from '../engine/archive/job-archiver.ts';
+import { ARCHIVER, JobArchiver } from '../engine/archive/job-archiver.ts';
 import { createLogger } from '../engine/log.ts';
-import { databaseUrl, errorText, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter } from './cli-args.ts';
+import { databaseUrl, errorText, exitCodeOf, exitOnHelp, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter } from './cli-args.ts';
 import { HELP } from './help.ts';
+import { readOptionFlags } from './option-flags.ts';
 import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('archiver', HELP.archiver);
@@ -21,10 +22,7 @@ async function main(): Promise<void> {
   const archiver = new JobArchiver({
     db,
     log,
-    archiveAfterMs: intFlag(values, 'archive-after-ms'),
-    retentionDays: intFlag(values, 'retention-days', 1),
-    batchSize: intFlag(values, 'batch-size', 1),
-    intervalMs: intFlag(values, 'interval-ms', 1),
+    ...readOptionFlags(ARCHIVER, values),
   });
   await requireMigrated(db, log);
   // Once: Ctrl-C under npm run arrives twice (from the terminal and from npm).

@@ -1,12 +1,14 @@
 // Every command's flags and environment, declared once: each script parses with parserOptions(HELP.x.flags) and
 // prints usageText('x', HELP.x), so what a command accepts and what its --help explains cannot drift apart.
-// Defaults are read from the engine's own constants, not retyped.
+// A component option's flag (--lease-ms, --tick-ms...) is not written here: optionFlags() derives it, its help line and
+// its default from the component's declaration (engine/options/declare.ts). What is here are the flags that are not
+// component options; their defaults are read from the engine's own constants, not retyped.
 import { CRON } from '../engine/cron/materializer.ts';
 import { DASHBOARD_DEFAULTS } from '../engine/dashboard/server.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
-import { ARCHIVE_DEFAULTS } from '../engine/archive/job-archiver.ts';
-import { PRUNER_DEFAULTS } from '../engine/effects/pruner.ts';
-import { RELAY_DEFAULTS } from '../engine/effects/relay.ts';
+import { ARCHIVER } from '../engine/archive/job-archiver.ts';
+import { PRUNER } from '../engine/effects/pruner.ts';
+import { RELAY } from '../engine/effects/relay.ts';
 import { WORKER } from '../engine/worker/options.ts';
 import { optionFlags } from './option-flags.ts';
 import type { CommandHelp, FlagTable } from './usage.ts';
@@ -30,11 +32,6 @@ const HARNESS_ENV = {
 const METRICS = {
   'metrics-port': { type: 'string', value: 'N', help: 'serve Prometheus /metrics on this port (default: off; 0 picks a free one, named in the log)' },
   'metrics-host': { type: 'string', value: 'ADDR', help: 'interface for /metrics (default 127.0.0.1)' },
-} as const satisfies FlagTable;
-
-const BACKOFF = {
-  'backoff-base-ms': { type: 'string', value: 'N', help: `first retry ceiling; attempt n waits random(0, min(cap, base x 2^(n-1))) (default ${DEFAULTS.backoffBaseMs})` },
-  'backoff-cap-ms': { type: 'string', value: 'N', help: `largest retry ceiling (default ${DEFAULTS.backoffCapMs})` },
 } as const satisfies FlagTable;
 
 const SEED = { type: 'string', value: 'N', help: 'seed of the retry jitter, for a replay (default: random, printed in the start line)' } as const;
@@ -166,15 +163,11 @@ export const HELP = {
     flags: {
       deliver: { type: 'string', value: '<module>', help: 'required: a module exporting deliver (or a default) as (row, ctx) => Promise, or a function returning one' },
       topics: { type: 'string', value: 'a,b', help: 'deliver only these topics (default: all)' },
-      'batch-size': { type: 'string', value: 'N', help: `rows claimed per pass (default ${RELAY_DEFAULTS.batchSize})` },
-      'poll-ms': { type: 'string', value: 'N', help: `poll interval when idle (default ${RELAY_DEFAULTS.pollMs})` },
-      'lease-ms': { type: 'string', value: 'N', help: `how long a claimed row is this relay's before another may take it (default ${RELAY_DEFAULTS.leaseMs})` },
-      'delivery-timeout-ms': { type: 'string', value: 'N', help: `one delivery's time limit; ctx.signal aborts past it (default ${RELAY_DEFAULTS.deliveryTimeoutMs})` },
-      ...BACKOFF,
+      ...optionFlags(RELAY),
       'relay-id': { type: 'string', value: 'ID', help: "this relay's name in leases and logs (default host:pid:random)" },
       seed: SEED,
-      'retention-ms': { type: 'string', value: 'N', help: `also prune dedup keys and delivered rows older than this (default: no pruning; the pruner's own default is ${PRUNER_DEFAULTS.retentionMs})` },
-      'prune-interval-ms': { type: 'string', value: 'N', help: `with --retention-ms: how often to prune (default ${PRUNER_DEFAULTS.intervalMs})` },
+      'retention-ms': { type: 'string', value: 'N', help: `also prune dedup keys and delivered rows older than this (default: no pruning; the pruner's own default is ${PRUNER.defaults.retentionMs})` },
+      ...optionFlags(PRUNER),
     },
     env: STD_ENV,
   },
@@ -182,10 +175,7 @@ export const HELP = {
     synopsis: '[flags]',
     intro: 'Moves done jobs into the day-partitioned stampede.job_history, creates partitions ahead and drops whole days past\nretention. Safe on several nodes (SKIP LOCKED). SIGTERM/SIGINT: finish the batch in flight, exit 0.',
     flags: {
-      'archive-after-ms': { type: 'string', value: 'N', help: `archive a job this long after it finished (default ${ARCHIVE_DEFAULTS.archiveAfterMs})` },
-      'retention-days': { type: 'string', value: 'N', help: `keep this many days of history; older partitions are dropped (default ${ARCHIVE_DEFAULTS.retentionDays})` },
-      'batch-size': { type: 'string', value: 'N', help: `jobs moved per transaction (default ${ARCHIVE_DEFAULTS.batchSize})` },
-      'interval-ms': { type: 'string', value: 'N', help: `how often it runs (default ${ARCHIVE_DEFAULTS.intervalMs})` },
+      ...optionFlags(ARCHIVER),
     },
     env: STD_ENV,
   },

@@ -6,14 +6,15 @@
 // deliveries in flight, exit 0.
 import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
-import { Pruner } from '../engine/effects/pruner.ts';
-import { OutboxRelay, type Deliver } from '../engine/effects/relay.ts';
+import { Pruner, PRUNER } from '../engine/effects/pruner.ts';
+import { OutboxRelay, RELAY, type Deliver } from '../engine/effects/relay.ts';
 import { Events, type EventName } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
 import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 import { HELP } from './help.ts';
+import { readOptionFlags } from './option-flags.ts';
 import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('relay', HELP.relay);
@@ -42,20 +43,15 @@ async function main(): Promise<void> {
   if (send) {
     for (const name of FORWARDED) events.on(name, (payload) => send(eventMessage(name, payload, systemClock.now())));
   }
-  const batchSize = intFlag(values, 'batch-size', 1);
-  const db = new Db({ connectionString: url, maxConnections: Math.min(50, (batchSize ?? 20) + 2), applicationName: 'stampede:relay' });
+  const tuning = readOptionFlags(RELAY, values);
+  const db = new Db({ connectionString: url, maxConnections: Math.min(50, (tuning.batchSize ?? RELAY.defaults.batchSize) + 2), applicationName: 'stampede:relay' });
   const seed = values.seed ?? String(randomSeed());
   const rng = new SeededRng(seed);
   const relay = new OutboxRelay({
     db,
     deliver,
     topics: values.topics?.split(','),
-    batchSize,
-    pollMs: intFlag(values, 'poll-ms', 1),
-    leaseMs: intFlag(values, 'lease-ms', 1),
-    deliveryTimeoutMs: intFlag(values, 'delivery-timeout-ms', 1),
-    backoffBaseMs: intFlag(values, 'backoff-base-ms'),
-    backoffCapMs: intFlag(values, 'backoff-cap-ms'),
+    ...tuning,
     relayId: values['relay-id'],
     rng: rng.fork('relay'),
     events,
@@ -65,7 +61,7 @@ async function main(): Promise<void> {
   const pruner =
     retentionMs === undefined
       ? undefined
-      : new Pruner({ db, retentionMs, intervalMs: intFlag(values, 'prune-interval-ms', 1), events, log: log.child('pruner') });
+      : new Pruner({ db, retentionMs, ...readOptionFlags(PRUNER, values), events, log: log.child('pruner') });
   await requireMigrated(db, log);
   let stopping = false;
   const shutdown = async () => {

@@ -1,36 +1,15 @@
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { ValidationError } from '../errors.ts';
-import { checkComponentOptions, keysOf } from '../validate.ts';
+import { declareOptions, validateDeclared } from '../options/declare.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
 
 export const archiveQueries = loadQueries(new URL('./archive.sql', import.meta.url), ['CreatePartitions', 'DropPartitions', 'ArchiveBatch'] as const);
 const q = archiveQueries;
 
-/** Defaults of the archiver; units in the names. */
-export const ARCHIVE_DEFAULTS = {
-  /**
-   * A done job stays in stampede.jobs this long after it finished, then moves
-   * to stampede.job_history. This is also the idempotency window: once a job
-   * is archived, enqueueing its key again creates a new job. 1 hour.
-   */
-  archiveAfterMs: 60 * 60_000,
-  /** Rows per move statement: big enough to amortise a commit, small enough to hold few locks briefly. */
-  batchSize: 5_000,
-  /** Batches per pass at most, so one pass cannot hold the loop (or the WAL) for long. */
-  maxBatchesPerRun: 50,
-  /** Period between passes. */
-  intervalMs: 60_000,
-  /** History is kept this many whole days (UTC), then its day partition is dropped. */
-  retentionDays: 7,
-  /** Day partitions created ahead of today, so midnight never finds no partition. */
-  partitionsAheadDays: 2,
-} as const;
-
 export interface JobArchiverOptions {
   db: Db;
-  /** See ARCHIVE_DEFAULTS for each default. */
+  /** See ARCHIVER (below) for each one's meaning and default. */
   archiveAfterMs?: number;
   batchSize?: number;
   maxBatchesPerRun?: number;
@@ -52,26 +31,31 @@ export interface ArchivePass {
   partitionsDropped: string[];
 }
 
-function checkInt(value: number | undefined, field: string, min: number): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new ValidationError(field, `${String(value)} is not an integer >= ${min}`);
-  }
-}
+/** The archiver's options, declared once (engine/options/declare.ts derives the rest). */
+export const ARCHIVER = declareOptions<JobArchiverOptions>()(
+  'JobArchiver',
+  {
+    archiveAfterMs: {
+      type: 'int', min: 0, unit: 'ms', default: 60 * 60_000, flag: 'archive-after-ms',
+      doc: 'archive a done job this long after it finished',
+      note: 'also the idempotency window: once a job is archived, enqueueing its key again creates a new job',
+    },
+    retentionDays: { type: 'int', min: 1, unit: 'days', default: 7, flag: 'retention-days', doc: 'keep this many whole days (UTC) of history; older day partitions are dropped' },
+    batchSize: { type: 'int', min: 1, unit: 'rows', default: 5_000, flag: 'batch-size', doc: 'jobs moved per transaction' },
+    maxBatchesPerRun: { type: 'int', min: 1, unit: 'batches', default: 50, doc: 'batches per pass at most, so one pass cannot hold the loop (or the WAL) for long' },
+    intervalMs: { type: 'int', min: 1, unit: 'ms', default: 60_000, flag: 'interval-ms', doc: 'period between passes' },
+    partitionsAheadDays: { type: 'int', min: 1, unit: 'days', default: 2, doc: 'day partitions created ahead of today, so midnight never finds no partition' },
+  },
+  ['db', 'clock', 'log', 'onPass'],
+);
 
-export const ARCHIVER_OPTIONS = keysOf<JobArchiverOptions>()([
-  'db', 'archiveAfterMs', 'batchSize', 'maxBatchesPerRun', 'intervalMs', 'retentionDays', 'partitionsAheadDays', 'clock', 'log', 'onPass',
-]);
+/** Defaults of the archiver, from its declaration; units in the names. */
+export const ARCHIVE_DEFAULTS = ARCHIVER.defaults;
+export const ARCHIVER_OPTIONS = ARCHIVER.names;
 
 /** Checks options before anything touches the database; throws ValidationError naming the field. */
 export function validateArchiverOptions(o: JobArchiverOptions): void {
-  checkComponentOptions(o, ARCHIVER_OPTIONS, 'JobArchiver');
-  checkInt(o.archiveAfterMs, 'archiveAfterMs', 0);
-  checkInt(o.batchSize, 'batchSize', 1);
-  checkInt(o.maxBatchesPerRun, 'maxBatchesPerRun', 1);
-  checkInt(o.intervalMs, 'intervalMs', 1);
-  checkInt(o.retentionDays, 'retentionDays', 1);
-  checkInt(o.partitionsAheadDays, 'partitionsAheadDays', 1);
+  validateDeclared(ARCHIVER, o);
 }
 
 /**

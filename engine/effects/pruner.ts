@@ -1,7 +1,6 @@
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { ValidationError } from '../errors.ts';
-import { checkComponentOptions, keysOf } from '../validate.ts';
+import { declareOptions, validateDeclared } from '../options/declare.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadQueries } from '../sql.ts';
@@ -29,23 +28,27 @@ export interface PrunerOptions {
   log?: Logger;
 }
 
-export const PRUNER_DEFAULTS = {
-  retentionMs: 7 * 24 * 3600_000,
-  batchSize: 1_000,
-  intervalMs: 60_000,
-} as const;
+/** The pruner's options, declared once (engine/options/declare.ts derives the rest). */
+export const PRUNER = declareOptions<PrunerOptions>()(
+  'Pruner',
+  {
+    retentionMs: {
+      type: 'int', min: 1, unit: 'ms', default: 7 * 24 * 3600_000,
+      doc: 'how long a dedup key and a delivered outbox row are kept',
+      note: 'a replay of a job older than this runs its effect again: keep it above attempts x backoff cap + lease, and above how long an upstream may resend a key',
+    },
+    batchSize: { type: 'int', min: 1, unit: 'rows', default: 1_000, doc: 'rows deleted per statement; short statements keep locks and WAL bursts small' },
+    intervalMs: { type: 'int', min: 1, unit: 'ms', default: 60_000, flag: 'prune-interval-ms', doc: 'period between prune passes' },
+  },
+  ['db', 'clock', 'events', 'log'],
+);
 
-export const PRUNER_OPTIONS = keysOf<PrunerOptions>()(['db', 'retentionMs', 'batchSize', 'intervalMs', 'clock', 'events', 'log']);
+export const PRUNER_DEFAULTS = PRUNER.defaults;
+export const PRUNER_OPTIONS = PRUNER.names;
 
 /** Checks a pruner's options; throws ValidationError naming the field. */
 export function validatePrunerOptions(o: PrunerOptions): void {
-  checkComponentOptions(o, PRUNER_OPTIONS, 'Pruner');
-  for (const f of ['retentionMs', 'batchSize', 'intervalMs'] as const) {
-    const v = o[f];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 1)) {
-      throw new ValidationError(f, `${String(v)} is not a positive integer${f === 'batchSize' ? '' : ' of milliseconds'}`);
-    }
-  }
+  validateDeclared(PRUNER, o);
 }
 
 /**
@@ -64,7 +67,7 @@ export class Pruner {
       clock: options.clock ?? systemClock,
       log: options.log ?? createLogger('pruner'),
       what: 'prune pass',
-      intervalMs: options.intervalMs ?? PRUNER_DEFAULTS.intervalMs,
+      intervalMs: options.intervalMs ?? PRUNER.defaults.intervalMs,
       runOnce: () => this.runOnce(),
     });
   }
@@ -79,8 +82,8 @@ export class Pruner {
 
   /** One pass: deletes everything past the retention, batch by batch. Returns what it deleted. */
   async runOnce(): Promise<{ effectKeys: number; outboxRows: number }> {
-    const retentionMs = this.options.retentionMs ?? PRUNER_DEFAULTS.retentionMs;
-    const batch = this.options.batchSize ?? PRUNER_DEFAULTS.batchSize;
+    const retentionMs = this.options.retentionMs ?? PRUNER.defaults.retentionMs;
+    const batch = this.options.batchSize ?? PRUNER.defaults.batchSize;
     const drain = async (sql: string) => {
       let total = 0;
       for (;;) {

@@ -1,12 +1,13 @@
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { DEFAULTS } from '../defaults.ts';
 import { coerceError, ValidationError } from '../errors.ts';
 import { Events } from '../events.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
-import { checkComponentOptions, keysOf, validateQueueName } from '../validate.ts';
+import { declareOptions, validateDeclared } from '../options/declare.ts';
+import { validateQueueName } from '../validate.ts';
+import { WORKER } from '../worker/options.ts';
 import { PeriodicLoop } from '../periodic.ts';
 import { retryDelayMs } from '../worker/backoff.ts';
 import { outboxQueries as q, type OutboxRow } from './outbox.ts';
@@ -53,39 +54,39 @@ export interface OutboxRelayOptions {
   log?: Logger;
 }
 
-export const RELAY_DEFAULTS = {
-  batchSize: 20,
-  pollMs: 1_000,
-  leaseMs: 30_000,
-  deliveryTimeoutMs: 10_000,
-} as const;
+/** The relay's options, declared once (engine/options/declare.ts derives the rest). */
+export const RELAY = declareOptions<OutboxRelayOptions>()(
+  'OutboxRelay',
+  {
+    batchSize: { type: 'int', min: 1, unit: 'rows', default: 20, flag: 'batch-size', doc: 'rows claimed per pass, delivered concurrently' },
+    pollMs: { type: 'int', min: 1, unit: 'ms', default: 1_000, flag: 'poll-ms', doc: 'sleep between passes that found less than a full batch' },
+    leaseMs: {
+      type: 'int', min: 1, unit: 'ms', default: 30_000, flag: 'lease-ms',
+      doc: "how long a claimed row is this relay's before another may take it", note: 'must exceed deliveryTimeoutMs',
+    },
+    deliveryTimeoutMs: { type: 'int', min: 1, unit: 'ms', default: 10_000, flag: 'delivery-timeout-ms', doc: "one delivery's time limit; ctx.signal aborts past it" },
+    backoffBaseMs: {
+      type: 'ms', zero: true, unit: 'ms', default: WORKER.defaults.backoffBaseMs, flag: 'backoff-base-ms',
+      doc: 'retry ceiling after the first failed delivery (full jitter, as the worker)',
+    },
+    backoffCapMs: { type: 'ms', zero: true, unit: 'ms', default: WORKER.defaults.backoffCapMs, flag: 'backoff-cap-ms', doc: 'largest retry ceiling' },
+  },
+  ['db', 'deliver', 'topics', 'relayId', 'clock', 'rng', 'events', 'log'],
+);
 
-function positiveInt(value: unknown, field: string): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new ValidationError(field, `${String(value)} is not a positive integer`);
-  }
-}
-
-export const RELAY_OPTIONS = keysOf<OutboxRelayOptions>()([
-  'db', 'deliver', 'topics', 'batchSize', 'pollMs', 'leaseMs', 'deliveryTimeoutMs', 'backoffBaseMs', 'backoffCapMs', 'relayId', 'clock', 'rng', 'events', 'log',
-]);
+export const RELAY_DEFAULTS = RELAY.defaults;
+export const RELAY_OPTIONS = RELAY.names;
 
 /** Checks a relay's options before it touches the database; throws ValidationError naming the field. */
 export function validateRelayOptions(o: OutboxRelayOptions): void {
-  checkComponentOptions(o, RELAY_OPTIONS, 'OutboxRelay');
+  validateDeclared(RELAY, o);
   if (typeof o.deliver !== 'function') throw new ValidationError('deliver', 'expected a function (row, ctx) => Promise<void>');
   if (o.topics !== undefined) {
     if (!Array.isArray(o.topics) || o.topics.length === 0) throw new ValidationError('topics', 'expected a non-empty array of topic names (omit it for all topics)');
     o.topics.forEach((t, i) => validateQueueName(t, `topics[${i}]`));
   }
-  for (const f of ['batchSize', 'pollMs', 'leaseMs', 'deliveryTimeoutMs'] as const) positiveInt(o[f], f);
-  for (const f of ['backoffBaseMs', 'backoffCapMs'] as const) {
-    const v = o[f];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) throw new ValidationError(f, `${String(v)} is not a non-negative number of milliseconds`);
-  }
-  const leaseMs = o.leaseMs ?? RELAY_DEFAULTS.leaseMs;
-  const timeoutMs = o.deliveryTimeoutMs ?? RELAY_DEFAULTS.deliveryTimeoutMs;
+  const leaseMs = o.leaseMs ?? RELAY.defaults.leaseMs;
+  const timeoutMs = o.deliveryTimeoutMs ?? RELAY.defaults.deliveryTimeoutMs;
   if (timeoutMs >= leaseMs) {
     throw new ValidationError('deliveryTimeoutMs', `${timeoutMs} must be below leaseMs (${leaseMs}), or a slow delivery's row is sent again while it is still in flight`);
   }
@@ -118,12 +119,12 @@ export class OutboxRelay {
     this.log = (options.log ?? createLogger('relay')).child(this.id);
     this.events = options.events ?? new Events((err, event) => this.log.warn('event listener threw', { event, error: String(err) }));
     this.topics = options.topics ?? null;
-    const batch = options.batchSize ?? RELAY_DEFAULTS.batchSize;
+    const batch = options.batchSize ?? RELAY.defaults.batchSize;
     this.loop = new PeriodicLoop({
       clock: this.clock,
       log: this.log,
       what: 'relay pass',
-      intervalMs: options.pollMs ?? RELAY_DEFAULTS.pollMs,
+      intervalMs: options.pollMs ?? RELAY.defaults.pollMs,
       runOnce: () => this.runOnce(),
       again: (claimed) => claimed === batch, // a full batch: probably more due
     });
@@ -141,8 +142,8 @@ export class OutboxRelay {
   /** One pass: claims up to batchSize due rows and delivers them. Returns how many it claimed. */
   async runOnce(): Promise<number> {
     const o = this.options;
-    const batch = o.batchSize ?? RELAY_DEFAULTS.batchSize;
-    const leaseMs = o.leaseMs ?? RELAY_DEFAULTS.leaseMs;
+    const batch = o.batchSize ?? RELAY.defaults.batchSize;
+    const leaseMs = o.leaseMs ?? RELAY.defaults.leaseMs;
     const res = await o.db.query(q.ClaimIntents, [batch, leaseMs, this.id, this.topics]);
     const deliveries: Promise<void>[] = [];
     for (const r of res.rows) {
@@ -159,7 +160,7 @@ export class OutboxRelay {
   private async deliverOne(r: any): Promise<void> {
     const row: OutboxRow = { id: r.id, topic: r.topic, key: r.key, payload: r.payload, attempts: r.attempts, maxAttempts: r.max_attempts, createdAt: r.created_at };
     const started = this.clock.now();
-    const timeoutMs = this.options.deliveryTimeoutMs ?? RELAY_DEFAULTS.deliveryTimeoutMs;
+    const timeoutMs = this.options.deliveryTimeoutMs ?? RELAY.defaults.deliveryTimeoutMs;
     const abort = new AbortController();
     const timer = new AbortController();
     this.clock.sleep(timeoutMs, timer.signal).then(
@@ -196,7 +197,7 @@ export class OutboxRelay {
   private async recordFailure(row: OutboxRow, leaseToken: string, thrown: unknown): Promise<void> {
     const err = coerceError(thrown);
     const message = `${err.name}: ${err.message}`;
-    const policy = { baseMs: this.options.backoffBaseMs ?? DEFAULTS.backoffBaseMs, capMs: this.options.backoffCapMs ?? DEFAULTS.backoffCapMs };
+    const policy = { baseMs: this.options.backoffBaseMs ?? RELAY.defaults.backoffBaseMs, capMs: this.options.backoffCapMs ?? RELAY.defaults.backoffCapMs };
     const delayMs = retryDelayMs(row.attempts, policy, this.rng);
     const res = await this.options.db.query(q.FailDelivery, [row.id, leaseToken, message, delayMs]);
     const after = res.rows[0];
