@@ -4,6 +4,8 @@ import { importUserModule } from '../engine/load-module.ts';
 import { validateSchedule, type ScheduleInput } from '../engine/cron/schedule.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ValidationError } from '../engine/errors.ts';
+import { checkOption } from '../engine/options/declare.ts';
+import { refuseHeartbeatNotBelowLease, WORKER } from '../engine/worker/options.ts';
 import { isMutantName, MUTANTS, type MutantName } from './mutants/index.ts';
 import { CHECKERS, isCheckerName, resolveBounds, type BoundsOf, type CheckerName } from './checkers/index.ts';
 import { planFaults, validateFaults, type FaultAction, type FaultSpec } from './faults/plan.ts';
@@ -279,19 +281,18 @@ function validateDownstream(s: Scenario, f: (path: string) => string): void {
 }
 
 const ENGINE_KEYS = Object.keys(BASE_SCENARIO.engine) as (keyof EngineSettings)[];
+const WORKER_SETTINGS = ENGINE_KEYS.filter((k): k is keyof EngineSettings & keyof typeof WORKER.options => Object.hasOwn(WORKER.options, k));
 
 function validateEngine(e: Partial<EngineSettings>, field: string, partial: boolean): void {
   if (!isPlainObject(e)) throw new ValidationError(field, `expected an object of engine options, got ${show(e)}`);
   onlyKeys(e, ENGINE_KEYS, field);
-  const has = (k: keyof EngineSettings) => !partial || e[k] !== undefined;
-  for (const k of ['leaseMs', 'pollMs', 'agingMs', 'rescueIntervalMs'] as const) if (has(k)) positive(e[k], `${field}.${k}`);
-  for (const k of ['heartbeatMs', 'backoffBaseMs', 'backoffCapMs'] as const) if (has(k)) nonNegative(e[k], `${field}.${k}`);
-  if (has('maxAttempts')) int(e.maxAttempts, `${field}.maxAttempts`, 1);
-  if (has('maxCrashes')) int(e.maxCrashes, `${field}.maxCrashes`, 1);
-  if (e.timeoutMs !== undefined && e.timeoutMs !== null) positive(e.timeoutMs, `${field}.timeoutMs`);
-  if (e.heartbeatMs && e.leaseMs && e.heartbeatMs >= e.leaseMs) {
-    throw new ValidationError(`${field}.heartbeatMs`, `expected below leaseMs (${e.leaseMs}) so a renewal lands before the lease ends, got ${e.heartbeatMs}; 0 turns heartbeats off`);
+  // The worker's own options are judged by the worker's declaration and its heartbeat rule, not restated here.
+  for (const k of WORKER_SETTINGS) {
+    const v = e[k];
+    if (v === undefined ? !partial : v !== null) checkOption(WORKER.options[k], v, `${field}.${k}`);
   }
+  if (!partial || e.maxAttempts !== undefined) int(e.maxAttempts, `${field}.maxAttempts`, 1);
+  if (e.heartbeatMs && e.leaseMs) refuseHeartbeatNotBelowLease(`${field}.heartbeatMs`, e.heartbeatMs, e.leaseMs);
   if (e.mutant !== undefined && e.mutant !== null && !isMutantName(e.mutant)) {
     throw new ValidationError(`${field}.mutant`, `expected null or one of ${Object.keys(MUTANTS).join(', ')}, got ${show(e.mutant)}`);
   }
@@ -343,6 +344,16 @@ function validatePreload(s: Scenario, field: string): void {
       if (p.dueInS.toS < p.dueInS.fromS) throw new ValidationError(`${at}.dueInS.toS`, `expected >= fromS (${p.dueInS.fromS}), got ${p.dueInS.toS}`);
     }
   });
+}
+
+/**
+ * The settings a worker process is given by its flags (optionArgv(WORKER, ...) turns them into arguments):
+ * all but the attempt budget (given to each job at enqueue), the mutant (it picks the script) and
+ * rescueIntervalMs, which `stampede worker` has no flag for, so a worker process rescues at the default period.
+ */
+export function workerFlagSettings(e: EngineSettings): Omit<EngineSettings, 'maxAttempts' | 'mutant' | 'rescueIntervalMs'> {
+  const { maxAttempts: _atEnqueue, mutant: _script, rescueIntervalMs: _noFlag, ...flagged } = e;
+  return flagged;
 }
 
 /** The engine options of worker `index`: the scenario's, with that worker's overrides. */

@@ -85,7 +85,7 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ mix: [{ kind: 'normal', share: 1, colour: 'red' }] }, /^scenario.mix\[0\].colour: is not a field here/);
     bad({ lanes: [{ queue: 'bad queue', priority: 0, share: 1 }] }, /^scenario.lanes\[0\].queue: "bad queue" is not a queue name/);
     bad({ engine: { mutant: 'no-brakes' } }, /^scenario.engine.mutant: expected null or one of no-skip-locked, /);
-    bad({ engine: { leaseMs: 1_000, heartbeatMs: 1_000 } }, /^scenario.engine.heartbeatMs: expected below leaseMs \(1000\)/);
+    bad({ engine: { leaseMs: 1_000, heartbeatMs: 1_000 } }, /^scenario.engine.heartbeatMs: 1000 ms is not shorter than leaseMs \(1000 ms\)/);
     bad({ engine: { lease: 5 } }, /^scenario.engine.lease: is not a field of engine; expected one of leaseMs,/);
     bad({ workers: 1, engineByWorker: [{}, {}] }, 'scenario.engineByWorker: has 2 entries but the scenario runs 1 workers');
     bad({ engineByWorker: [{ maxAttempts: 0 }] }, 'scenario.engineByWorker[0].maxAttempts: expected an integer >= 1, got 0');

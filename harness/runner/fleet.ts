@@ -1,12 +1,14 @@
 import type { Clock } from '../../engine/clock.ts';
 import { Events } from '../../engine/events.ts';
+import { optionArgv } from '../../engine/options/declare.ts';
+import { WORKER } from '../../engine/worker/options.ts';
 import { foldLogLines, type Logger } from '../../engine/log.ts';
 import { resolve } from 'node:path';
 import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
 import { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
-import { BASE_SCENARIO, engineSettingsFor, type Scenario, type SchedulerNode } from '../scenario.ts';
+import { BASE_SCENARIO, engineSettingsFor, workerFlagSettings, type Scenario, type SchedulerNode } from '../scenario.ts';
 import { redCounts } from './metrics-scrape.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
@@ -151,16 +153,7 @@ export class Fleet {
     this.generation.set(slot, gen);
     const args = [
       '--handlers', handlersModule(this.scenario.handlers),
-      '--concurrency', String(this.scenario.concurrency),
-      '--lease-ms', String(e.leaseMs),
-      '--heartbeat-ms', String(e.heartbeatMs),
-      '--poll-ms', String(e.pollMs),
-      '--aging-ms', String(e.agingMs),
-      '--max-crashes', String(e.maxCrashes),
-      '--backoff-base-ms', String(e.backoffBaseMs),
-      '--backoff-cap-ms', String(e.backoffCapMs),
-      ...(e.timeoutMs !== null ? ['--timeout-ms', String(e.timeoutMs)] : []),
-      '--grace-ms', '2000',
+      ...optionArgv(WORKER, { concurrency: this.scenario.concurrency, ...workerFlagSettings(e), shutdownGraceMs: 2000 }),
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
       // /metrics on a port of the system's choosing (the ready message names it): red-metrics reads it.
