@@ -95,7 +95,7 @@ export const WORKER = declareOptions<WorkerOptions>()(
       doc: 'lease renewal period; 0 turns heartbeats off',
       note: "a period not shorter than the queue's lease is refused (`ValidationError`), since every lease would run out between two renewals",
     },
-    timeoutMs: { type: 'ms', unit: 'ms', defaultText: 'none', perQueue: true, flag: 'timeout-ms', doc: "a handler's time limit; past it the attempt fails with JobTimeoutError and ctx.signal aborts" },
+    timeoutMs: { type: 'ms', unit: 'ms', defaultText: 'none', perQueue: true, flag: 'timeout-ms', doc: 'a handler running longer fails the attempt with JobTimeoutError, and ctx.signal aborts' },
     backoffBaseMs: {
       type: 'ms', zero: true, unit: 'ms', default: 1_000, perQueue: true, flag: 'backoff-base-ms',
       doc: 'first retry ceiling; attempt n waits random(0, min(cap, base x 2^(n-1)))',
