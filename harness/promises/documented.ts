@@ -1,16 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { ARCHIVER_OPTIONS } from '../../engine/archive/job-archiver.ts';
 import { JOB_VERBS } from '../../engine/control/decide.ts';
-import { MATERIALIZER_OPTIONS } from '../../engine/cron/materializer.ts';
 import { CATCH_UP_POLICIES, DST_POLICIES } from '../../engine/cron/policy.ts';
 import { VERBS as DASHBOARD_VERBS } from '../../engine/dashboard/actions.ts';
 import { DASHBOARD_DEFAULTS } from '../../engine/dashboard/server.ts';
-import { PRUNER_OPTIONS } from '../../engine/effects/pruner.ts';
-import { RELAY_OPTIONS } from '../../engine/effects/relay.ts';
 import { ENQUEUE_OPTIONS } from '../../engine/enqueue.ts';
+import { DECLARATIONS } from '../../engine/options/all.ts';
 import { QUEUE_STATE_SAMPLER_DEFAULTS } from '../../engine/metrics/queue-state-sampler.ts';
-import { WORKER_OPTIONS } from '../../engine/worker/options.ts';
-import { RESCUER_OPTIONS } from '../../engine/worker/rescuer.ts';
 
 /**
  * The documented surface the ledger must cover, derived from the code and the
@@ -25,27 +20,22 @@ const behavioural = (component: string, names: readonly string[]) => names.filte
 
 /**
  * Every option whose effect the documentation promises, as `Component.option`.
- * Component option lists are the validators' own (an option a component
- * accepts is documented in docs/configuration.md or its component's doc).
+ * Component option lists are the declarations' own (engine/options/all.ts;
+ * each is tabled in docs/configuration.md, generated from it).
  * Queue limits and the attempt budget per queue are columns, not options of
  * a class: they are set by setQueueLimits and setQueueMaxAttempts.
  */
 export function documentedOptions(): string[] {
   return [
-    ...behavioural('Worker', WORKER_OPTIONS),
+    ...DECLARATIONS.flatMap((d) => behavioural(d.component, d.names)),
     'Db.preparedStatements',
-    ...behavioural('LeaseRescuer', RESCUER_OPTIONS),
     ...behavioural('enqueue', ENQUEUE_OPTIONS),
     'Queue.maxInFlight',
     'Queue.maxStartsPerSecond',
     'Queue.maxAttempts',
-    ...behavioural('CronMaterializer', MATERIALIZER_OPTIONS),
     'Schedule.timezone',
     ...DST_POLICIES.map((p) => `Schedule.dstPolicy=${p}`),
     ...CATCH_UP_POLICIES.map((p) => `Schedule.catchUp=${p}`),
-    ...behavioural('OutboxRelay', RELAY_OPTIONS),
-    ...behavioural('Pruner', PRUNER_OPTIONS),
-    ...behavioural('JobArchiver', ARCHIVER_OPTIONS),
     ...behavioural('QueueStateSampler', Object.keys(QUEUE_STATE_SAMPLER_DEFAULTS)),
     ...behavioural('Dashboard', Object.keys(DASHBOARD_DEFAULTS)),
   ];
