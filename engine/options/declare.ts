@@ -5,7 +5,7 @@
 // would do the same for a runtime dependency; these options are numbers and booleans with bounds, and the
 // messages must stay the engine's ("field: value is not ..."), so a hundred lines of our own serve better.
 import { ValidationError } from '../errors.ts';
-import { checkComponentOptions, refuseUnknownKeys, validateInt } from '../validate.ts';
+import { checkComponentOptions, validateInt } from '../validate.ts';
 
 interface Described {
   /** What it does, in one line: the --help line and the docs table's meaning. */
@@ -114,11 +114,6 @@ export function checkOptions(decl: OptionsDeclaration, o: object, prefix = '', o
 export function validateDeclared(decl: OptionsDeclaration, o: unknown): void {
   checkComponentOptions(o, decl.names, decl.component);
   checkOptions(decl, o as object);
-}
-
-/** The keys of a partial object that the declaration does not take, refused with the list it does. */
-export function refuseUndeclared(decl: OptionsDeclaration, o: object, field: (key: string) => string, what: string, keys = decl.names): void {
-  refuseUnknownKeys(o, keys, field, what);
 }
 
 /** The default as the --help and the docs show it: the words of a computed one, or the value. */
