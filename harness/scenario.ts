@@ -104,6 +104,17 @@ export interface SchedulerNode {
   catchUpWindowMs?: number;
 }
 
+/**
+ * The materializer options the fleet starts a scheduler node with (bin/scheduler.ts's flags; cron-facts judges by
+ * the same): a fast tick, a skew tolerance well past the node's skew, and a lookahead past tick + tolerance, which
+ * the materializer requires (a node behind by the tolerance must still write each row before it is due).
+ */
+export function schedulerNodeOptions(n: SchedulerNode): { tickMs: number; maxSkewMs: number; lookaheadMs: number; catchUpWindowMs: number | undefined } {
+  const tickMs = 500;
+  const maxSkewMs = Math.max(120_000, Math.abs(n.skewMs) * 2);
+  return { tickMs, maxSkewMs, lookaheadMs: n.lookaheadMs ?? maxSkewMs + tickMs + 10_000, catchUpWindowMs: n.catchUpWindowMs };
+}
+
 /** The worker options a scenario sets (names as in engine/worker/options.ts), plus the attempt budget given at enqueue. */
 export interface EngineSettings {
   leaseMs: number;

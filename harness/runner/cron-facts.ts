@@ -1,16 +1,14 @@
 import type { FaultAction } from '../faults/plan.ts';
 import type { HistoryEvent } from '../history.ts';
 import { oracleKey, oracleMaterialized, oracleOccurrences, type OracleSchedule } from '../oracle/cron-walk.ts';
-import type { Scenario } from '../scenario.ts';
+import { CRON } from '../../engine/cron/materializer.ts';
+import { schedulerNodeOptions, type Scenario } from '../scenario.ts';
 
-/** The materializer's default tolerance and lookahead as the fleet starts a node (harness/runner/fleet.ts). */
-function lookaheadOf(s: Scenario, index: number): number {
-  const n = s.scheduler.nodes[index];
-  return n.lookaheadMs ?? Math.max(120_000, Math.abs(n.skewMs) * 2) + 500 + 10_000;
-}
+/** A node's lookahead as the fleet starts it (schedulerNodeOptions). */
+const lookaheadOf = (s: Scenario, index: number): number => schedulerNodeOptions(s.scheduler.nodes[index]).lookaheadMs;
 
-/** The engine's default catch-up window (one hour), for nodes that do not set one. */
-const DEFAULT_CATCH_UP_WINDOW_MS = 3_600_000;
+/** The engine's default catch-up window, for nodes that do not set one. */
+const DEFAULT_CATCH_UP_WINDOW_MS = CRON.defaults.catchUpWindowMs;
 /** Rows a healthy node has surely written ahead of the load's end: far below every node's lookahead (>= 130 s by default). */
 const SURELY_AHEAD_MS = 60_000;
 /** Anything on schedule up to this far past the end may exist (the furthest a node ahead writes). */

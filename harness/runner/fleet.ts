@@ -1,4 +1,5 @@
 import type { Clock } from '../../engine/clock.ts';
+import { CRON } from '../../engine/cron/materializer.ts';
 import { Events } from '../../engine/events.ts';
 import { optionArgv } from '../../engine/options/declare.ts';
 import { WORKER } from '../../engine/worker/options.ts';
@@ -8,7 +9,7 @@ import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
 import { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
-import { BASE_SCENARIO, engineSettingsFor, workerFlagSettings, type Scenario, type SchedulerNode } from '../scenario.ts';
+import { BASE_SCENARIO, engineSettingsFor, schedulerNodeOptions, workerFlagSettings, type Scenario, type SchedulerNode } from '../scenario.ts';
 import { redCounts } from './metrics-scrape.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 
@@ -222,11 +223,6 @@ export class Fleet {
   private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {
     const node = `scheduler-${index}`;
     const skewMs = settings.skewMs;
-    const tickMs = 500;
-    const maxSkewMs = Math.max(120_000, Math.abs(skewMs) * 2);
-    // The materializer refuses a lookahead that does not exceed tick + tolerance (a node behind by the
-    // tolerance must still write each row before it is due), so the default follows the tolerance.
-    const lookaheadMs = settings.lookaheadMs ?? maxSkewMs + tickMs + 10_000;
     const mutant = this.scenario.engine.mutant;
     const broken = mutantRunsIn(mutant) === 'scheduler';
     const proc = new NodeProcess({
@@ -234,10 +230,7 @@ export class Fleet {
       args: [
         ...(broken ? ['--mutant', mutant!] : []),
         '--node-id', node,
-        '--tick-ms', String(tickMs),
-        '--max-skew-ms', String(maxSkewMs),
-        '--lookahead-ms', String(lookaheadMs),
-        ...(settings.catchUpWindowMs !== undefined ? ['--catch-up-window-ms', String(settings.catchUpWindowMs)] : []),
+        ...optionArgv(CRON, schedulerNodeOptions(settings)),
       ],
       env: { DATABASE_URL: this.url, STAMPEDE_CLOCK_SKEW_MS: String(skewMs), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
       stderr: 'lines',
