@@ -53,11 +53,6 @@ export const ARCHIVER = declareOptions<JobArchiverOptions>()(
 export const ARCHIVE_DEFAULTS = ARCHIVER.defaults;
 export const ARCHIVER_OPTIONS = ARCHIVER.names;
 
-/** Checks options before anything touches the database; throws ValidationError naming the field. */
-export function validateArchiverOptions(o: JobArchiverOptions): void {
-  validateDeclared(ARCHIVER, o);
-}
-
 /**
  * Keeps the hot table small: moves done jobs older than archiveAfterMs into
  * stampede.job_history (partitioned by day), creates the day partitions
@@ -76,7 +71,7 @@ export class JobArchiver {
   private stopController = new AbortController();
 
   constructor(private readonly options: JobArchiverOptions) {
-    validateArchiverOptions(options);
+    validateDeclared(ARCHIVER, options); // before anything touches the database
     this.o = { ...ARCHIVE_DEFAULTS, ...stripUndefined(options) } as typeof this.o;
     this.clock = options.clock ?? systemClock;
     this.log = options.log ?? createLogger('archiver');

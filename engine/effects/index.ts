@@ -12,4 +12,4 @@ export {
   type OutboxState,
 } from './outbox.ts';
 export { OutboxRelay, RELAY_DEFAULTS, validateRelayOptions, type OutboxRelayOptions, type Deliver, type DeliveryContext } from './relay.ts';
-export { Pruner, PRUNER_DEFAULTS, validatePrunerOptions, type PrunerOptions } from './pruner.ts';
+export { Pruner, PRUNER_DEFAULTS, type PrunerOptions } from './pruner.ts';

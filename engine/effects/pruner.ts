@@ -46,11 +46,6 @@ export const PRUNER = declareOptions<PrunerOptions>()(
 export const PRUNER_DEFAULTS = PRUNER.defaults;
 export const PRUNER_OPTIONS = PRUNER.names;
 
-/** Checks a pruner's options; throws ValidationError naming the field. */
-export function validatePrunerOptions(o: PrunerOptions): void {
-  validateDeclared(PRUNER, o);
-}
-
 /**
  * Keeps the dedup store and the outbox from growing forever: deletes effect
  * keys and delivered outbox rows older than the retention, in batches, by
@@ -61,7 +56,7 @@ export class Pruner {
   private readonly loop: PeriodicLoop<{ effectKeys: number; outboxRows: number }>;
 
   constructor(private readonly options: PrunerOptions) {
-    validatePrunerOptions(options);
+    validateDeclared(PRUNER, options);
     this.events = options.events ?? new Events();
     this.loop = new PeriodicLoop({
       clock: options.clock ?? systemClock,
