@@ -44,8 +44,8 @@ export function refuseUnknownKeys(value: object, known: readonly string[], field
 
 /**
  * What every component's options share: an object whose `db` can query, with
- * no key its interface lacks (`known`, from keysOf). Each component checks its
- * own values after this.
+ * no key its declaration lacks (`known`: engine/options/declare.ts validateDeclared
+ * passes the declared names). The declared values are checked after this.
  */
 export function checkComponentOptions(o: unknown, known: readonly string[], component: string): void {
   if (typeof o !== 'object' || o === null) throw new ValidationError('options', `expected the ${component} options, an object with at least db`);
