@@ -6,7 +6,7 @@ import { boundedIntFlag, intFlag } from './cli-args.ts';
 import type { FlagSpec } from './usage.ts';
 
 type Flagged<O> = { [K in keyof O as O[K] extends { flag: infer F extends string } ? F : never]: FlagSpec };
-type ValueOf<S> = S extends { type: 'boolean' } ? boolean : number;
+type ValueOf<S> = S extends { type: 'boolean' } ? boolean : S extends { type: 'string' | 'enum' } ? string : number;
 type Read<O> = { -readonly [K in keyof O as O[K] extends { flag: string } ? K : never]?: ValueOf<O[K]> };
 
 /** A period of whole days or hours in words, after its ms: ` (7 days)`. */
@@ -17,7 +17,7 @@ function inWords(ms: number): string {
   return '';
 }
 
-/** The least value the flag takes: an int's min; a period of ms 1, or 0 where 0 is allowed. */
+/** The least value a number flag takes: an int's min; a period of ms 1, or 0 where 0 is allowed. */
 const least = (spec: OptionSpec): number => (spec.type === 'int' ? spec.min : spec.type === 'ms' && spec.zero ? 0 : 1);
 
 /** The flag table entries of every declared option that has a flag, in declaration order. */
@@ -26,17 +26,20 @@ export function optionFlags<O extends Record<string, OptionSpec>>(decl: OptionsD
     Object.values(decl.options).flatMap((spec): [string, FlagSpec][] => {
       if (spec.flag === undefined) return [];
       const help = `${spec.doc} (default ${defaultShown(spec)})`;
-      return [[spec.flag, spec.type === 'boolean' ? { type: 'boolean', help } : { type: 'string', value: 'N', help }]];
+      if (spec.type === 'boolean') return [[spec.flag, { type: 'boolean', help }]];
+      const value = spec.type === 'enum' ? spec.values.join('|') : spec.type === 'string' ? 'NAME' : 'N';
+      return [[spec.flag, { type: 'string', value, help }]];
     }),
   ) as Flagged<O>;
 }
 
 /** The options the flags give, by the declaration: a number refused by its flag's name when out of range; absent, undefined. */
 export function readOptionFlags<O extends Record<string, OptionSpec>>(decl: OptionsDeclaration<O>, values: Record<string, unknown>): Read<O> {
-  const out: Record<string, number | boolean | undefined> = {};
+  const out: Record<string, string | number | boolean | undefined> = {};
   for (const [key, spec] of Object.entries(decl.options)) {
     if (spec.flag === undefined) continue;
     if (spec.type === 'boolean') out[key] = values[spec.flag] === true ? true : undefined;
+    else if (spec.type === 'string' || spec.type === 'enum') out[key] = values[spec.flag] as string | undefined;
     else if (spec.type === 'int' && spec.max !== undefined) out[key] = boundedIntFlag(values, spec.flag, spec.max, `at most ${spec.max}${spec.unit === 'ms' ? inWords(spec.max) : ''}`);
     else out[key] = intFlag(values, spec.flag, least(spec));
   }

@@ -10,6 +10,7 @@ import { OutboxRelay } from '../engine/effects/relay.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { Events } from '../engine/events.ts';
+import { QueueStateSampler } from '../engine/metrics/queue-state-sampler.ts';
 import { LeaseRescuer } from '../engine/worker/rescuer.ts';
 import { Worker } from '../engine/worker/worker.ts';
 
@@ -51,6 +52,13 @@ describe('component options', () => {
 
   it.each(components)('%s takes its documented options, and undefined for any of them', (_name, make) => {
     expect(refusal(() => make({ log: undefined, clock: systemClock }))).toBeNull();
+  });
+
+  it('QueueStateSampler refuses a misspelt option and a value out of its declared range, naming it', () => {
+    expect(() => new QueueStateSampler(db, systemClock, null, { intervalMS: 500 } as any)).toThrow(/^intervalMS: is not a QueueStateSampler option; expected one of intervalMs, /);
+    expect(() => new QueueStateSampler(db, systemClock, null, { doneCount: 'roughly' } as any)).toThrow(/^doneCount: "roughly" is not one of its values; expected 'estimate' or 'exact'/);
+    expect(() => new QueueStateSampler(db, systemClock, null, { samplerId: '' })).toThrow(/^samplerId: {2}is not a name; expected a string of 1 to 200 characters/);
+    expect(() => new QueueStateSampler(db, systemClock, null, { depthCapRows: 5 } as any)).toThrow(/^depthCapRows: was replaced by roundRowBudget/);
   });
 
   it('LeaseRescuer checks its values too', () => {

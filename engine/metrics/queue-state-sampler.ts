@@ -4,7 +4,8 @@ import { ValidationError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
 import type pg from 'pg';
 import { asSubquery, loadQueries } from '../sql.ts';
-import { validateInt } from '../validate.ts';
+import { checkOptions, declareOptions } from '../options/declare.ts';
+import { refuseUnknownKeys } from '../validate.ts';
 import type { StampedeMetrics } from './registry.ts';
 import { readSharedRound, SamplerElection } from './sampler-election.ts';
 import { buildSnapshot, EMPTY_QUEUE, type QueueStateSnapshot } from './queue-state-snapshot.ts';
@@ -50,14 +51,32 @@ export interface QueueStateSamplerConfig {
   statementTimeoutMs?: number;
 }
 
-export const QUEUE_STATE_SAMPLER_DEFAULTS = {
-  intervalMs: 5_000,
-  roundRowBudget: 30_000,
-  doneCount: 'estimate',
-  statementTimeoutMs: 2_000,
-  elect: false,
-  samplerId: `sampler-${process.pid}`,
-} as const satisfies Required<QueueStateSamplerConfig>;
+/** The sampler's options, declared once (engine/options/declare.ts derives the rest). */
+export const SAMPLER = declareOptions<QueueStateSamplerConfig>()(
+  'QueueStateSampler',
+  {
+    intervalMs: { type: 'int', min: 100, unit: 'ms', default: 5_000, doc: 'time between rounds (at least 100)' },
+    roundRowBudget: {
+      type: 'int', min: 3, unit: 'rows', default: 30_000,
+      doc: 'index entries a whole round may count, whatever the backlog and the number of queues',
+      note: 'half for claimable counts, a quarter each for failed and dead letters, each split evenly over the queues; a queue past its share is estimated and marked (`stampede_queue_depth_estimated`). Replaces `depthCapRows` (a cap of 100,000 rows per queue), which is now refused by name',
+    },
+    elect: {
+      type: 'boolean', default: false,
+      doc: 'join the election of one sampler per database',
+      note: 'the holder of the sampling lock runs the rounds and writes each to `stampede.queue_state_rounds`; the others publish that row when it is younger than two intervals. `stampede worker --sample-queue-state` sets it',
+    },
+    samplerId: {
+      type: 'string', minLength: 1, maxLength: 200, default: `sampler-${process.pid}`, defaultText: '`sampler-<pid>`',
+      doc: 'names the leader in the shared round (the worker id under `--sample-queue-state`)',
+    },
+    doneCount: { type: 'enum', values: ['estimate', 'exact'], default: 'estimate', doc: "'exact' counts done rows (a scan; small harness databases only); 'estimate' reads n_live_tup" },
+    statementTimeoutMs: { type: 'int', min: 1, unit: 'ms', default: 2_000, doc: '`statement_timeout` of a round' },
+  },
+  [],
+);
+
+export const QUEUE_STATE_SAMPLER_DEFAULTS = SAMPLER.defaults;
 
 
 /**
@@ -305,19 +324,10 @@ export function refuseDepthCapRows(config: object): void {
 }
 
 function validateConfig(config: QueueStateSamplerConfig): Required<QueueStateSamplerConfig> {
-  const c = { ...QUEUE_STATE_SAMPLER_DEFAULTS, ...stripUndefined(config) };
-  validateInt(c.intervalMs, 'intervalMs', 100);
   refuseDepthCapRows(config);
-  validateInt(c.roundRowBudget, 'roundRowBudget', 3);
-  if (typeof c.elect !== 'boolean') throw new ValidationError('elect', `${String(c.elect)} is not a boolean; expected true or false`);
-  if (typeof c.samplerId !== 'string' || c.samplerId.length === 0 || c.samplerId.length > 200) {
-    throw new ValidationError('samplerId', `${String(c.samplerId)} is not a name; expected a string of 1 to 200 characters`);
-  }
-  validateInt(c.statementTimeoutMs, 'statementTimeoutMs', 1);
-  if (c.doneCount !== 'estimate' && c.doneCount !== 'exact') {
-    throw new ValidationError('doneCount', `"${String(c.doneCount)}" is not a mode; expected 'estimate' or 'exact'`);
-  }
-  return c;
+  refuseUnknownKeys(config, SAMPLER.names, (k) => k, 'a QueueStateSampler option');
+  checkOptions(SAMPLER, config);
+  return { ...SAMPLER.defaults, ...stripUndefined(config) } as Required<QueueStateSamplerConfig>;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -4,8 +4,9 @@ import { ARCHIVER } from '../archive/job-archiver.ts';
 import { CRON } from '../cron/materializer.ts';
 import { PRUNER } from '../effects/pruner.ts';
 import { RELAY } from '../effects/relay.ts';
+import { SAMPLER } from '../metrics/queue-state-sampler.ts';
 import { WORKER } from '../worker/options.ts';
 import { RESCUER } from '../worker/rescuer.ts';
 import type { OptionsDeclaration } from './declare.ts';
 
-export const DECLARATIONS: readonly OptionsDeclaration[] = [WORKER, RESCUER, CRON, RELAY, PRUNER, ARCHIVER];
+export const DECLARATIONS: readonly OptionsDeclaration[] = [WORKER, RESCUER, CRON, RELAY, PRUNER, ARCHIVER, SAMPLER];

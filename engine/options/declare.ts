@@ -42,9 +42,30 @@ export interface BooleanSpec extends Described {
   default?: boolean;
 }
 
-export type OptionSpec = IntSpec | MsSpec | BooleanSpec;
+/** A name: a string of minLength to maxLength characters. */
+export interface StringSpec extends Described {
+  type: 'string';
+  minLength: number;
+  maxLength: number;
+  default?: string;
+}
 
-type SpecFor<V> = [NonNullable<V>] extends [number] ? IntSpec | MsSpec : [NonNullable<V>] extends [boolean] ? BooleanSpec : never;
+/** One of a few words. */
+export interface EnumSpec extends Described {
+  type: 'enum';
+  values: readonly string[];
+  default?: string;
+}
+
+export type OptionSpec = IntSpec | MsSpec | BooleanSpec | StringSpec | EnumSpec;
+
+type SpecFor<V> = [NonNullable<V>] extends [number]
+  ? IntSpec | MsSpec
+  : [NonNullable<V>] extends [boolean]
+    ? BooleanSpec
+    : [NonNullable<V>] extends [string]
+      ? string extends NonNullable<V> ? StringSpec : EnumSpec
+      : never;
 type OptionTableFor<T> = { readonly [K in keyof T]?: SpecFor<T[K]> };
 type DefaultsOf<O> = { readonly [K in keyof O as O[K] extends { default: unknown } ? K : never]: O[K] extends { default: infer D } ? D : never };
 
@@ -96,6 +117,16 @@ export function checkOption(spec: OptionSpec, value: unknown, field: string): vo
       return;
     case 'boolean':
       if (typeof value !== 'boolean') throw new ValidationError(field, `${String(value)} is not a boolean; expected true or false`);
+      return;
+    case 'string':
+      if (typeof value !== 'string' || value.length < spec.minLength || value.length > spec.maxLength) {
+        throw new ValidationError(field, `${String(value)} is not a name; expected a string of ${spec.minLength} to ${spec.maxLength} characters`);
+      }
+      return;
+    case 'enum':
+      if (typeof value !== 'string' || !spec.values.includes(value)) {
+        throw new ValidationError(field, `"${String(value)}" is not one of its values; expected ${spec.values.map((v) => `'${v}'`).join(' or ')}`);
+      }
   }
 }
 
@@ -128,7 +159,7 @@ export function defaultShown(spec: OptionSpec, format: (n: number) => string = S
  * builds a worker's arguments so). A value of null or undefined is left out; a key the declaration lacks, or one
  * without a flag, is refused: a setting a process cannot be given must not be dropped without a word.
  */
-export function optionArgv(decl: OptionsDeclaration, values: Readonly<Record<string, number | boolean | null | undefined>>): string[] {
+export function optionArgv(decl: OptionsDeclaration, values: Readonly<Record<string, string | number | boolean | null | undefined>>): string[] {
   return Object.entries(values).flatMap(([key, value]) => {
     const flag = decl.options[key]?.flag;
     if (flag === undefined) throw new ValidationError(key, `is not a ${decl.component} option with a CLI flag; expected one of ${flagged(decl).join(', ')}`);

@@ -5,7 +5,6 @@ import { VERBS as DASHBOARD_VERBS } from '../../engine/dashboard/actions.ts';
 import { DASHBOARD_DEFAULTS } from '../../engine/dashboard/server.ts';
 import { ENQUEUE_OPTIONS } from '../../engine/enqueue.ts';
 import { DECLARATIONS } from '../../engine/options/all.ts';
-import { QUEUE_STATE_SAMPLER_DEFAULTS } from '../../engine/metrics/queue-state-sampler.ts';
 
 /**
  * The documented surface the ledger must cover, derived from the code and the
@@ -36,7 +35,6 @@ export function documentedOptions(): string[] {
     'Schedule.timezone',
     ...DST_POLICIES.map((p) => `Schedule.dstPolicy=${p}`),
     ...CATCH_UP_POLICIES.map((p) => `Schedule.catchUp=${p}`),
-    ...behavioural('QueueStateSampler', Object.keys(QUEUE_STATE_SAMPLER_DEFAULTS)),
     ...behavioural('Dashboard', Object.keys(DASHBOARD_DEFAULTS)),
   ];
 }
