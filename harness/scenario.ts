@@ -359,11 +359,11 @@ function validatePreload(s: Scenario, field: string): void {
 
 /**
  * The settings a worker process is given by its flags (optionArgv(WORKER, ...) turns them into arguments):
- * all but the attempt budget (given to each job at enqueue), the mutant (it picks the script) and
- * rescueIntervalMs, which `stampede worker` has no flag for, so a worker process rescues at the default period.
+ * all but the attempt budget (given to each job at enqueue) and the mutant (it picks the script).
+ * (rescueIntervalMs had no flag until the declarations showed it was dropped: scenarios now rescue at the period they set.)
  */
-export function workerFlagSettings(e: EngineSettings): Omit<EngineSettings, 'maxAttempts' | 'mutant' | 'rescueIntervalMs'> {
-  const { maxAttempts: _atEnqueue, mutant: _script, rescueIntervalMs: _noFlag, ...flagged } = e;
+export function workerFlagSettings(e: EngineSettings): Omit<EngineSettings, 'maxAttempts' | 'mutant'> {
+  const { maxAttempts: _atEnqueue, mutant: _script, ...flagged } = e;
   return flagged;
 }
 

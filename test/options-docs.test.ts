@@ -40,7 +40,7 @@ describe('options declared once', () => {
   });
 
   it('a value the worker cannot be given by a flag is refused, not dropped', () => {
-    expect(() => optionArgv(WORKER, { rescueIntervalMs: 250 })).toThrow(/^rescueIntervalMs: is not a Worker option with a CLI flag; expected one of concurrency,/);
+    expect(() => optionArgv(WORKER, { suspectPatienceMs: 250 })).toThrow(/^suspectPatienceMs: is not a Worker option with a CLI flag; expected one of concurrency,/);
     expect(() => optionArgv(WORKER, { maxAttempts: 3 })).toThrow(/^maxAttempts: is not a Worker option with a CLI flag/);
   });
 });

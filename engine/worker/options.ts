@@ -110,7 +110,7 @@ export const WORKER = declareOptions<WorkerOptions>()(
       note: 'priority aging: (q − p)·agingMs of waiting equals q − p levels',
     },
     rescue: { type: 'boolean', default: true, doc: 'run a lease rescuer in this worker' },
-    rescueIntervalMs: { type: 'ms', unit: 'ms', default: RESCUER.defaults.intervalMs, doc: "period of this worker's lease rescuer" },
+    rescueIntervalMs: { type: 'ms', unit: 'ms', default: RESCUER.defaults.intervalMs, flag: 'rescue-interval-ms', doc: "period of this worker's lease rescuer" },
     maxCrashes: { ...RESCUER.options.maxCrashes, flag: 'max-crashes' },
     livenessMs: {
       type: 'ms', unit: 'ms', default: 1_000,
