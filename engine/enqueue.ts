@@ -26,6 +26,12 @@ export interface EnqueueOptions {
   idempotencyKey?: string;
   /** Largest serialized payload in bytes. Default 256 KiB. */
   maxPayloadBytes?: number;
+  /**
+   * The tenant (account, customer) this job belongs to, 1 to 512 characters. In a queue with
+   * maxInFlightPerKey (setQueueLimits) the claim caps each key's jobs in flight and shares the
+   * queue's claims across keys by weight (setKeyWeight); elsewhere it is only stored. Default: none.
+   */
+  fairnessKey?: string;
 }
 
 export interface EnqueuedJob {
@@ -42,11 +48,12 @@ interface Row {
   priority: number;
   maxAttempts: number | null;
   key: string | null;
+  fairnessKey: string | null;
   runAt: Date | null;
   delayMs: number;
 }
 
-export const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes']);
+export const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes', 'fairnessKey']);
 const BULK_JOB_FIELDS = keysOf<BulkJob>()(['queue', 'payload', 'options']);
 
 /** Checks everything before anything is written; throws ValidationError naming the field. */
@@ -64,6 +71,7 @@ function prepare(queue: unknown, payload: unknown, options: EnqueueOptions = {},
     // null: the queue's setting (setQueueMaxAttempts), else DEFAULTS.maxAttempts, decided in the INSERT.
     maxAttempts: options.maxAttempts === undefined ? null : validateInt(options.maxAttempts, f('maxAttempts'), 1, 1000),
     key: options.idempotencyKey === undefined ? null : validateKey(options.idempotencyKey, f('idempotencyKey')),
+    fairnessKey: options.fairnessKey === undefined ? null : validateKey(options.fairnessKey, f('fairnessKey')),
     runAt: options.runAt === undefined ? null : validateDate(options.runAt, f('runAt')),
     delayMs: options.delayMs === undefined ? 0 : validateInt(options.delayMs, f('delayMs'), 0),
   };
@@ -83,7 +91,7 @@ const toEnqueued = (r: any): EnqueuedJob => ({
  */
 export async function enqueue(db: Queryable, queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
   const r = prepare(queue, payload, options);
-  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs, DEFAULTS.maxAttempts];
+  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs, DEFAULTS.maxAttempts, r.fairnessKey];
   // Prepared on a Db: planning this INSERT took as long as running it (docs/performance.md).
   const res = await db.query(preparedOn(db, q.EnqueueOne, params));
   if (res.rows[0]) return toEnqueued(res.rows[0]);
@@ -122,6 +130,7 @@ export async function enqueueMany(db: Queryable, jobs: readonly BulkJob[]): Prom
     rows.map((r) => r.runAt),
     rows.map((r) => r.delayMs),
     DEFAULTS.maxAttempts,
+    rows.map((r) => r.fairnessKey),
   ]);
   return res.rows.map(toEnqueued);
 }

@@ -11,6 +11,7 @@ export {
   pauseQueue,
   resumeQueue,
   setQueueLimits,
+  setKeyWeight,
   getQueueControl,
   listQueueControls,
   listAudit,

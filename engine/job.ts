@@ -13,6 +13,8 @@ export interface Job<P = unknown> {
   crashCount: number;
   payload: P;
   idempotencyKey: string | null;
+  /** The tenant key given at enqueue (fairnessKey), or null. */
+  fairnessKey: string | null;
   leaseOwner: string | null;
   leaseToken: string | null;
   leaseExpiresAt: Date | null;
@@ -32,6 +34,7 @@ export function jobFromRow(r: any): Job {
     crashCount: r.crash_count,
     payload: r.payload,
     idempotencyKey: r.idempotency_key,
+    fairnessKey: r.fairness_key ?? null,
     leaseOwner: r.lease_owner,
     leaseToken: r.lease_token,
     leaseExpiresAt: r.lease_expires_at,

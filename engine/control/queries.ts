@@ -13,6 +13,8 @@ export const controlQueries = loadQueries(new URL('./control.sql', import.meta.u
   'PauseQueue',
   'ResumeQueue',
   'SetQueueLimits',
+  'SetKeyWeight',
+  'GetKeyWeight',
   'GetQueueControl',
   'ListQueueControls',
 ] as const);

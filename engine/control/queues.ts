@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Db, Queryable } from '../db.ts';
 import { ValidationError } from '../errors.ts';
-import { validateQueueName } from '../validate.ts';
+import { validateInt, validateKey, validateQueueName } from '../validate.ts';
 import { validateActor, writeAudit, type Actor } from './audit.ts';
 import { QueueStateError, UnknownQueueError } from './errors.ts';
 import { controlQueries as q } from './queries.ts';
@@ -18,6 +18,8 @@ export interface QueueControl {
   maxInFlight: number | null;
   /** Most starts per second across all workers (burst: one second's worth, at least 1); null: no limit. */
   maxStartsPerSecond: number | null;
+  /** Most jobs of one fairnessKey claimed at once across all workers; null: the queue is not fair (keys are only stored). */
+  maxInFlightPerKey: number | null;
   maxAttempts: number | null;
 }
 
@@ -26,6 +28,11 @@ export interface QueueLimits {
   maxInFlight: number | null;
   /** Starts per second, across all workers, > 0; null removes the limit. */
   maxStartsPerSecond: number | null;
+  /**
+   * Jobs of one fairnessKey in flight at once, across all workers, integer >= 1; null removes it.
+   * Setting it also shares the queue's claims across keys by weight (setKeyWeight). Omitted: unchanged.
+   */
+  maxInFlightPerKey?: number | null;
 }
 
 const toControl = (r: any): QueueControl => ({
@@ -36,6 +43,7 @@ const toControl = (r: any): QueueControl => ({
   pausedReason: r.paused_reason,
   maxInFlight: r.max_in_flight,
   maxStartsPerSecond: r.max_starts_per_second,
+  maxInFlightPerKey: r.max_in_flight_per_key,
   maxAttempts: r.max_attempts,
 });
 
@@ -95,15 +103,20 @@ export function resumeQueue(db: Db, queue: string, actor: Actor): Promise<{ resu
   });
 }
 
-function validateLimits(limits: QueueLimits): QueueLimits {
-  const { maxInFlight, maxStartsPerSecond } = limits;
-  if (maxInFlight !== null && (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 1_000_000)) {
-    throw new ValidationError('maxInFlight', `${String(maxInFlight)} is not an integer in [1, 1000000]; null removes the limit`);
+function validateCount(name: string, value: number | null): void {
+  if (value !== null && (!Number.isInteger(value) || value < 1 || value > 1_000_000)) {
+    throw new ValidationError(name, `${String(value)} is not an integer in [1, 1000000]; null removes the limit`);
   }
+}
+
+function validateLimits(limits: QueueLimits): QueueLimits {
+  const { maxInFlight, maxStartsPerSecond, maxInFlightPerKey } = limits;
+  validateCount('maxInFlight', maxInFlight);
+  if (maxInFlightPerKey !== undefined) validateCount('maxInFlightPerKey', maxInFlightPerKey);
   if (maxStartsPerSecond !== null && (typeof maxStartsPerSecond !== 'number' || !(maxStartsPerSecond > 0) || maxStartsPerSecond > 1_000_000)) {
     throw new ValidationError('maxStartsPerSecond', `${String(maxStartsPerSecond)} is not a number in (0, 1000000]; null removes the limit`);
   }
-  return { maxInFlight, maxStartsPerSecond };
+  return maxInFlightPerKey === undefined ? { maxInFlight, maxStartsPerSecond } : { maxInFlight, maxStartsPerSecond, maxInFlightPerKey };
 }
 
 /**
@@ -113,15 +126,39 @@ function validateLimits(limits: QueueLimits): QueueLimits {
  * in flight above a lowered limit finish. Returns the queue's settings.
  */
 export async function setQueueLimits(db: Db, queue: string, limits: QueueLimits, actor: Actor & { allowNew?: boolean }): Promise<QueueControl> {
-  const next = validateLimits({ maxInFlight: limits.maxInFlight ?? null, maxStartsPerSecond: limits.maxStartsPerSecond ?? null });
+  const next = validateLimits({ maxInFlight: limits.maxInFlight ?? null, maxStartsPerSecond: limits.maxStartsPerSecond ?? null, maxInFlightPerKey: limits.maxInFlightPerKey });
   return actOnQueue(db, 'set-limits', queue, actor, actor.allowNew ?? false, async (tx, name) => {
     const before = (await tx.query(q.GetQueueControl, [name])).rows[0];
-    await tx.query(q.SetQueueLimits, [name, next.maxInFlight, next.maxStartsPerSecond]);
+    await tx.query(q.SetQueueLimits, [name, next.maxInFlight, next.maxStartsPerSecond, next.maxInFlightPerKey ?? null, next.maxInFlightPerKey !== undefined]);
     const after = toControl((await tx.query(q.GetQueueControl, [name])).rows[0]);
     return {
       result: after,
-      detail: { before: { maxInFlight: before?.max_in_flight ?? null, maxStartsPerSecond: before?.max_starts_per_second ?? null }, after: next },
+      detail: {
+        before: {
+          maxInFlight: before?.max_in_flight ?? null,
+          maxStartsPerSecond: before?.max_starts_per_second ?? null,
+          ...(next.maxInFlightPerKey === undefined ? {} : { maxInFlightPerKey: before?.max_in_flight_per_key ?? null }),
+        },
+        after: next,
+      },
     };
+  });
+}
+
+/**
+ * Sets (or, with null, removes) `key`'s weight in the fair share of `queue`
+ * (one with maxInFlightPerKey): each turn of the claim's walk over the keys
+ * offers up to `weight` of the key's jobs, so a key of weight 3 starts about
+ * three jobs for every one of a key of weight 1 while both have jobs due.
+ * Keys without a weight weigh 1. Integer in [1, 1000]. Audited.
+ */
+export async function setKeyWeight(db: Db, queue: string, key: string, weight: number | null, actor: Actor & { allowNew?: boolean }): Promise<void> {
+  const k = validateKey(key, 'key');
+  const w = weight === null ? null : validateInt(weight, 'weight', 1, 1000);
+  await actOnQueue(db, 'set-key-weight', queue, actor, actor.allowNew ?? false, async (tx, name) => {
+    const before = (await tx.query(q.GetKeyWeight, [name, k])).rows[0]?.weight ?? null;
+    await tx.query(q.SetKeyWeight, [name, k, w]);
+    return { result: undefined, detail: { key: k, before, after: w } };
   });
 }
 

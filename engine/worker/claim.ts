@@ -30,6 +30,7 @@ function toClaimed(r: any, workerId: string): ClaimedJob {
     crashCount: r.crash_count,
     payload: r.payload,
     idempotencyKey: r.idempotency_key,
+    fairnessKey: r.fairness_key,
     leaseOwner: workerId,
     leaseToken: r.lease_token,
     leaseExpiresAt: new Date(r.lease_expires_at_ms),

@@ -25,6 +25,14 @@
 --    unlimited queues it is one settings lookup and a shared lock: measured
 --    cost in docs/operating.md. (A top-N per queue, not a row_number() over
 --    every candidate: the window and its sorts were a tenth of the backends' time.)
+--  * `keyed`: a fair queue (max_in_flight_per_key, migrations/0016_fair_keys.sql)
+--    has its keyed jobs picked by stampede.fair_pick, a walk over its keys
+--    that caps each key and shares the claim by weight, run after the gate
+--    took the queue's exclusive lock; `candidates` then keeps only that
+--    queue's unkeyed jobs (due order, among its first probes). A function,
+--    not CTEs here: inlined, the walk's index probes entered this statement's
+--    plan for every queue (test/claim-plan.test.ts holds the plain plan to
+--    its three index reads); as a function a plain queue never runs it.
 --  * RETURNING gives times as epoch ms (float8: within a microsecond at
 --    today's epochs; a Date keeps milliseconds) and leaves out what the worker knows (state,
 --    lease_owner): parsing four timestamptz strings per row was the largest
@@ -61,7 +69,7 @@
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
 WITH gate AS (
-  SELECT g.queue, g.paused, g.allowance FROM stampede.claim_gate($1::text[], $2::int) g
+  SELECT g.queue, g.paused, g.allowance, g.per_key, g.key_cursor FROM stampede.claim_gate($1::text[], $2::int) g
 ), candidates AS (
   SELECT c.id, c.score
     FROM gate g
@@ -69,23 +77,29 @@ WITH gate AS (
      SELECT l.id, p.priority * $5::float8 - date_part('epoch', l.run_at) * 1000 AS score
        FROM generate_series(0, 9) AS p(priority)
       CROSS JOIN LATERAL (
-             SELECT j.id, j.run_at
+             SELECT j.id, j.run_at, j.fairness_key
                FROM stampede.jobs j
               WHERE j.queue = g.queue AND j.priority = p.priority
                 AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
               ORDER BY j.run_at, j.id
               LIMIT (SELECT $2 * 2)
            ) l
+      WHERE g.per_key IS NULL OR l.fairness_key IS NULL
       ORDER BY score DESC
       LIMIT least(coalesce(g.allowance, (SELECT $2 * 4)), (SELECT $2 * 4))
    ) c
    WHERE NOT g.paused
    ORDER BY c.score DESC
    LIMIT (SELECT $2 * 4)
+), keyed AS (
+  SELECT f.id
+    FROM gate g
+   CROSS JOIN LATERAL stampede.fair_pick(g.queue, g.per_key, least(g.allowance, $2), g.key_cursor) AS f(id)
+   WHERE g.per_key IS NOT NULL AND NOT g.paused AND g.allowance > 0
 ), locked AS (
   SELECT j.id
     FROM stampede.jobs j
-   WHERE j.id = ANY (ARRAY(SELECT c.id FROM candidates c))
+   WHERE j.id = ANY (ARRAY(SELECT c.id FROM candidates c UNION ALL SELECT k.id FROM keyed k))
      AND j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count = 0
    ORDER BY j.priority * $5::float8 - date_part('epoch', j.run_at) * 1000 DESC
    LIMIT (SELECT $2)
@@ -100,7 +114,7 @@ UPDATE stampede.jobs j
        lease_expires_at = now() + make_interval(secs => q.lease_ms / 1000)
   FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
  WHERE j.id = ANY (ARRAY(SELECT l.id FROM locked l)) AND j.queue = q.queue
-RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
+RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key,
           j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
           date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
           date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;
@@ -116,15 +130,17 @@ SELECT extract(epoch FROM now() - min(j.run_at)) * 1000 AS oldest_wait_ms
 -- name: ClaimSuspect
 -- Claims one suspect, oldest first, for a worker that has nothing else in
 -- flight and will claim nothing else until it is done. Paused queues and
--- limited queues without room are left out, as in ClaimJobs.
+-- limited queues without room are left out, as in ClaimJobs, and so is a
+-- suspect whose key is at its queue's per-key cap.
 WITH gate AS (
-  SELECT g.queue FROM stampede.claim_gate($1::text[], 1) g WHERE NOT g.paused AND (g.allowance IS NULL OR g.allowance >= 1)
+  SELECT g.queue, g.per_key FROM stampede.claim_gate($1::text[], 1) g WHERE NOT g.paused AND (g.allowance IS NULL OR g.allowance >= 1)
 ), locked AS (
   SELECT j.id, q.lease_ms
     FROM stampede.jobs j
     JOIN unnest($1::text[], $3::float8[]) AS q(queue, lease_ms) ON q.queue = j.queue
     JOIN gate g ON g.queue = j.queue
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count > 0
+     AND (g.per_key IS NULL OR j.fairness_key IS NULL OR stampede.key_in_flight(j.queue, j.fairness_key) < g.per_key)
    ORDER BY j.run_at, j.id
    LIMIT 1
      FOR UPDATE OF j SKIP LOCKED
@@ -138,7 +154,7 @@ UPDATE stampede.jobs j
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
   FROM locked
  WHERE j.id = locked.id
-RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key,
+RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key,
           j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
           date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
           date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;

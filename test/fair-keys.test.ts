@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { getQueueControl, setKeyWeight, setQueueLimits } from '../engine/control/index.ts';
+import { enqueue, enqueueMany } from '../engine/enqueue.ts';
+import { ValidationError } from '../engine/errors.ts';
+import { claimJobs, type ClaimedJob } from '../engine/worker/claim.ts';
+import { workerQueries as q } from '../engine/worker/queries.ts';
+import { freshDatabase } from './support/db.ts';
+
+// Per-key limits and the fair share (migrations/0016_fair_keys.sql, ClaimJobs in engine/worker/worker.sql).
+const { db } = await freshDatabase();
+const ops = { by: 'ops', reason: 'share the queue between tenants', allowNew: true };
+
+const claim = (queue: string, limit: number, workerId = 'w') => claimJobs(db, { queues: [queue], leaseMs: [60_000], limit, workerId, agingMs: 5_000 });
+const complete = (jobs: ClaimedJob[]) => db.query(q.CompleteJobs, [jobs.map((j) => j.id).join(','), jobs.map((j) => j.leaseToken).join(',')]);
+const perKey = (jobs: ClaimedJob[]) => {
+  const counts: Record<string, number> = {};
+  for (const j of jobs) counts[j.fairnessKey ?? '(none)'] = (counts[j.fairnessKey ?? '(none)'] ?? 0) + 1;
+  return counts;
+};
+
+/** A noisy tenant's flood enqueued first, then `quiet` tenants with `each` jobs. */
+async function flood(queue: string, noisy: number, quiet: string[], each: number): Promise<void> {
+  await enqueueMany(db, Array.from({ length: noisy }, (_, i) => ({ queue, payload: { i }, options: { fairnessKey: 'noisy' } })));
+  await enqueueMany(db, quiet.flatMap((key) => Array.from({ length: each }, (_, i) => ({ queue, payload: { i }, options: { fairnessKey: key } }))));
+}
+
+describe('fairnessKey at enqueue', () => {
+  it('is stored and comes back with the claim; a bad one names the option', async () => {
+    await enqueue(db, 'store', {}, { fairnessKey: 'tenant-42' });
+    expect((await claim('store', 1))[0].fairnessKey).toBe('tenant-42');
+    await expect(enqueue(db, 'store', {}, { fairnessKey: '' })).rejects.toThrow(ValidationError);
+    await expect(enqueue(db, 'store', {}, { fairnessKey: '' })).rejects.toThrow(/fairnessKey/);
+  });
+
+  it('a queue without per-key settings claims keyed jobs in plain due order', async () => {
+    await flood('plain', 30, ['a', 'b'], 2);
+    expect(perKey(await claim('plain', 10))).toEqual({ noisy: 10 });
+  });
+});
+
+describe('maxInFlightPerKey', () => {
+  it('caps each key in flight across claims, and the claim reaches the quiet keys behind the flood', async () => {
+    await setQueueLimits(db, 'capped', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 2 }, ops);
+    expect((await getQueueControl(db, 'capped'))?.maxInFlightPerKey).toBe(2);
+    await flood('capped', 50, ['q1', 'q2', 'q3'], 5);
+    const first = await claim('capped', 20, 'w1');
+    expect(perKey(first)).toEqual({ noisy: 2, q1: 2, q2: 2, q3: 2 });
+    // A second worker finds every key at its cap.
+    expect(await claim('capped', 20, 'w2')).toEqual([]);
+    // A key's finished jobs give its slots back.
+    await complete(first.filter((j) => j.fairnessKey === 'noisy'));
+    expect(perKey(await claim('capped', 20, 'w2'))).toEqual({ noisy: 2 });
+  });
+
+  it('leaves the other limits as they were when omitted, and null removes it', async () => {
+    await setQueueLimits(db, 'keep', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 3 }, ops);
+    await setQueueLimits(db, 'keep', { maxInFlight: 5, maxStartsPerSecond: null }, ops);
+    expect((await getQueueControl(db, 'keep'))?.maxInFlightPerKey).toBe(3);
+    await setQueueLimits(db, 'keep', { maxInFlight: 5, maxStartsPerSecond: null, maxInFlightPerKey: null }, ops);
+    expect((await getQueueControl(db, 'keep'))?.maxInFlightPerKey).toBe(null);
+    await expect(setQueueLimits(db, 'keep', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 0 }, ops)).rejects.toThrow(/maxInFlightPerKey/);
+  });
+});
+
+describe('the fair share', () => {
+  it('gives each key with jobs due one job per turn, however many the noisy one enqueued first', async () => {
+    await setQueueLimits(db, 'fair', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 1000 }, ops);
+    await flood('fair', 200, ['q1', 'q2', 'q3'], 3);
+    expect(perKey(await claim('fair', 4))).toEqual({ noisy: 1, q1: 1, q2: 1, q3: 1 });
+    // A claim of many takes many turns: the quiet keys run out (3 each), the noisy one takes the rest.
+    expect(perKey(await claim('fair', 12))).toEqual({ noisy: 6, q1: 2, q2: 2, q3: 2 });
+  });
+
+  it('by weight: a key of weight 3 is offered three jobs a turn', async () => {
+    await setQueueLimits(db, 'weighted', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 1000 }, ops);
+    await setKeyWeight(db, 'weighted', 'noisy', 3, ops);
+    await flood('weighted', 100, ['q1', 'q2'], 10);
+    expect(perKey(await claim('weighted', 5))).toEqual({ noisy: 3, q1: 1, q2: 1 });
+    await setKeyWeight(db, 'weighted', 'noisy', null, ops);
+    expect(perKey(await claim('weighted', 3))).toEqual({ noisy: 1, q1: 1, q2: 1 });
+    await expect(setKeyWeight(db, 'weighted', 'noisy', 0, ops)).rejects.toThrow(/weight/);
+  });
+
+  it('takes the keys in turn: a claim smaller than the number of keys resumes where the last one stopped', async () => {
+    await setQueueLimits(db, 'turns', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 1000 }, ops);
+    const keys = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6'];
+    await flood('turns', 0, keys, 4);
+    const seen: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const jobs = await claim('turns', 2);
+      seen.push(...jobs.map((j) => j.fairnessKey!).sort());
+      await complete(jobs);
+    }
+    // Two keys a claim, in key order, wrapping around: every key twice in 14 starts.
+    expect(seen).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k0', 'k6', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6']);
+    expect((await db.query(`SELECT key_cursor FROM stampede.queue_settings WHERE queue = 'turns'`)).rows[0].key_cursor).toBe('k6');
+  });
+
+  it('unkeyed jobs of a fair queue keep their due-order place beside the keys', async () => {
+    await setQueueLimits(db, 'mixed', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 1 }, ops);
+    await enqueueMany(db, Array.from({ length: 3 }, (_, i) => ({ queue: 'mixed', payload: { i } })));
+    await flood('mixed', 10, ['q1'], 2);
+    expect(perKey(await claim('mixed', 10))).toEqual({ '(none)': 3, noisy: 1, q1: 1 });
+  });
+});
