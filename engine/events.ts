@@ -17,6 +17,8 @@ export interface EngineEvents {
     dbClaimedAt: number;
     crashCount: number;
     dbLeaseExpiresAt: number;
+    /** The job's fairnessKey (its tenant); null when it has none. */
+    fairnessKey: string | null;
   };
   'job:started': { jobId: number; queue: string; attempt: number; workerId: string };
   'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };

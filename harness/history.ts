@@ -14,7 +14,7 @@ import type { LoadedRule } from './prometheus/rules.ts';
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
   | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
-  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number }
+  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string }
   /** Outcome unknown: the acknowledgement was lost (connection reset during COMMIT, process killed). */
   | { type: 'enqueue:info'; op: number; queue: string; error: string }
   | { type: 'enqueue:fail'; op: number; queue: string; error: string }
@@ -24,7 +24,19 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    * `dbTime` is the claim's instant on the database clock. `crashCount` > 0 marks a suspect; `leaseExpiresAt`
    * (database clock) is when the lease ends unless renewed. Both are absent from runs recorded before they were.
    */
-  | { type: 'job:claimed'; jobId: number; queue: string; priority: number; attempt: number; workerId: string; runAt: number; crashCount?: number; leaseExpiresAt?: number }
+  | {
+      type: 'job:claimed';
+      jobId: number;
+      queue: string;
+      priority: number;
+      attempt: number;
+      workerId: string;
+      runAt: number;
+      crashCount?: number;
+      leaseExpiresAt?: number;
+      /** The job's tenant (its fairnessKey); absent when it has none, and from runs recorded before keys were. */
+      fairnessKey?: string;
+    }
   | { type: 'job:started'; jobId: number; queue: string; attempt: number; workerId: string }
   /** The handler asked for its effect (called effectOnce): the engine's answer, the key's lock or a hand-back, is timed from here. */
   | { type: 'effect:started'; jobId: number; attempt: number; workerId: string }
@@ -58,7 +70,17 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
   /** The harness's downstream (harness/runner/downstream.ts) received a call; inFlight counts it, as the downstream saw it. */
-  | { type: 'downstream:call'; jobId: number; attempt: number; inFlight: number; capacity: number; overloaded: boolean }
+  | {
+      type: 'downstream:call';
+      jobId: number;
+      attempt: number;
+      inFlight: number;
+      capacity: number;
+      overloaded: boolean;
+      /** The calling job's fairnessKey and the calls of that key open at once, counting this one (keyed jobs only). */
+      key?: string;
+      keyInFlight?: number;
+    }
   /** An operator paused a queue (engine/control); dbTime is when the pause took effect. */
   /**
    * The harness's outbox sink (harness/runner/outbox-sink.ts) received a delivery of intent `key` from a

@@ -11,7 +11,7 @@ import { CHECKERS, isCheckerName, resolveBounds, type BoundsOf, type CheckerName
 import { planFaults, validateFaults, type FaultAction, type FaultSpec } from './faults/plan.ts';
 import { validateLanes, validateMix } from './load/mix.ts';
 import { arrivals } from './load/plan.ts';
-import type { Arrival, Lane, LoadSpec, MixEntry } from './load/types.ts';
+import type { Arrival, Lane, LoadSpec, MixEntry, Tenants } from './load/types.ts';
 import type { DownstreamConfig } from './runner/downstream.ts';
 import { validateComponents, type ArchiverSettings, type RelaySettings } from './components.ts';
 import { SeededRng, type Rng } from '../engine/rng.ts';
@@ -77,7 +77,9 @@ export interface Scenario {
   /** A dependency with a known capacity that `downstream` jobs call (harness/runner/downstream.ts); null: none. */
   downstream: DownstreamConfig | null;
   /** Global limits per queue (engine/control setQueueLimits), set before the load starts. */
-  queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number }>;
+  queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number; maxInFlightPerKey?: number }>;
+  /** Tenants of one lane's queue: each of its arrivals carries a fairnessKey drawn by these shares; null: no keys. */
+  tenants: Tenants | null;
   /** Outbox relay processes (with their pruner) delivering to the harness's sink; null: none (harness/components.ts). */
   relays: RelaySettings | null;
   /** An archiver process; null: none. */
@@ -184,6 +186,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   handlers: 'harness/handlers.ts',
   downstream: null,
   queueLimits: {},
+  tenants: null,
   relays: null,
   archiver: null,
 } satisfies Scenario);
@@ -284,10 +287,20 @@ function validateDownstream(s: Scenario, f: (path: string) => string): void {
   for (const [queue, limits] of Object.entries(s.queueLimits)) {
     const at = f(`queueLimits.${queue}`);
     if (!queues.includes(queue)) throw new ValidationError(at, `is not a lane's queue; expected one of ${queues.join(', ')}`);
-    if (!isPlainObject(limits)) throw new ValidationError(at, `expected { maxInFlight?, maxStartsPerSecond? }, got ${show(limits)}`);
-    onlyKeys(limits, ['maxInFlight', 'maxStartsPerSecond'], at);
+    if (!isPlainObject(limits)) throw new ValidationError(at, `expected { maxInFlight?, maxStartsPerSecond?, maxInFlightPerKey? }, got ${show(limits)}`);
+    onlyKeys(limits, ['maxInFlight', 'maxStartsPerSecond', 'maxInFlightPerKey'], at);
     if (limits.maxInFlight !== undefined) int(limits.maxInFlight, `${at}.maxInFlight`, 1);
+    if (limits.maxInFlightPerKey !== undefined) int(limits.maxInFlightPerKey, `${at}.maxInFlightPerKey`, 1);
     if (limits.maxStartsPerSecond !== undefined) positive(limits.maxStartsPerSecond, `${at}.maxStartsPerSecond`);
+  }
+  if (s.tenants !== null) {
+    const at = f('tenants');
+    if (!isPlainObject(s.tenants)) throw new ValidationError(at, `expected null or { queue, keys: { key: share } }, got ${show(s.tenants)}`);
+    onlyKeys(s.tenants, ['queue', 'keys'], at);
+    if (!queues.includes(s.tenants.queue)) throw new ValidationError(`${at}.queue`, `expected a lane's queue (${queues.join(', ')}), got ${show(s.tenants.queue)}`);
+    const keys = s.tenants.keys;
+    if (!isPlainObject(keys) || Object.keys(keys).length === 0) throw new ValidationError(`${at}.keys`, `expected a non-empty { key: share }, got ${show(keys)}`);
+    for (const [key, share] of Object.entries(keys)) positive(share, `${at}.keys.${key}`);
   }
 }
 

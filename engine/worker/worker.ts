@@ -296,6 +296,7 @@ export class Worker {
         dbClaimedAt: job.dbClaimedAt.getTime(),
         crashCount: job.crashCount,
         dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
+        fairnessKey: job.fairnessKey,
       });
     }
     const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps);

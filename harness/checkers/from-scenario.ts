@@ -26,6 +26,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
   const min = (pick: (e: (typeof workers)[number]) => number) => Math.min(...workers.map(pick));
   const loadStartT = facts.loadStartT ?? 0;
   const rateLimited = Object.entries(s.queueLimits).find(([, l]) => l.maxStartsPerSecond !== undefined);
+  const perKeyCapped = Object.values(s.queueLimits).find((l) => l.maxInFlightPerKey !== undefined);
   const incident = s.incident ? { fromMs: loadStartT + s.incident.fromS * 1000, toMs: loadStartT + s.incident.toS * 1000 } : null;
   const derived: CheckerBounds = {
     'no-concurrent-claim': { leaseMs: min((e) => e.leaseMs) },
@@ -42,6 +43,8 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'handler-timeout': { timeoutMs: new Set(workers.map((e) => e.timeoutMs)).size === 1 ? (workers[0]?.timeoutMs ?? 0) : 0 },
     // The start-rate check judges the scenario's (first) rate-limited queue against its declared rate.
     ...(rateLimited ? { 'start-rate': { queue: rateLimited[0], perSecond: rateLimited[1].maxStartsPerSecond } } : {}),
+    // per-key-limit judges the scenario's (first) capped queue against its declared cap.
+    ...(perKeyCapped ? { 'per-key-limit': { maxInFlightPerKey: perKeyCapped.maxInFlightPerKey } } : {}),
     ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs } } : {}),
     ...(s.relays?.retentionMs ? { 'prune-retention': { retentionMs: s.relays.retentionMs } } : {}),
     ...(facts.expectedCronKeys

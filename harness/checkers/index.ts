@@ -45,6 +45,8 @@ import { claimAheadLease } from './claim-ahead-lease.ts';
 import { prometheusAlerts } from './prometheus-alerts.ts';
 import { exportedMetricsAgree } from './exported-metrics-agree.ts';
 import { dashboardQueriesLive } from './dashboard-queries-live.ts';
+import { perKeyLimit } from './per-key-limit.ts';
+import { tenantFairness } from './tenant-fairness.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -101,6 +103,9 @@ export const CHECKERS = {
   'operator-audited': operatorAudited,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
+  // Tenants within a queue (noisy-tenant): the per-key cap and the fair share.
+  'per-key-limit': perKeyLimit,
+  'tenant-fairness': tenantFairness,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

@@ -59,8 +59,8 @@ export type FaultSpec = FaultTiming &
      * after maxCrashes whatever it is.
      */
     | { fault: 'poison-pill'; count: number; queue?: string; maxAttempts?: number }
-    /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal). */
-    | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream' }
+    /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal), with `fairnessKey` if given (a tenant's flood). */
+    | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream'; fairnessKey?: string }
     /**
      * An operator pauses the queue (engine/control pauseQueue) for forS seconds, then resumes it. `suspect`:
      * first a poison is enqueued in the queue and the pause comes as it is claimed, so its worker dies and
@@ -143,7 +143,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   },
   'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum', required: true } },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
-  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] } },
+  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] }, fairnessKey: { kind: 'text' } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' }, suspect: { kind: 'bool' }, via: VIA },
   cancel: { running: { kind: 'int' }, pending: { kind: 'int' }, done: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
   retry: { failed: { kind: 'int' }, dead: { kind: 'int' }, queue: { kind: 'queue' }, via: VIA },

@@ -32,6 +32,10 @@ export function* arrivals(input: PlanInput, rng: Rng): Generator<Arrival> {
   const kindRng = rng.fork('kinds');
   const laneRng = rng.fork('lanes');
   const paramRng = rng.fork('params');
+  // Its own fork: giving a scenario tenants moves none of its other draws.
+  const tenantRng = rng.fork('tenants');
+  const tenantKeys = input.tenants ? Object.keys(input.tenants.keys) : [];
+  const tenantShares = tenantKeys.map((k) => input.tenants!.keys[k]);
   const shared = input.mix.filter((e) => e.share !== undefined);
   const counted = placeCounted(input.mix, durationMs, rng.fork('counted'));
   let next = 0;
@@ -39,7 +43,9 @@ export function* arrivals(input: PlanInput, rng: Rng): Generator<Arrival> {
 
   const make = (atMs: number, entry: MixEntry): Arrival => {
     const lane = pickLane(input.lanes, entry, laneRng);
-    return { op: op++, atMs, queue: lane.queue, priority: lane.priority, kind: entry.kind, params: jobParams(entry, paramRng) };
+    const a: Arrival = { op: op++, atMs, queue: lane.queue, priority: lane.priority, kind: entry.kind, params: jobParams(entry, paramRng) };
+    if (input.tenants?.queue === lane.queue) a.fairnessKey = tenantKeys[weightedPick(tenantShares, tenantRng)];
+    return a;
   };
 
   for (const t of arrivalTimes(input, rng.fork('times'))) {

@@ -48,6 +48,14 @@ export interface PlanInput {
   durationS: number;
   lanes: Lane[];
   mix: MixEntry[];
+  /** Tenants of one queue: each of its arrivals gets a fairnessKey drawn by these shares. Default: none (no keys). */
+  tenants?: Tenants | null;
+}
+
+/** The tenants (fairnessKeys) of one queue and their shares of its arrivals. */
+export interface Tenants {
+  queue: string;
+  keys: Record<string, number>;
 }
 
 /** What the handler module reads from a generated job's payload besides its kind. */
@@ -66,4 +74,6 @@ export interface Arrival {
   priority: number;
   kind: JobKind;
   params: JobParams;
+  /** The job's tenant (scenario `tenants`); absent: no key. */
+  fairnessKey?: string;
 }

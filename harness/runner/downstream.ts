@@ -18,11 +18,14 @@ export interface DownstreamConfig {
  * the downstream-in-flight checker reads the downstream's own view, and a
  * caller killed mid-call closes its connection, which ends its call here.
  * Handlers (harness/handlers.ts, kind `downstream`) call
- * `GET /call?job=ID&attempt=N`.
+ * `GET /call?job=ID&attempt=N`, with `&key=K` for a job with a fairnessKey
+ * (counted per key as well).
  */
 export class Downstream {
   private server?: Server;
   private open = 0;
+  /** Calls open per fairnessKey (keyed callers only), for the per-key-limit checker. */
+  private openByKey = new Map<string, number>();
 
   constructor(
     private readonly config: DownstreamConfig,
@@ -34,10 +37,15 @@ export class Downstream {
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://downstream');
+      const key = url.searchParams.get('key');
       this.open++;
+      if (key !== null) this.openByKey.set(key, (this.openByKey.get(key) ?? 0) + 1);
       let ended = false;
       const end = () => {
-        if (!ended) this.open--;
+        if (!ended) {
+          this.open--;
+          if (key !== null) this.openByKey.set(key, this.openByKey.get(key)! - 1);
+        }
         ended = true;
       };
       const abort = new AbortController();
@@ -55,6 +63,7 @@ export class Downstream {
         inFlight: this.open,
         capacity: this.config.capacity,
         overloaded,
+        ...(key !== null ? { key, keyInFlight: this.openByKey.get(key)! } : {}),
       });
       this.clock.sleep(this.config.callMs, abort.signal).then(
         () => {

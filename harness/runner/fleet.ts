@@ -201,6 +201,7 @@ export class Fleet {
         runAt: p.runAt,
         ...(p.crashCount !== undefined ? { crashCount: p.crashCount } : {}),
         ...(p.dbLeaseExpiresAt !== undefined ? { leaseExpiresAt: p.dbLeaseExpiresAt } : {}),
+        ...(p.fairnessKey ? { fairnessKey: p.fairnessKey } : {}),
       }, hostTime);
       return;
     }

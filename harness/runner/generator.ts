@@ -91,10 +91,12 @@ export class LoadGenerator {
         idempotencyKey: opKey(a.op),
         maxAttempts: this.options.maxAttempts,
         ...(a.params.delayMs ? { delayMs: a.params.delayMs } : {}),
+        ...(a.fairnessKey ? { fairnessKey: a.fairnessKey } : {}),
       });
       this.stats.acknowledged++;
       const delayed = a.params.delayMs ? { delayMs: a.params.delayMs } : {};
-      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.id, queue: a.queue, runAt: job.runAt.getTime(), intendedAt: intendedT, sentAt, ...delayed });
+      const keyed = a.fairnessKey ? { fairnessKey: a.fairnessKey } : {};
+      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.id, queue: a.queue, runAt: job.runAt.getTime(), intendedAt: intendedT, sentAt, ...delayed, ...keyed });
     } catch (err) {
       const error = (err as Error).message;
       if (err instanceof ValidationError || !isRetryableDbError(err)) {

@@ -128,7 +128,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
     const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
     for (const [queue, l] of Object.entries(s.queueLimits)) {
-      await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null }, setup);
+      const perKey = l.maxInFlightPerKey === undefined ? {} : { maxInFlightPerKey: l.maxInFlightPerKey };
+      await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null, ...perKey }, setup);
     }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
     schedulesAddedDbMs = ((await db.query(q.DbNow)).rows[0].now as Date).getTime();

@@ -8,17 +8,23 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
   const runAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
   const count = action.params.count as number;
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const fairnessKey = action.params.fairnessKey as string | undefined;
   const jobs = await enqueueMany(
     ctx.db,
     Array.from({ length: count }, (_, i) => ({
       queue,
       payload: { kind, params: { durationMs: 5 } },
-      options: { idempotencyKey: `fault:${action.seq}:${i}`, runAt, maxAttempts: (action.params.maxAttempts as number | undefined) ?? ctx.maxAttempts },
+      options: {
+        idempotencyKey: `fault:${action.seq}:${i}`,
+        runAt,
+        maxAttempts: (action.params.maxAttempts as number | undefined) ?? ctx.maxAttempts,
+        ...(fairnessKey ? { fairnessKey } : {}),
+      },
     })),
   );
   const ids = new Set(jobs.map((j) => j.id));
   const injectedT = ctx.recorder.now();
-  injected(ctx, action, { queue, count: jobs.length, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20) });
+  injected(ctx, action, { queue, count: jobs.length, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20), ...(fairnessKey ? { fairnessKey } : {}) });
   // Behind a backlog the first claim can take a while; wait as long as a run may last.
   // The first sign a worker took one: its claim, or, for a poison that killed the worker before the
   // claim event got out, the rescue of its expired lease or its death.

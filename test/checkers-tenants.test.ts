@@ -1,0 +1,66 @@
+// per-key-limit and tenant-fairness on small hand-written histories, each with a violating one.
+import { describe, expect, it } from 'vitest';
+import { checkPerKeyLimit } from '../harness/checkers/per-key-limit.ts';
+import { checkTenantFairness } from '../harness/checkers/tenant-fairness.ts';
+import type { HistoryEvent } from '../harness/history.ts';
+import { finalState, h } from './support/history-builder.ts';
+
+const final = finalState([]);
+
+/** A downstream call of `key` with `keyInFlight` calls of that key open, as harness/runner/downstream.ts records it. */
+const call = (t: number, jobId: number, key: string | undefined, keyInFlight: number): HistoryEvent => ({
+  t, node: 'downstream', type: 'downstream:call', jobId, attempt: 1, inFlight: keyInFlight, capacity: 100, overloaded: false,
+  ...(key === undefined ? {} : { key, keyInFlight }),
+});
+
+describe('per-key-limit', () => {
+  it('passes keys that reach their cap and never pass it', () => {
+    const r = checkPerKeyLimit([call(1, 1, 'noisy', 1), call(2, 2, 'noisy', 2), call(3, 3, 'q1', 1), call(4, 4, 'noisy', 2)], final, { maxInFlightPerKey: 2 });
+    expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 2, what: 'keyed calls made at or over the cap' });
+  });
+
+  it('fails (negative control) a key with more calls open than its cap', () => {
+    const r = checkPerKeyLimit([call(1, 1, 'noisy', 2), call(2, 2, 'noisy', 3), call(3, 3, 'q1', 1)], final, { maxInFlightPerKey: 2 });
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ jobId: 2, key: 'noisy', keyInFlight: 3, t: 2 }]);
+  });
+
+  it('is unknown when the cap was never reached or no call had a key', () => {
+    expect(checkPerKeyLimit([call(1, 1, 'noisy', 1)], final, { maxInFlightPerKey: 2 }).pass).toBe('unknown');
+    expect(checkPerKeyLimit([call(1, 1, undefined, 5)], final, { maxInFlightPerKey: 2 }).pass).toBe('unknown');
+    expect(checkPerKeyLimit([], final, { maxInFlightPerKey: 2 }).judged.n).toBe(0);
+  });
+});
+
+/** A first claim of `key`'s job, due at runAt, claimed at dbTime (both database clock). */
+const claimed = (jobId: number, key: string, runAt: number, dbTime: number): HistoryEvent => ({
+  ...h.claim(dbTime, jobId, 'w1', 1, { runAt, dbTime }),
+  fairnessKey: key,
+} as HistoryEvent);
+
+describe('tenant-fairness', () => {
+  const bounds = { noisyKey: 'noisy', maxWaitMs: 500 };
+  const flood = Array.from({ length: 10 }, (_, i) => claimed(100 + i, 'noisy', 0, 1_000 + i * 100));
+
+  it('passes quiet tenants claimed within the bound while the noisy one floods', () => {
+    const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_100, 1_300), claimed(2, 'q2', 1_400, 1_850)], final, bounds);
+    expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 2, what: "quiet tenants' jobs claimed while noisy flooded" });
+  });
+
+  it('fails (negative control) a quiet job that waited behind the flood', () => {
+    const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_000, 1_850)], final, bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ jobId: 1, key: 'q1', waitMs: 850, t: 1_850 }]);
+  });
+
+  it('judges only first claims inside the flood, and is unknown without one', () => {
+    // A retry (attempt 2) of a quiet job does not count as its wait; a quiet job after the flood is not judged.
+    const retry = { ...claimed(1, 'q1', 1_000, 1_850), attempt: 2 } as HistoryEvent;
+    const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_000, 1_100), retry, claimed(3, 'q1', 0, 5_000)], final, bounds);
+    expect(r.pass).toBe(true);
+    expect(r.judged.n).toBe(1);
+    expect(checkTenantFairness([claimed(1, 'q1', 0, 5_000)], final, bounds).pass).toBe('unknown');
+  });
+});
