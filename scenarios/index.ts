@@ -16,6 +16,7 @@ import slowWorkerNoHeartbeat from './slow-worker-no-heartbeat.ts';
 import steady from './steady.ts';
 import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
+import noisyTenant from './noisy-tenant.ts';
 
 /** The built-in scenarios by name: `npm run scenario <name>`. */
 export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
@@ -37,5 +38,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     quietHours,
     claimAhead,
     operatorChaos,
+    noisyTenant,
   ].map((s) => [s.name, s]),
 );

@@ -52,6 +52,8 @@ import { suspectClaimIgnoresPause } from './suspect-claim-ignores-pause.ts';
 import { depthLabelsSwapped } from './depth-labels-swapped.ts';
 import { sloRuleInMs } from './slo-rule-in-ms.ts';
 import { panelOnRenamedMetric } from './panel-on-renamed-metric.ts';
+import { claimIgnoresKeys } from './claim-ignores-keys.ts';
+import { noPerKeyLimit } from './no-per-key-limit.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -124,6 +126,9 @@ export const MUTANTS = {
   'depth-labels-swapped': depthLabelsSwapped,
   'slo-rule-in-ms': sloRuleInMs,
   'panel-on-renamed-metric': panelOnRenamedMetric,
+  // Tenants within a queue (noisy-tenant), one per invariant.
+  'claim-ignores-keys': claimIgnoresKeys,
+  'no-per-key-limit': noPerKeyLimit,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
