@@ -3,7 +3,9 @@
 // beside 30k due jobs in each of three queues: `free` (no limit: the gate takes a
 // shared lock), `in-flight` (max_in_flight far above what runs, so the limit never
 // binds but the claim counts the claimed rows under an exclusive lock), `rate`
-// (max_starts_per_second never binding: the token bucket is drawn under the lock).
+// (max_starts_per_second never binding: the token bucket is drawn under the lock),
+// `keyed` (a fair queue, migrations/0016_fair_keys.sql: its 30k due jobs spread over
+// 10,000 fairness keys, a per-key cap that never binds, so every claim walks the keys).
 // Each client claims 10 jobs and completes them, repeatedly; 1 and 4 clients at once.
 // Reports the claim's median / p95 round trip and claims per second, the median
 // EXPLAIN ANALYZE execution time of one claim (rolled back) and of the gate function
@@ -21,7 +23,8 @@ import { provisionPostgres } from '../harness/postgres/provision.ts';
 const ROUNDS = 3;
 const CLAIMS_PER_CLIENT = 100;
 const BATCH = 10;
-const QUEUES = ['free', 'in-flight', 'rate'] as const;
+const QUEUES = ['free', 'in-flight', 'rate', 'keyed'] as const;
+const KEYS = 10_000;
 const ops = { by: 'bench', reason: 'measure the claim gate', allowNew: true };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -70,8 +73,13 @@ async function main() {
     await migrate(db);
     await db.query(`INSERT INTO stampede.jobs (queue, state, attempts, finished_at) SELECT 'free', 'done', 1, now() FROM generate_series(1, 100000)`);
     for (const queue of QUEUES) {
-      await db.query(`INSERT INTO stampede.jobs (queue, run_at) SELECT $1, now() - interval '1 s' FROM generate_series(1, 30000)`, [queue]);
+      await db.query(
+        `INSERT INTO stampede.jobs (queue, run_at, fairness_key)
+         SELECT $1, now() - interval '1 s', CASE WHEN $1 = 'keyed' THEN 'tenant-' || (i % $2) END FROM generate_series(1, 30000) AS i`,
+        [queue, KEYS],
+      );
     }
+    await setQueueLimits(db, 'keyed', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 1_000_000 }, ops);
     await setQueueLimits(db, 'in-flight', { maxInFlight: 1_000_000, maxStartsPerSecond: null }, ops);
     await setQueueLimits(db, 'rate', { maxInFlight: null, maxStartsPerSecond: 1_000_000 }, ops);
     await db.query('VACUUM ANALYZE stampede.jobs');

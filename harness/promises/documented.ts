@@ -22,7 +22,8 @@ const behavioural = (component: string, names: readonly string[]) => names.filte
  * Component option lists are the declarations' own (engine/options/all.ts;
  * each is tabled in docs/configuration.md, generated from it).
  * Queue limits and the attempt budget per queue are columns, not options of
- * a class: they are set by setQueueLimits and setQueueMaxAttempts.
+ * a class: they are set by setQueueLimits and setQueueMaxAttempts (a key's
+ * weight, a row of stampede.key_weights, by setKeyWeight).
  */
 export function documentedOptions(): string[] {
   return [
@@ -31,6 +32,8 @@ export function documentedOptions(): string[] {
     ...behavioural('enqueue', ENQUEUE_OPTIONS),
     'Queue.maxInFlight',
     'Queue.maxStartsPerSecond',
+    'Queue.maxInFlightPerKey',
+    'Queue.keyWeight',
     'Queue.maxAttempts',
     'Schedule.timezone',
     ...DST_POLICIES.map((p) => `Schedule.dstPolicy=${p}`),
@@ -51,6 +54,7 @@ export function documentedVerbs(): string[] {
     'control.pause',
     'control.resume',
     'control.set-limits',
+    'control.set-key-weight',
     ...Object.keys(DASHBOARD_VERBS).map((v) => `dashboard.${v}`),
   ];
 }

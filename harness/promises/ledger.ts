@@ -422,6 +422,31 @@ export const LEDGER: readonly PromiseEntry[] = [
     covers: { options: ['Queue.maxStartsPerSecond'] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'downstream-limit', invariant: 'start-rate' }], minJudged: 20, mutants: ['no-start-rate'] },
   },
+  {
+    id: 'per-key-cap',
+    promise: "A queue's per-key cap holds across every worker and through worker kills: no tenant holds more of its jobs in flight at once.",
+    documented: [{ file: 'docs/operating.md', quote: 'no key has more than `maxInFlightPerKey` of its jobs claimed at once' }],
+    covers: { options: ['Queue.maxInFlightPerKey', 'enqueue.fairnessKey'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'noisy-tenant', invariant: 'per-key-limit' }], minJudged: 20, mutants: ['no-per-key-limit'] },
+  },
+  {
+    id: 'tenant-fair-share',
+    promise: "In a fair queue one tenant's flood does not make the other tenants' jobs wait behind it: every key with a job due gets its turn within one walk of the keys.",
+    documented: [{ file: 'docs/operating.md', quote: "a flood of one key delays another key's job by at most one turn of the keys" }],
+    covers: {},
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'noisy-tenant', invariant: 'tenant-fairness' }], minJudged: 50, mutants: ['claim-ignores-keys'] },
+  },
+  {
+    id: 'key-weights',
+    promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1.",
+    documented: [{ file: 'docs/operating.md', quote: 'Each turn offers a key up to `weight` of its jobs' }],
+    covers: { options: ['Queue.keyWeight'], verbs: ['control.set-key-weight'] },
+    vouch: {
+      by: 'test',
+      file: 'test/fair-keys.test.ts',
+      tests: ['by weight: a key of weight 3 is offered three jobs a turn', 'takes the keys in turn: a claim smaller than the number of keys resumes where the last one stopped'],
+    },
+  },
   // ---- Components: archiver, pruner, shutdown, idempotent enqueue, wake-up -----------------
   {
     id: 'archive-moves-once',
