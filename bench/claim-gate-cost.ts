@@ -39,14 +39,20 @@ async function clientLoop(db: Db, queue: string, id: string, latencies: number[]
   }
 }
 
-/** EXPLAIN ANALYZE of the claim exactly as claimJobs sends it (its own parameters), rolled back. */
+/**
+ * EXPLAIN ANALYZE of the claim exactly as claimJobs sends it (its own parameters), rolled back. claimJobs
+ * sends a prepared-statement config ({ name, text, values }), which is unwrapped here: passed on as text,
+ * it made every EXPLAIN fail and this figure NaN.
+ */
 async function explainMs(db: Db, queue: string): Promise<number> {
   let ms = NaN;
   await db
     .transaction(async (tx) => {
       const explaining = {
-        query: async (text: string, params?: unknown[]) => {
-          const res = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+        query: async (config: string | { text: string; values?: unknown[] }, params?: unknown[]) => {
+          const text = typeof config === 'string' ? config : config.text;
+          const values = typeof config === 'string' ? params : config.values;
+          const res = await tx.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
           ms = res.rows[0]['QUERY PLAN'][0]['Execution Time'];
           return { ...res, rows: [] };
         },

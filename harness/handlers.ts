@@ -143,7 +143,8 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       const base = process.env.STAMPEDE_HARNESS_DOWNSTREAM_URL;
       if (!base) throw new Error('a downstream job needs STAMPEDE_HARNESS_DOWNSTREAM_URL: the scenario must declare `downstream`');
       await callDependency(ctx);
-      const key = ctx.job.fairnessKey === null ? '' : `&key=${encodeURIComponent(ctx.job.fairnessKey)}`;
+      // Counted per queue and key: the same tenant in two queues is two budgets.
+      const key = ctx.job.fairnessKey === null ? '' : `&key=${encodeURIComponent(`${ctx.job.queue}/${ctx.job.fairnessKey}`)}`;
       const res = await fetch(`${base}/call?job=${ctx.job.id}&attempt=${ctx.attempt}${key}`, { signal: ctx.signal });
       await res.text();
       if (res.status !== 200) throw new Error(`downstream overloaded (${res.status})`);

@@ -77,7 +77,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       inFlight: number;
       capacity: number;
       overloaded: boolean;
-      /** The calling job's fairnessKey and the calls of that key open at once, counting this one (keyed jobs only). */
+      /** The calling job's queue and fairnessKey (`queue/key`) and the calls of that key open at once, counting this one (keyed jobs only). */
       key?: string;
       keyInFlight?: number;
     }

@@ -77,8 +77,8 @@ export interface Scenario {
   /** A dependency with a known capacity that `downstream` jobs call (harness/runner/downstream.ts); null: none. */
   downstream: DownstreamConfig | null;
   /** Global limits per queue (engine/control setQueueLimits), set before the load starts. */
-  queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number; maxInFlightPerKey?: number }>;
-  /** Tenants of one lane's queue: each of its arrivals carries a fairnessKey drawn by these shares; null: no keys. */
+  queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number; maxInFlightPerKey?: number; sequential?: boolean }>;
+  /** Tenants of some lanes' queues: each of their arrivals carries a fairnessKey drawn by these shares; null: no keys. */
   tenants: Tenants | null;
   /** Outbox relay processes (with their pruner) delivering to the harness's sink; null: none (harness/components.ts). */
   relays: RelaySettings | null;
@@ -288,16 +288,21 @@ function validateDownstream(s: Scenario, f: (path: string) => string): void {
     const at = f(`queueLimits.${queue}`);
     if (!queues.includes(queue)) throw new ValidationError(at, `is not a lane's queue; expected one of ${queues.join(', ')}`);
     if (!isPlainObject(limits)) throw new ValidationError(at, `expected { maxInFlight?, maxStartsPerSecond?, maxInFlightPerKey? }, got ${show(limits)}`);
-    onlyKeys(limits, ['maxInFlight', 'maxStartsPerSecond', 'maxInFlightPerKey'], at);
+    onlyKeys(limits, ['maxInFlight', 'maxStartsPerSecond', 'maxInFlightPerKey', 'sequential'], at);
+    if (limits.sequential !== undefined && typeof limits.sequential !== 'boolean') throw new ValidationError(`${at}.sequential`, `expected true or false, got ${show(limits.sequential)}`);
     if (limits.maxInFlight !== undefined) int(limits.maxInFlight, `${at}.maxInFlight`, 1);
     if (limits.maxInFlightPerKey !== undefined) int(limits.maxInFlightPerKey, `${at}.maxInFlightPerKey`, 1);
     if (limits.maxStartsPerSecond !== undefined) positive(limits.maxStartsPerSecond, `${at}.maxStartsPerSecond`);
   }
   if (s.tenants !== null) {
     const at = f('tenants');
-    if (!isPlainObject(s.tenants)) throw new ValidationError(at, `expected null or { queue, keys: { key: share } }, got ${show(s.tenants)}`);
-    onlyKeys(s.tenants, ['queue', 'keys'], at);
-    if (!queues.includes(s.tenants.queue)) throw new ValidationError(`${at}.queue`, `expected a lane's queue (${queues.join(', ')}), got ${show(s.tenants.queue)}`);
+    if (!isPlainObject(s.tenants)) throw new ValidationError(at, `expected null or { queues, keys: { key: share } }, got ${show(s.tenants)}`);
+    onlyKeys(s.tenants, ['queues', 'keys'], at);
+    const tenantQueues: unknown = s.tenants.queues;
+    if (!Array.isArray(tenantQueues) || tenantQueues.length === 0) throw new ValidationError(`${at}.queues`, `expected a non-empty array of lanes' queues, got ${show(tenantQueues)}`);
+    tenantQueues.forEach((q, i) => {
+      if (!queues.includes(q)) throw new ValidationError(`${at}.queues[${i}]`, `expected a lane's queue (${queues.join(', ')}), got ${show(q)}`);
+    });
     const keys = s.tenants.keys;
     if (!isPlainObject(keys) || Object.keys(keys).length === 0) throw new ValidationError(`${at}.keys`, `expected a non-empty { key: share }, got ${show(keys)}`);
     for (const [key, share] of Object.entries(keys)) positive(share, `${at}.keys.${key}`);

@@ -18,8 +18,15 @@ ALTER TABLE stampede.jobs
 --                          after it, so every key with due jobs is visited in
 --                          turn (round robin). Written only by claims of a
 --                          fair queue, under the queue's exclusive lock.
+--   sequential             each key's jobs run one at a time in enqueue order
+--                          (id order): only a key's head, its oldest job not
+--                          yet done, dead or cancelled, may be claimed, and
+--                          only when nothing of the key is in flight. A head
+--                          in backoff, in flight or crashed (a suspect) holds
+--                          the key. Makes the queue fair with a cap of 1.
 ALTER TABLE stampede.queue_settings
   ADD COLUMN max_in_flight_per_key integer CHECK (max_in_flight_per_key > 0),
+  ADD COLUMN sequential boolean NOT NULL DEFAULT false,
   ADD COLUMN key_cursor text;
 
 -- A key's weight in its queue's share: a visit of the walk offers up to
@@ -37,6 +44,19 @@ CREATE TABLE stampede.key_weights (
 -- entries. priority DESC: a key's jobs are offered highest priority first.
 CREATE INDEX jobs_key_due_idx ON stampede.jobs (queue, fairness_key, priority DESC, run_at, id)
   WHERE state IN ('pending', 'failed') AND crash_count = 0 AND fairness_key IS NOT NULL;
+
+-- A sequential key's head: its oldest unfinished job, one probe.
+CREATE INDEX jobs_key_head_idx ON stampede.jobs (queue, fairness_key, id)
+  WHERE state IN ('pending', 'failed', 'claimed') AND fairness_key IS NOT NULL;
+
+-- The head of `key` in `queue` now (NULL: none). VOLATILE plpgsql, as
+-- key_in_flight below: a fresh snapshot after the claim's lock.
+CREATE FUNCTION stampede.key_head(queue text, key text) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RETURN (SELECT min(j.id) FROM stampede.jobs j
+           WHERE j.queue = $1 AND j.fairness_key = $2 AND j.state IN ('pending', 'failed', 'claimed'));
+END $$;
 
 -- A key's jobs in flight, for the per-key cap (fair_pick, ClaimSuspect): at most the key's claimed rows.
 CREATE INDEX jobs_key_claimed_idx ON stampede.jobs (queue, fairness_key)
@@ -58,7 +78,7 @@ END $$;
 -- limits as before: never NULL, so the claim sizes its walk by it.
 DROP FUNCTION stampede.claim_gate(text[], int);
 CREATE FUNCTION stampede.claim_gate(queues text[], wanted int)
-RETURNS TABLE (queue text, paused boolean, allowance int, per_key int, key_cursor text)
+RETURNS TABLE (queue text, paused boolean, allowance int, per_key int, key_cursor text, sequential boolean)
 LANGUAGE plpgsql VOLATILE ROWS 4 AS $$
 #variable_conflict use_column
 DECLARE
@@ -73,7 +93,7 @@ DECLARE
 BEGIN
   FOR name IN SELECT DISTINCT u.q FROM unnest(queues) AS u(q) ORDER BY u.q LOOP
     SELECT * INTO s FROM stampede.queue_settings qs WHERE qs.queue = name;
-    exclusive := FOUND AND (s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL OR s.max_in_flight_per_key IS NOT NULL);
+    exclusive := FOUND AND (s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL OR s.max_in_flight_per_key IS NOT NULL OR s.sequential);
     IF exclusive THEN
       PERFORM pg_advisory_xact_lock(stampede.queue_lock_key(name));
     ELSE
@@ -81,11 +101,12 @@ BEGIN
     END IF;
     s := NULL;
     SELECT * INTO s FROM stampede.queue_settings qs WHERE qs.queue = name;
-    limited := s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL OR s.max_in_flight_per_key IS NOT NULL;
+    limited := s.max_in_flight IS NOT NULL OR s.max_starts_per_second IS NOT NULL OR s.max_in_flight_per_key IS NOT NULL OR coalesce(s.sequential, false);
     queue := name;
     paused := coalesce(s.paused, false);
     allowance := NULL;
-    per_key := s.max_in_flight_per_key;
+    sequential := coalesce(s.sequential, false);
+    per_key := CASE WHEN sequential THEN 1 ELSE s.max_in_flight_per_key END;
     key_cursor := s.key_cursor;
     IF paused THEN
       allowance := CASE WHEN limited THEN 0 END;
@@ -125,12 +146,15 @@ END $$;
 -- The cursor is the key of the last job picked, so the next claim goes on
 -- with the key after it.
 --
+-- In a sequential queue the cap is 1 and a key offers only its head (and
+-- only when it is due and no suspect: a crashed head is the suspect claim's).
+--
 -- The bound (docs/operating.md, "Tenants: per-key limits and the fair
 -- share"): a key with a job due is visited within ceil(K / wanted) claims of
 -- its queue (K: keys with jobs due), and between two visits of it every other
 -- key j starts at most weight_j jobs per turn. A flood of one key does not
 -- delay another key's job by more than one turn of the keys.
-CREATE FUNCTION stampede.fair_pick(q text, per_key int, wanted int, cursor text)
+CREATE FUNCTION stampede.fair_pick(q text, per_key int, wanted int, cursor text, sequential boolean)
 RETURNS SETOF bigint
 LANGUAGE plpgsql VOLATILE ROWS 16 AS $$
 DECLARE
@@ -172,6 +196,7 @@ BEGIN
                       FROM stampede.jobs j
                      WHERE j.queue = q AND j.fairness_key = w.key
                        AND j.state IN ('pending', 'failed') AND j.crash_count = 0 AND j.run_at <= now()
+                       AND (NOT sequential OR j.id = stampede.key_head(q, w.key))
                      ORDER BY j.priority DESC, j.run_at, j.id
                      LIMIT greatest(least(per_key - s.busy, wanted), 0)) t
           ) k

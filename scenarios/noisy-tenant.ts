@@ -23,12 +23,20 @@ export default defineScenario({
   load: { model: 'poisson', rate: 20 },
   workers: 3,
   concurrency: 8,
-  lanes: [{ queue: 'tenants', priority: 0, share: 1 }],
-  tenants: { queue: 'tenants', keys: { 'quiet-1': 1, 'quiet-2': 1, 'quiet-3': 1, 'quiet-4': 1 } },
-  mix: [{ kind: 'downstream', share: 1 }],
+  lanes: [
+    { queue: 'tenants', priority: 0, share: 3 },
+    // Sequential (per account, one at a time in enqueue order), with retries among its jobs.
+    { queue: 'accounts', priority: 0, share: 1 },
+  ],
+  tenants: { queues: ['tenants', 'accounts'], keys: { 'quiet-1': 1, 'quiet-2': 1, 'quiet-3': 1, 'quiet-4': 1 } },
+  mix: [
+    { kind: 'downstream', share: 6 },
+    // A failing first attempt: its key waits out the retry's backoff (0-1 s) before its next job may start.
+    { kind: 'flaky', share: 1, failAttempts: 1, lanes: ['accounts'] },
+  ],
   // Capacity far above the fleet's 24 slots: the downstream only counts, per key; 50 ms calls.
   downstream: { capacity: 1_000, callMs: 50 },
-  queueLimits: { tenants: { maxInFlightPerKey: 8 } },
+  queueLimits: { tenants: { maxInFlightPerKey: 8 }, accounts: { sequential: true } },
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, maxCrashes: 4, maxAttempts: 10 },
   faults: [
     { fault: 'thundering-herd', atS: 2, count: 1_500, queue: 'tenants', kind: 'downstream', fairnessKey: 'noisy' },
@@ -40,7 +48,8 @@ export default defineScenario({
     'per-key-limit': true,
     // 1.5 s: a claim's turn (poll 100 ms) and a killed worker's restart, with room for a loaded 2-core machine;
     // in due order the quiet jobs wait behind the flood for seconds.
-    'tenant-fairness': { noisyKey: 'noisy', maxWaitMs: 1_500 },
+    'tenant-fairness': { queue: 'tenants', noisyKey: 'noisy', maxWaitMs: 1_500 },
+    'sequence-order': { queue: 'accounts' },
     'exactly-one-effect': false,
   },
   thresholds: { oldestAgeSloMs: 25_000 },

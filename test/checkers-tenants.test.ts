@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPerKeyLimit } from '../harness/checkers/per-key-limit.ts';
 import { checkTenantFairness } from '../harness/checkers/tenant-fairness.ts';
+import { checkSequenceOrder } from '../harness/checkers/sequence-order.ts';
 import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h } from './support/history-builder.ts';
 
@@ -40,7 +41,7 @@ const claimed = (jobId: number, key: string, runAt: number, dbTime: number): His
 } as HistoryEvent);
 
 describe('tenant-fairness', () => {
-  const bounds = { noisyKey: 'noisy', maxWaitMs: 500 };
+  const bounds = { queue: 'default', noisyKey: 'noisy', maxWaitMs: 500 };
   const flood = Array.from({ length: 10 }, (_, i) => claimed(100 + i, 'noisy', 0, 1_000 + i * 100));
 
   it('passes quiet tenants claimed within the bound while the noisy one floods', () => {
@@ -62,5 +63,38 @@ describe('tenant-fairness', () => {
     expect(r.pass).toBe(true);
     expect(r.judged.n).toBe(1);
     expect(checkTenantFairness([claimed(1, 'q1', 0, 5_000)], final, bounds).pass).toBe('unknown');
+  });
+});
+
+describe('sequence-order', () => {
+  const bounds = { queue: 'accounts', visibleMs: 250 };
+  const ok = (jobId: number, runAt: number): HistoryEvent => ({ ...h.ok(runAt, jobId, jobId, 'accounts', { runAt }), fairnessKey: 'acct' } as HistoryEvent);
+  const claimOf = (jobId: number, dbTime: number, attempt = 1): HistoryEvent => ({
+    ...h.claim(dbTime, jobId, 'w1', attempt, { queue: 'accounts', dbTime }),
+    fairnessKey: 'acct',
+  } as HistoryEvent);
+
+  it("passes a key's jobs claimed in order, a retry of the first before the second", () => {
+    const r = checkSequenceOrder([ok(1, 0), ok(2, 10), ok(3, 20), claimOf(1, 1_000), claimOf(1, 1_800, 2), claimOf(2, 2_000), claimOf(3, 2_100)], final, bounds);
+    expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 2, what: "pairs of one key's consecutive jobs" });
+  });
+
+  it('fails (negative control) a next job started while the one before it waited to rerun after a kill', () => {
+    const r = checkSequenceOrder([ok(1, 0), ok(2, 10), claimOf(1, 1_000), claimOf(2, 1_500), claimOf(1, 3_000, 2)], final, bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ key: 'acct', earlier: 1, later: 2, earlierClaimedAt: 3_000, laterFirstClaimedAt: 1_500 }]);
+  });
+
+  it('fails two calls of one key open at once', () => {
+    const overlap: HistoryEvent = { ...call(1_100, 2, 'accounts/acct', 2) };
+    const r = checkSequenceOrder([ok(1, 0), ok(2, 10), claimOf(1, 1_000), claimOf(2, 1_050), overlap], final, bounds);
+    expect(r.pass).toBe(false);
+  });
+
+  it('does not judge a job inserted too close to the later claim to have been visible, and is unknown without pairs', () => {
+    // Job 1 was inserted 100 ms before job 2's claim: perhaps not yet committed, so no order is owed.
+    expect(checkSequenceOrder([ok(1, 1_400), ok(2, 10), claimOf(2, 1_500), claimOf(1, 1_600)], final, bounds).pass).toBe('unknown');
+    expect(checkSequenceOrder([ok(1, 0), claimOf(1, 1_000)], final, bounds).judged.n).toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getQueueControl, setKeyWeight, setQueueLimits } from '../engine/control/index.ts';
 import { enqueue, enqueueMany } from '../engine/enqueue.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { claimJobs, type ClaimedJob } from '../engine/worker/claim.ts';
+import { claimJobs, claimSuspect, type ClaimedJob } from '../engine/worker/claim.ts';
 import { workerQueries as q } from '../engine/worker/queries.ts';
 import { freshDatabase } from './support/db.ts';
 
@@ -101,5 +101,52 @@ describe('the fair share', () => {
     await enqueueMany(db, Array.from({ length: 3 }, (_, i) => ({ queue: 'mixed', payload: { i } })));
     await flood('mixed', 10, ['q1'], 2);
     expect(perKey(await claim('mixed', 10))).toEqual({ '(none)': 3, noisy: 1, q1: 1 });
+  });
+});
+
+describe('sequential keys', () => {
+  const seq = (queue: string) => setQueueLimits(db, queue, { maxInFlight: null, maxStartsPerSecond: null, sequential: true }, ops);
+
+  it('runs each key one at a time in enqueue order, whatever the priorities', async () => {
+    await seq('seq');
+    expect((await getQueueControl(db, 'seq'))?.sequential).toBe(true);
+    await enqueueMany(db, [
+      { queue: 'seq', payload: { n: 1 }, options: { fairnessKey: 'acct-1' } },
+      { queue: 'seq', payload: { n: 2 }, options: { fairnessKey: 'acct-1', priority: 9 } },
+      { queue: 'seq', payload: { n: 1 }, options: { fairnessKey: 'acct-2' } },
+    ]);
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const jobs = await claim('seq', 10);
+      order.push(...jobs.map((j) => `${j.fairnessKey}:${(j.payload as { n: number }).n}`).sort());
+      await complete(jobs);
+    }
+    // acct-1's second job waits for its first, though it has the higher priority.
+    expect(order).toEqual(['acct-1:1', 'acct-2:1', 'acct-1:2']);
+  });
+
+  it("a failed head holds its key through its backoff; a crashed head reruns (as a suspect) before the key's next job", async () => {
+    await seq('seq-crash');
+    await enqueueMany(db, [1, 2].map((n) => ({ queue: 'seq-crash', payload: { n }, options: { fairnessKey: 'acct' } })));
+    const [head] = await claim('seq-crash', 10, 'doomed');
+    expect((head.payload as { n: number }).n).toBe(1);
+    // Its worker dies: the lease is taken back as a crash (what the rescuer does to a dead holder's lease).
+    await db.query(
+      `UPDATE stampede.jobs SET state = 'pending', crash_count = crash_count + 1, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL WHERE id = $1`,
+      [head.id],
+    );
+    expect(await claim('seq-crash', 10)).toEqual([]);
+    const suspect = await claimSuspect(db, { queues: ['seq-crash'], leaseMs: [60_000], workerId: 'w' });
+    expect(suspect?.id).toBe(head.id);
+    // Failed, in its backoff: still the head, still holding the key.
+    await db.query(q.FailJob, [head.id, suspect!.leaseToken, 'boom', 60_000, 'error']);
+    expect(await claim('seq-crash', 10)).toEqual([]);
+    // Done (here: retried now, as the suspect it still is, and completed): the next job of the key may start.
+    await db.query(`UPDATE stampede.jobs SET run_at = now() WHERE id = $1`, [head.id]);
+    expect(await claim('seq-crash', 10)).toEqual([]);
+    const again = await claimSuspect(db, { queues: ['seq-crash'], leaseMs: [60_000], workerId: 'w' });
+    expect(again?.id).toBe(head.id);
+    await complete([again!]);
+    expect((await claim('seq-crash', 10)).map((j) => (j.payload as { n: number }).n)).toEqual([2]);
   });
 });

@@ -114,12 +114,14 @@ RETURNING now() AS resumed_at;
 
 -- name: SetQueueLimits
 -- Replaces both limits (NULL removes one) and refills the start bucket; the
--- per-key cap ($4) only when $5 says it was given (NULL removes it).
-INSERT INTO stampede.queue_settings (queue, max_in_flight, max_starts_per_second, max_in_flight_per_key)
-VALUES ($1, $2, $3, $4)
+-- per-key cap ($4) only when $5 says it was given (NULL removes it), and
+-- `sequential` only when $6 is not NULL.
+INSERT INTO stampede.queue_settings (queue, max_in_flight, max_starts_per_second, max_in_flight_per_key, sequential)
+VALUES ($1, $2, $3, $4, coalesce($6::boolean, false))
 ON CONFLICT (queue) DO UPDATE
    SET max_in_flight = EXCLUDED.max_in_flight, max_starts_per_second = EXCLUDED.max_starts_per_second,
        max_in_flight_per_key = CASE WHEN $5::boolean THEN EXCLUDED.max_in_flight_per_key ELSE stampede.queue_settings.max_in_flight_per_key END,
+       sequential = coalesce($6::boolean, stampede.queue_settings.sequential),
        start_tokens = NULL, start_tokens_at = NULL
 RETURNING queue;
 
@@ -136,10 +138,10 @@ ON CONFLICT (queue, key) DO UPDATE SET weight = EXCLUDED.weight;
 SELECT weight FROM stampede.key_weights WHERE queue = $1 AND key = $2;
 
 -- name: GetQueueControl
-SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_in_flight_per_key, max_attempts
+SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_in_flight_per_key, sequential, max_attempts
   FROM stampede.queue_settings WHERE queue = $1;
 
 -- name: ListQueueControls
 -- Every queue with a setting (a small table: one row per configured queue).
-SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_in_flight_per_key, max_attempts
+SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_in_flight_per_key, sequential, max_attempts
   FROM stampede.queue_settings ORDER BY queue;

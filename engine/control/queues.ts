@@ -20,6 +20,8 @@ export interface QueueControl {
   maxStartsPerSecond: number | null;
   /** Most jobs of one fairnessKey claimed at once across all workers; null: the queue is not fair (keys are only stored). */
   maxInFlightPerKey: number | null;
+  /** Each fairnessKey's jobs run one at a time in enqueue order. */
+  sequential: boolean;
   maxAttempts: number | null;
 }
 
@@ -33,6 +35,12 @@ export interface QueueLimits {
    * Setting it also shares the queue's claims across keys by weight (setKeyWeight). Omitted: unchanged.
    */
   maxInFlightPerKey?: number | null;
+  /**
+   * Each fairnessKey's jobs run strictly one at a time in enqueue order, across workers and crashes:
+   * a key's next job starts only once the one before it is done, dead or cancelled. The queue is then
+   * fair with a cap of 1 per key. Omitted: unchanged.
+   */
+  sequential?: boolean;
 }
 
 const toControl = (r: any): QueueControl => ({
@@ -44,6 +52,7 @@ const toControl = (r: any): QueueControl => ({
   maxInFlight: r.max_in_flight,
   maxStartsPerSecond: r.max_starts_per_second,
   maxInFlightPerKey: r.max_in_flight_per_key,
+  sequential: r.sequential,
   maxAttempts: r.max_attempts,
 });
 
@@ -110,13 +119,19 @@ function validateCount(name: string, value: number | null): void {
 }
 
 function validateLimits(limits: QueueLimits): QueueLimits {
-  const { maxInFlight, maxStartsPerSecond, maxInFlightPerKey } = limits;
+  const { maxInFlight, maxStartsPerSecond, maxInFlightPerKey, sequential } = limits;
   validateCount('maxInFlight', maxInFlight);
   if (maxInFlightPerKey !== undefined) validateCount('maxInFlightPerKey', maxInFlightPerKey);
+  if (sequential !== undefined && typeof sequential !== 'boolean') throw new ValidationError('sequential', `${String(sequential)} is not true or false`);
   if (maxStartsPerSecond !== null && (typeof maxStartsPerSecond !== 'number' || !(maxStartsPerSecond > 0) || maxStartsPerSecond > 1_000_000)) {
     throw new ValidationError('maxStartsPerSecond', `${String(maxStartsPerSecond)} is not a number in (0, 1000000]; null removes the limit`);
   }
-  return maxInFlightPerKey === undefined ? { maxInFlight, maxStartsPerSecond } : { maxInFlight, maxStartsPerSecond, maxInFlightPerKey };
+  return {
+    maxInFlight,
+    maxStartsPerSecond,
+    ...(maxInFlightPerKey === undefined ? {} : { maxInFlightPerKey }),
+    ...(sequential === undefined ? {} : { sequential }),
+  };
 }
 
 /**
@@ -126,10 +141,11 @@ function validateLimits(limits: QueueLimits): QueueLimits {
  * in flight above a lowered limit finish. Returns the queue's settings.
  */
 export async function setQueueLimits(db: Db, queue: string, limits: QueueLimits, actor: Actor & { allowNew?: boolean }): Promise<QueueControl> {
-  const next = validateLimits({ maxInFlight: limits.maxInFlight ?? null, maxStartsPerSecond: limits.maxStartsPerSecond ?? null, maxInFlightPerKey: limits.maxInFlightPerKey });
+  const next = validateLimits({ ...limits, maxInFlight: limits.maxInFlight ?? null, maxStartsPerSecond: limits.maxStartsPerSecond ?? null });
   return actOnQueue(db, 'set-limits', queue, actor, actor.allowNew ?? false, async (tx, name) => {
     const before = (await tx.query(q.GetQueueControl, [name])).rows[0];
-    await tx.query(q.SetQueueLimits, [name, next.maxInFlight, next.maxStartsPerSecond, next.maxInFlightPerKey ?? null, next.maxInFlightPerKey !== undefined]);
+    const perKeyGiven = next.maxInFlightPerKey !== undefined;
+    await tx.query(q.SetQueueLimits, [name, next.maxInFlight, next.maxStartsPerSecond, next.maxInFlightPerKey ?? null, perKeyGiven, next.sequential ?? null]);
     const after = toControl((await tx.query(q.GetQueueControl, [name])).rows[0]);
     return {
       result: after,
@@ -137,7 +153,8 @@ export async function setQueueLimits(db: Db, queue: string, limits: QueueLimits,
         before: {
           maxInFlight: before?.max_in_flight ?? null,
           maxStartsPerSecond: before?.max_starts_per_second ?? null,
-          ...(next.maxInFlightPerKey === undefined ? {} : { maxInFlightPerKey: before?.max_in_flight_per_key ?? null }),
+          ...(perKeyGiven ? { maxInFlightPerKey: before?.max_in_flight_per_key ?? null } : {}),
+          ...(next.sequential === undefined ? {} : { sequential: before?.sequential ?? false }),
         },
         after: next,
       },

@@ -69,7 +69,7 @@
 -- SKIP LOCKED per lane) holds up to 10x the rows it returns and starves
 -- concurrent claimers; see docs/scaling.md for the figures.
 WITH gate AS (
-  SELECT g.queue, g.paused, g.allowance, g.per_key, g.key_cursor FROM stampede.claim_gate($1::text[], $2::int) g
+  SELECT g.queue, g.paused, g.allowance, g.per_key, g.key_cursor, g.sequential FROM stampede.claim_gate($1::text[], $2::int) g
 ), candidates AS (
   SELECT c.id, c.score
     FROM gate g
@@ -94,7 +94,7 @@ WITH gate AS (
 ), keyed AS (
   SELECT f.id
     FROM gate g
-   CROSS JOIN LATERAL stampede.fair_pick(g.queue, g.per_key, least(g.allowance, $2), g.key_cursor) AS f(id)
+   CROSS JOIN LATERAL stampede.fair_pick(g.queue, g.per_key, least(g.allowance, $2), g.key_cursor, g.sequential) AS f(id)
    WHERE g.per_key IS NOT NULL AND NOT g.paused AND g.allowance > 0
 ), locked AS (
   SELECT j.id
@@ -131,9 +131,10 @@ SELECT extract(epoch FROM now() - min(j.run_at)) * 1000 AS oldest_wait_ms
 -- Claims one suspect, oldest first, for a worker that has nothing else in
 -- flight and will claim nothing else until it is done. Paused queues and
 -- limited queues without room are left out, as in ClaimJobs, and so is a
--- suspect whose key is at its queue's per-key cap.
+-- suspect whose key is at its queue's per-key cap, or, in a sequential
+-- queue, is not its key's head.
 WITH gate AS (
-  SELECT g.queue, g.per_key FROM stampede.claim_gate($1::text[], 1) g WHERE NOT g.paused AND (g.allowance IS NULL OR g.allowance >= 1)
+  SELECT g.queue, g.per_key, g.sequential FROM stampede.claim_gate($1::text[], 1) g WHERE NOT g.paused AND (g.allowance IS NULL OR g.allowance >= 1)
 ), locked AS (
   SELECT j.id, q.lease_ms
     FROM stampede.jobs j
@@ -141,6 +142,7 @@ WITH gate AS (
     JOIN gate g ON g.queue = j.queue
    WHERE j.state IN ('pending', 'failed') AND j.run_at <= now() AND j.crash_count > 0
      AND (g.per_key IS NULL OR j.fairness_key IS NULL OR stampede.key_in_flight(j.queue, j.fairness_key) < g.per_key)
+     AND (NOT g.sequential OR j.fairness_key IS NULL OR j.id = stampede.key_head(j.queue, j.fairness_key))
    ORDER BY j.run_at, j.id
    LIMIT 1
      FOR UPDATE OF j SKIP LOCKED

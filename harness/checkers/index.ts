@@ -47,6 +47,7 @@ import { exportedMetricsAgree } from './exported-metrics-agree.ts';
 import { dashboardQueriesLive } from './dashboard-queries-live.ts';
 import { perKeyLimit } from './per-key-limit.ts';
 import { tenantFairness } from './tenant-fairness.ts';
+import { sequenceOrder } from './sequence-order.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -106,6 +107,7 @@ export const CHECKERS = {
   // Tenants within a queue (noisy-tenant): the per-key cap and the fair share.
   'per-key-limit': perKeyLimit,
   'tenant-fairness': tenantFairness,
+  'sequence-order': sequenceOrder,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

@@ -3,6 +3,8 @@ import { eventsOf } from '../history.ts';
 import { firstN, fmt, maxOf, minOf, type CheckerDef } from './types.ts';
 
 export interface TenantFairnessBounds {
+  /** The fair queue. */
+  queue: string;
   /** The tenant that floods its queue. */
   noisyKey: string;
   /** The longest a quiet tenant's job may wait, due to first claimed (database clock), while the noisy one floods. */
@@ -22,7 +24,9 @@ export interface TenantFairnessBounds {
  */
 export function checkTenantFairness(history: readonly HistoryEvent[], _final: FinalState, bounds: TenantFairnessBounds): InvariantResult {
   const firstClaims = new Map<number, Extract<HistoryEvent, { type: 'job:claimed' }>>();
-  for (const c of eventsOf(history, 'job:claimed')) if (c.fairnessKey !== undefined && !firstClaims.has(c.jobId)) firstClaims.set(c.jobId, c);
+  for (const c of eventsOf(history, 'job:claimed')) {
+    if (c.queue === bounds.queue && c.fairnessKey !== undefined && !firstClaims.has(c.jobId)) firstClaims.set(c.jobId, c);
+  }
   const claims = [...firstClaims.values()].filter((c) => c.dbTime !== undefined);
   const noisy = claims.filter((c) => c.fairnessKey === bounds.noisyKey).map((c) => c.dbTime!);
   const from = noisy.length ? minOf(noisy) : Infinity;
@@ -47,6 +51,6 @@ export const tenantFairness: CheckerDef<TenantFairnessBounds> = {
   name: 'tenant-fairness',
   says: "while one tenant floods a fair queue, no other tenant's job waits longer than the stated bound",
   check: checkTenantFairness,
-  bounds: { noisyKey: 'string', maxWaitMs: 'number' },
-  defaults: { noisyKey: 'noisy', maxWaitMs: 2_000 },
+  bounds: { queue: 'string', noisyKey: 'string', maxWaitMs: 'number' },
+  defaults: { queue: 'tenants', noisyKey: 'noisy', maxWaitMs: 2_000 },
 };

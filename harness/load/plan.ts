@@ -44,7 +44,7 @@ export function* arrivals(input: PlanInput, rng: Rng): Generator<Arrival> {
   const make = (atMs: number, entry: MixEntry): Arrival => {
     const lane = pickLane(input.lanes, entry, laneRng);
     const a: Arrival = { op: op++, atMs, queue: lane.queue, priority: lane.priority, kind: entry.kind, params: jobParams(entry, paramRng) };
-    if (input.tenants?.queue === lane.queue) a.fairnessKey = tenantKeys[weightedPick(tenantShares, tenantRng)];
+    if (input.tenants?.queues.includes(lane.queue)) a.fairnessKey = tenantKeys[weightedPick(tenantShares, tenantRng)];
     return a;
   };
 

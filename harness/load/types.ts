@@ -48,13 +48,13 @@ export interface PlanInput {
   durationS: number;
   lanes: Lane[];
   mix: MixEntry[];
-  /** Tenants of one queue: each of its arrivals gets a fairnessKey drawn by these shares. Default: none (no keys). */
+  /** Tenants of some queues: each of their arrivals gets a fairnessKey drawn by these shares. Default: none (no keys). */
   tenants?: Tenants | null;
 }
 
-/** The tenants (fairnessKeys) of one queue and their shares of its arrivals. */
+/** The tenants (fairnessKeys) of some queues and their shares of those queues' arrivals. */
 export interface Tenants {
-  queue: string;
+  queues: string[];
   keys: Record<string, number>;
 }
 

@@ -54,6 +54,7 @@ import { sloRuleInMs } from './slo-rule-in-ms.ts';
 import { panelOnRenamedMetric } from './panel-on-renamed-metric.ts';
 import { claimIgnoresKeys } from './claim-ignores-keys.ts';
 import { noPerKeyLimit } from './no-per-key-limit.ts';
+import { sequenceIgnoresHead } from './sequence-ignores-head.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -129,6 +130,7 @@ export const MUTANTS = {
   // Tenants within a queue (noisy-tenant), one per invariant.
   'claim-ignores-keys': claimIgnoresKeys,
   'no-per-key-limit': noPerKeyLimit,
+  'sequence-ignores-head': sequenceIgnoresHead,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

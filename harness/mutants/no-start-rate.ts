@@ -12,12 +12,12 @@ export const noStartRate: Mutant = {
   changes: [
     queryPatch('engine/worker/worker.sql', 'ClaimJobs', [
       {
-        find: 'SELECT g.queue, g.paused, g.allowance, g.per_key, g.key_cursor FROM stampede.claim_gate($1::text[], $2::int) g',
+        find: 'SELECT g.queue, g.paused, g.allowance, g.per_key, g.key_cursor, g.sequential FROM stampede.claim_gate($1::text[], $2::int) g',
         replace:
           'SELECT g.queue, g.paused, CASE WHEN s.max_starts_per_second IS NULL OR g.paused THEN g.allowance ' +
           'WHEN s.max_in_flight IS NULL THEN NULL ' +
           "ELSE greatest(0, s.max_in_flight - (SELECT count(*) FROM stampede.jobs c WHERE c.state = 'claimed' AND c.queue = g.queue))::int END AS allowance, " +
-          'g.per_key, g.key_cursor ' +
+          'g.per_key, g.key_cursor, g.sequential ' +
           'FROM stampede.claim_gate($1::text[], $2::int) g LEFT JOIN stampede.queue_settings s ON s.queue = g.queue',
       },
     ]),

@@ -34,6 +34,7 @@ export function documentedOptions(): string[] {
     'Queue.maxStartsPerSecond',
     'Queue.maxInFlightPerKey',
     'Queue.keyWeight',
+    'Queue.sequential',
     'Queue.maxAttempts',
     'Schedule.timezone',
     ...DST_POLICIES.map((p) => `Schedule.dstPolicy=${p}`),

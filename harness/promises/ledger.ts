@@ -437,6 +437,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'noisy-tenant', invariant: 'tenant-fairness' }], minJudged: 50, mutants: ['claim-ignores-keys'] },
   },
   {
+    id: 'sequential-keys',
+    promise: "In a sequential queue each key's jobs run one at a time in enqueue order, across workers and kills: a retry or a crashed job's rerun comes before the key's next job.",
+    documented: [{ file: 'docs/operating.md', quote: "a key's next job starts only once the job before it is done, dead or cancelled" }],
+    covers: { options: ['Queue.sequential'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'noisy-tenant', invariant: 'sequence-order' }], minJudged: 20, mutants: ['sequence-ignores-head'] },
+  },
+  {
     id: 'key-weights',
     promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1.",
     documented: [{ file: 'docs/operating.md', quote: 'Each turn offers a key up to `weight` of its jobs' }],

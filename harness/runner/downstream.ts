@@ -18,8 +18,8 @@ export interface DownstreamConfig {
  * the downstream-in-flight checker reads the downstream's own view, and a
  * caller killed mid-call closes its connection, which ends its call here.
  * Handlers (harness/handlers.ts, kind `downstream`) call
- * `GET /call?job=ID&attempt=N`, with `&key=K` for a job with a fairnessKey
- * (counted per key as well).
+ * `GET /call?job=ID&attempt=N`, with `&key=QUEUE/KEY` for a job with a
+ * fairnessKey (counted per queue and key as well).
  */
 export class Downstream {
   private server?: Server;

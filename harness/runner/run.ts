@@ -128,7 +128,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
     const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
     for (const [queue, l] of Object.entries(s.queueLimits)) {
-      const perKey = l.maxInFlightPerKey === undefined ? {} : { maxInFlightPerKey: l.maxInFlightPerKey };
+      const perKey = { maxInFlightPerKey: l.maxInFlightPerKey, sequential: l.sequential };
       await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null, ...perKey }, setup);
     }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
