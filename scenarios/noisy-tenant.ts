@@ -12,7 +12,11 @@ import { defineScenario } from '../harness/scenario.ts';
  * expire, the suspects come back under the same cap. Without the fair share
  * (--mutant claim-ignores-keys) the flood takes every slot in due order and
  * the quiet tenants wait seconds behind it; without the cap (--mutant
- * no-per-key-limit) the noisy tenant holds far more than 8 at once.
+ * no-per-key-limit) the noisy tenant holds far more than 8 at once. Beside
+ * it, a sequential queue (`accounts`): the same four tenants' jobs, some
+ * failing once, must run one at a time per key in enqueue order, retries
+ * and the reruns of killed workers' jobs before the key's next job
+ * (sequence-order; --mutant sequence-ignores-head overtakes them).
  */
 export default defineScenario({
   name: 'noisy-tenant',

@@ -47,7 +47,7 @@ describe('tenant-fairness', () => {
   it('passes quiet tenants claimed within the bound while the noisy one floods', () => {
     const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_100, 1_300), claimed(2, 'q2', 1_400, 1_850)], final, bounds);
     expect(r.pass).toBe(true);
-    expect(r.judged).toEqual({ n: 2, what: "quiet tenants' jobs claimed while noisy flooded" });
+    expect(r.judged).toEqual({ n: 2, what: "quiet tenants' jobs due while noisy flooded" });
   });
 
   it('fails (negative control) a quiet job that waited behind the flood', () => {
@@ -56,10 +56,16 @@ describe('tenant-fairness', () => {
     expect(r.examples).toEqual([{ jobId: 1, key: 'q1', waitMs: 850, t: 1_850 }]);
   });
 
-  it('judges only first claims inside the flood, and is unknown without one', () => {
-    // A retry (attempt 2) of a quiet job does not count as its wait; a quiet job after the flood is not judged.
+  it('fails (negative control) quiet jobs due during the flood but served only after it, in plain due order', () => {
+    const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_200, 2_500), claimed(2, 'q2', 1_300, 2_510)], final, bounds);
+    expect(r.pass).toBe(false);
+    expect(r.judged.n).toBe(2);
+  });
+
+  it('judges first claims of jobs due inside the flood, and is unknown without one', () => {
+    // A retry (attempt 2) of a quiet job does not count as its wait; a quiet job due after the flood is not judged.
     const retry = { ...claimed(1, 'q1', 1_000, 1_850), attempt: 2 } as HistoryEvent;
-    const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_000, 1_100), retry, claimed(3, 'q1', 0, 5_000)], final, bounds);
+    const r = checkTenantFairness([...flood, claimed(1, 'q1', 1_000, 1_100), retry, claimed(3, 'q1', 3_000, 5_000)], final, bounds);
     expect(r.pass).toBe(true);
     expect(r.judged.n).toBe(1);
     expect(checkTenantFairness([claimed(1, 'q1', 0, 5_000)], final, bounds).pass).toBe('unknown');

@@ -17,10 +17,11 @@ export interface TenantFairnessBounds {
  * key with a job due a turn within one walk of the keys, so a quiet tenant's
  * wait is its turn, not the flood's length. A job's wait is its first claim's
  * database time minus its due time (run_at), both on the database clock. The
- * flood is the span from the noisy key's first claim to its last; only quiet
- * jobs first claimed inside it are judged (before and after it there is
- * nothing to be fair about). Inconclusive when the noisy key was never
- * claimed or no quiet job was claimed during its flood.
+ * flood is the span from the noisy key's first job falling due to its last
+ * claim; the quiet jobs that fell due inside it are judged, wherever their
+ * claim came (a queue that served them only after the flood made them wait
+ * it out). Inconclusive when the noisy key was never claimed or no quiet job
+ * fell due during its flood.
  */
 export function checkTenantFairness(history: readonly HistoryEvent[], _final: FinalState, bounds: TenantFairnessBounds): InvariantResult {
   const firstClaims = new Map<number, Extract<HistoryEvent, { type: 'job:claimed' }>>();
@@ -28,10 +29,11 @@ export function checkTenantFairness(history: readonly HistoryEvent[], _final: Fi
     if (c.queue === bounds.queue && c.fairnessKey !== undefined && !firstClaims.has(c.jobId)) firstClaims.set(c.jobId, c);
   }
   const claims = [...firstClaims.values()].filter((c) => c.dbTime !== undefined);
-  const noisy = claims.filter((c) => c.fairnessKey === bounds.noisyKey).map((c) => c.dbTime!);
-  const from = noisy.length ? minOf(noisy) : Infinity;
+  const noisyClaims = claims.filter((c) => c.fairnessKey === bounds.noisyKey);
+  const noisy = noisyClaims.map((c) => c.dbTime!);
+  const from = noisy.length ? minOf(noisyClaims.map((c) => c.runAt)) : Infinity;
   const to = noisy.length ? maxOf(noisy) : -Infinity;
-  const judged = claims.filter((c) => c.fairnessKey !== bounds.noisyKey && c.dbTime! >= from && c.dbTime! <= to);
+  const judged = claims.filter((c) => c.fairnessKey !== bounds.noisyKey && c.runAt >= from && c.runAt <= to);
   const wait = (c: (typeof judged)[number]) => c.dbTime! - c.runAt;
   const late = judged.filter((c) => wait(c) > bounds.maxWaitMs);
   const worst = maxOf(judged.map(wait));
@@ -39,10 +41,10 @@ export function checkTenantFairness(history: readonly HistoryEvent[], _final: Fi
     name: 'tenant-fairness',
     pass: late.length > 0 ? false : judged.length === 0 ? 'unknown' : true,
     figure: noisy.length
-      ? `${fmt(noisy.length)} jobs of ${bounds.noisyKey} over ${fmt(to - from)} ms; quiet tenants' longest wait ${fmt(judged.length ? worst : 0)} ms over ${fmt(judged.length)} jobs, ${fmt(late.length)} past the bound`
+      ? `${fmt(noisy.length)} jobs of ${bounds.noisyKey}, due to last claimed over ${fmt(to - from)} ms; quiet tenants' longest wait ${fmt(judged.length ? worst : 0)} ms over ${fmt(judged.length)} jobs, ${fmt(late.length)} past the bound`
       : `no job of ${bounds.noisyKey} was claimed`,
     bound: `no quiet tenant's job waits over ${fmt(bounds.maxWaitMs)} ms from due to claimed while ${bounds.noisyKey} floods`,
-    judged: { n: judged.length, what: `quiet tenants' jobs claimed while ${bounds.noisyKey} flooded` },
+    judged: { n: judged.length, what: `quiet tenants' jobs due while ${bounds.noisyKey} flooded` },
     ...(late.length ? { examples: firstN(late).map((c) => ({ jobId: c.jobId, key: c.fairnessKey, waitMs: wait(c), t: c.t })) } : {}),
   };
 }
