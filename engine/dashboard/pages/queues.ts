@@ -30,6 +30,7 @@ function limits(c: QueueControl | undefined, f: QueueFigures): Html {
   const parts = [
     c?.maxInFlight != null ? `in flight ${f.claimed} of ${c.maxInFlight}` : null,
     c?.maxStartsPerSecond != null ? `starts ≤ ${c.maxStartsPerSecond}/s` : null,
+    c?.sequential ? 'sequential per key' : c?.maxInFlightPerKey != null ? `per key ≤ ${c.maxInFlightPerKey}` : null,
     c?.maxAttempts != null ? `max attempts ${c.maxAttempts}` : null,
   ].filter((p) => p !== null);
   if (!parts.length) return html`<span class="muted">none</span>`;
