@@ -1,53 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../engine/clock.ts';
+import { describe, expect, it } from 'vitest';
 import { setQueueLimits, getQueueControl, UnknownQueueError } from '../engine/control/index.ts';
-import { Db } from '../engine/db.ts';
 import { enqueueMany } from '../engine/enqueue.ts';
 import { Events } from '../engine/events.ts';
-import { SeededRng } from '../engine/rng.ts';
 import { claimJobs } from '../engine/worker/claim.ts';
-import type { WorkerOptions } from '../engine/worker/options.ts';
-import { Worker } from '../engine/worker/worker.ts';
 import { freshDatabase } from './support/db.ts';
+import { downstream, useFleet } from './support/fleet.ts';
 import { countByState } from './support/jobs.ts';
 import { until } from './support/wait.ts';
 
 const { db, url } = await freshDatabase({ maxConnections: 20 });
-const workers: Worker[] = [];
-const pools: Db[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-});
-
+const fleet = useFleet(url);
 const ops = { by: 'ops', reason: 'protect the payments API' };
-
-/** `n` workers, each with its own pool (so their claims really run side by side). */
-function fleet(n: number, options: Omit<WorkerOptions, 'db'>): void {
-  for (let i = 0; i < n; i++) {
-    const pool = new Db({ connectionString: url, maxConnections: 3 });
-    pools.push(pool);
-    const w = new Worker({ db: pool, rng: new SeededRng(i), pollMs: 20, rescueIntervalMs: 50, workerId: `w${i}`, ...options });
-    workers.push(w);
-    w.start();
-  }
-}
-
-/** A downstream in this process: counts calls in progress and remembers the most at once. */
-function downstream(workMs: number) {
-  const state = { now: 0, max: 0, calls: 0 };
-  const handler = async () => {
-    state.now++;
-    state.calls++;
-    state.max = Math.max(state.max, state.now);
-    try {
-      await systemClock.sleep(workMs);
-    } finally {
-      state.now--;
-    }
-  };
-  return { state, handler };
-}
 
 describe('global limits per queue', () => {
   it('max in flight holds across 4 workers of 10 slots each, and the queue drains', async () => {

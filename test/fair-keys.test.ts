@@ -5,9 +5,13 @@ import { ValidationError } from '../engine/errors.ts';
 import { claimJobs, claimSuspect, type ClaimedJob } from '../engine/worker/claim.ts';
 import { workerQueries as q } from '../engine/worker/queries.ts';
 import { freshDatabase } from './support/db.ts';
+import { downstream, useFleet } from './support/fleet.ts';
+import { countByState } from './support/jobs.ts';
+import { until } from './support/wait.ts';
 
 // Per-key limits and the fair share (migrations/0016_fair_keys.sql, ClaimJobs in engine/worker/worker.sql).
-const { db } = await freshDatabase();
+const { db, url } = await freshDatabase();
+const fleet = useFleet(url);
 const ops = { by: 'ops', reason: 'share the queue between tenants', allowNew: true };
 
 const claim = (queue: string, limit: number, workerId = 'w') => claimJobs(db, { queues: [queue], leaseMs: [60_000], limit, workerId, agingMs: 5_000 });
@@ -148,5 +152,39 @@ describe('sequential keys', () => {
     expect(again?.id).toBe(head.id);
     await complete([again!]);
     expect((await claim('seq-crash', 10)).map((j) => (j.payload as { n: number }).n)).toEqual([2]);
+  });
+});
+
+describe('under a fleet of workers', () => {
+  it('the per-key cap holds across 4 workers of 10 slots, and every key drains', async () => {
+    await setQueueLimits(db, 'fleet-cap', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 3 }, ops);
+    await flood('fleet-cap', 60, ['q1', 'q2'], 10);
+    const d = downstream(20);
+    fleet(4, { handlers: { 'fleet-cap': d.handler }, concurrency: 10 });
+    await until('fleet-cap drained', async () => (await countByState(db, 'fleet-cap')).done === 80, 60_000);
+    expect(d.state.maxByKey.get('noisy')).toBe(3); // reached, never passed
+    expect(Math.max(...d.state.maxByKey.values())).toBeLessThanOrEqual(3);
+  });
+
+  it("a sequential queue runs each key's jobs one at a time, in enqueue order, across 4 workers", async () => {
+    await setQueueLimits(db, 'fleet-seq', { maxInFlight: null, maxStartsPerSecond: null, sequential: true }, ops);
+    const keys = ['a', 'b', 'c'];
+    await enqueueMany(db, Array.from({ length: 30 }, (_, i) => ({ queue: 'fleet-seq', payload: { n: Math.floor(i / 3) }, options: { fairnessKey: keys[i % 3] } })));
+    const d = downstream(5);
+    const seen = new Map<string, number[]>();
+    fleet(4, {
+      handlers: {
+        'fleet-seq': async (payload: unknown, ctx) => {
+          seen.set(ctx.job.fairnessKey!, [...(seen.get(ctx.job.fairnessKey!) ?? []), (payload as { n: number }).n]);
+          await d.handler(payload, ctx);
+        },
+      },
+      concurrency: 10,
+    });
+    await until('fleet-seq drained', async () => (await countByState(db, 'fleet-seq')).done === 30, 60_000);
+    for (const key of keys) expect(seen.get(key)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(Math.max(...d.state.maxByKey.values())).toBe(1);
+    // The keys ran side by side: sequences are per key, not per queue.
+    expect(d.state.max).toBeGreaterThan(1);
   });
 });
