@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { setQueueLimits } from '../engine/control/index.ts';
 import { addSchedule } from '../engine/cron/schedule.ts';
 import { systemClock } from '../engine/clock.ts';
 import { DashboardServer } from '../engine/dashboard/server.ts';
@@ -45,6 +46,15 @@ describe('access token', () => {
     const res = await fetch(`${base}/queues`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+  });
+
+  it("the queues page lists a fair queue's largest keys", async () => {
+    await setQueueLimits(db, 'tenants', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 2 }, { by: 'test', reason: 'test', allowNew: true });
+    await enqueue(db, 'tenants', {}, { fairnessKey: 'acct-1' });
+    const page = await (await fetch(`${base}/queues`, { headers: { authorization: `Bearer ${token}` } })).text();
+    expect(page).toContain('Largest keys of fair queues');
+    expect(page).toMatch(/<tr data-key="tenants\/acct-1"><td>tenants<\/td><td>acct-1<\/td><td class="num">1<\/td>/);
+    expect(page).toContain('per key ≤ 2');
   });
 });
 

@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cronOrigin, dashboardQueries, getJob, planSearch, searchJobs, SEARCH_STATES, type JobSearch } from '../engine/dashboard/queries.ts';
+import { setQueueLimits } from '../engine/control/index.ts';
+import { cronOrigin, dashboardQueries, getJob, largestKeys, planSearch, searchJobs, SEARCH_STATES, type JobSearch } from '../engine/dashboard/queries.ts';
+import { enqueueMany } from '../engine/enqueue.ts';
+import { claimJobs } from '../engine/worker/claim.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { freshDatabase } from './support/db.ts';
 
@@ -140,5 +143,24 @@ describe('what the searches find', () => {
     expect(() => planSearch({ state: 'zombie' as never })).toThrow(ValidationError);
     expect(() => planSearch({ state: 'zombie' as never })).toThrow(/state: "zombie" is not a state; expected one of pending, failed, claimed, dead, cancelled, done/);
     expect(() => planSearch({ queue: 'no spaces' })).toThrow(/queue: "no spaces" is not a queue name/);
+  });
+});
+
+describe('largestKeys: the fair queues\' largest tenants', () => {
+  it("lists each fair queue's keys by due backlog, with the oldest wait and what is in flight; plain queues and unkeyed jobs stay out", async () => {
+    const ops = { by: 'ops', reason: 'tenants', allowNew: true };
+    await setQueueLimits(db, 'fair-dash', { maxInFlight: null, maxStartsPerSecond: null, maxInFlightPerKey: 5 }, ops);
+    const keyed = (queue: string, key: string, n: number) => Array.from({ length: n }, () => ({ queue, payload: {}, options: { fairnessKey: key } }));
+    await enqueueMany(db, [...keyed('fair-dash', 'big', 30), ...keyed('fair-dash', 'small', 2), { queue: 'fair-dash', payload: {} }, ...keyed('plain-dash', 'big', 50)]);
+    await claimJobs(db, { queues: ['fair-dash'], leaseMs: [60_000], limit: 2, workerId: 'w', agingMs: 5_000 });
+    const keys = await largestKeys(db, 10);
+    expect(keys.map(({ queue, key, due, inFlight }) => ({ queue, key, due, inFlight }))).toEqual([
+      { queue: 'fair-dash', key: 'big', due: 29, inFlight: 1 },
+      { queue: 'fair-dash', key: 'small', due: 1, inFlight: 1 },
+    ]);
+    expect(keys[0].oldestWaitMs).toBeGreaterThanOrEqual(0);
+    expect((await largestKeys(db, 1)).map((k) => k.key)).toEqual(['big']);
+    await expect(largestKeys(db, 0)).rejects.toThrow(ValidationError);
+    expect(await scansOfHistory(dashboardQueries.LargestKeys, [10])).toEqual([]);
   });
 });

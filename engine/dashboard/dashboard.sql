@@ -150,3 +150,23 @@ SELECT id, at, actor, reason, verb, queue, job_id, detail
   FROM stampede.control_audit
  ORDER BY id DESC
  LIMIT $1;
+
+-- name: LargestKeys
+-- The fair queues' (per-key cap or sequential) $1 largest keys by due backlog: how many jobs
+-- each has due, how long its oldest due job has waited, and how many of its jobs are in flight.
+-- Reads the fair queues' keyed claimable rows from jobs_key_due_idx (migrations/0016_fair_keys.sql)
+-- on a page load, under the page's statement_timeout; unkeyed rows and plain queues are never read.
+SELECT s.queue, k.fairness_key AS key, k.due, k.oldest_wait_ms,
+       (SELECT count(*)::int FROM stampede.jobs c WHERE c.state = 'claimed' AND c.queue = s.queue AND c.fairness_key = k.fairness_key) AS in_flight
+  FROM stampede.queue_settings s
+ CROSS JOIN LATERAL (
+   SELECT j.fairness_key, count(*)::int AS due, date_part('epoch', now() - min(j.run_at)) * 1000 AS oldest_wait_ms
+     FROM stampede.jobs j
+    WHERE j.queue = s.queue AND j.fairness_key IS NOT NULL
+      AND j.state IN ('pending', 'failed') AND j.crash_count = 0 AND j.run_at <= now()
+    GROUP BY j.fairness_key
+    ORDER BY count(*) DESC, j.fairness_key
+    LIMIT $1
+ ) k
+ WHERE s.max_in_flight_per_key IS NOT NULL OR s.sequential
+ ORDER BY s.queue, k.due DESC, k.fairness_key;

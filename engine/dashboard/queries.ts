@@ -17,6 +17,7 @@ const QUERY_NAMES = [
   'DeadLetterOfJob',
   'DeadLetterReasons',
   'RecentAudit',
+  'LargestKeys',
 ] as const;
 export const dashboardQueries = loadQueries(new URL('./dashboard.sql', import.meta.url), QUERY_NAMES);
 const q = dashboardQueries;
@@ -150,4 +151,21 @@ export function cronOrigin(job: Pick<JobView, 'idempotencyKey' | 'payload'>): { 
 export async function recentAudit(db: Queryable, limit = 100): Promise<AuditEntry[]> {
   const rows = (await db.query(q.RecentAudit, [validateInt(limit, 'limit', 1, 1000)])).rows;
   return rows.map((r) => ({ id: r.id, at: r.at, actor: r.actor, reason: r.reason, verb: r.verb, queue: r.queue, jobId: r.job_id, detail: r.detail }));
+}
+
+/** One key of a fair queue as the queues page shows it. */
+export interface KeyBacklog {
+  queue: string;
+  key: string;
+  /** Its jobs due and unclaimed now. */
+  due: number;
+  /** How long its oldest due job has waited, ms (database clock). */
+  oldestWaitMs: number;
+  inFlight: number;
+}
+
+/** The `limit` largest keys by due backlog of each fair queue (a per-key cap or sequential), largest first. */
+export async function largestKeys(db: Queryable, limit = 10): Promise<KeyBacklog[]> {
+  const rows = (await db.query(q.LargestKeys, [validateInt(limit, 'limit', 1, 1000)])).rows;
+  return rows.map((r) => ({ queue: r.queue, key: r.key, due: r.due, oldestWaitMs: Number(r.oldest_wait_ms), inFlight: r.in_flight }));
 }

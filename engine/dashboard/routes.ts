@@ -20,7 +20,7 @@ import { jobPage, searchPage, type SearchForm } from './pages/jobs.ts';
 import { STYLESHEET, type PageContext } from './pages/layout.ts';
 import { queuesPage } from './pages/queues.ts';
 import { schedulesPage } from './pages/schedules.ts';
-import { cronOrigin, deadLetterOfJob, deadLetterReasons, getJob, recentAudit, SEARCH_DEFAULTS, searchJobs, type JobSearch, type SearchState } from './queries.ts';
+import { cronOrigin, deadLetterOfJob, deadLetterReasons, getJob, largestKeys, recentAudit, SEARCH_DEFAULTS, searchJobs, type JobSearch, type SearchState } from './queries.ts';
 
 export interface RouteDeps {
   db: Db;
@@ -139,8 +139,8 @@ const PAGES: { pattern: RegExp; page: Page }[] = [
       const refreshSeconds = refreshFrom(url);
       const { snapshot, ageMs } = await latestRound(deps);
       return readOnly(deps, async (tx) => {
-        const [controls, schedules, now] = [await listQueueControls(tx), await listSchedules(tx), await dbNow(tx)];
-        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, roundAgeMs: ageMs, controls, schedules, sloMs: deps.sloMs, refreshSeconds }) };
+        const [controls, schedules, keys, now] = [await listQueueControls(tx), await listSchedules(tx), await largestKeys(tx), await dbNow(tx)];
+        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, roundAgeMs: ageMs, controls, schedules, keys, sloMs: deps.sloMs, refreshSeconds }) };
       });
     },
   },

@@ -3,6 +3,7 @@ import type { Schedule } from '../../cron/schedule.ts';
 import { EMPTY_QUEUE, type QueueFigures, type QueueStateSnapshot } from '../../metrics/queue-state-sampler.ts';
 import { queueLimitsButton, queuePauseButton } from '../actions.ts';
 import { html, type Html } from '../html.ts';
+import type { KeyBacklog } from '../queries.ts';
 import { formatAge, layout, link, type PageContext } from './layout.ts';
 
 export interface QueuesPageData {
@@ -12,6 +13,8 @@ export interface QueuesPageData {
   /** stampede.queue_settings: paused, limits, attempt budget. */
   controls: QueueControl[];
   schedules: Schedule[];
+  /** The fair queues' largest keys by due backlog (engine/dashboard/queries.ts largestKeys). */
+  keys: KeyBacklog[];
   /** The oldest-unclaimed-age objective, ms (the alert rule's 60 s by default). */
   sloMs: number;
   /** Reload every this many seconds (?refresh=N), or null. */
@@ -63,6 +66,16 @@ function roundNote(d: QueuesPageData): Html {
   return html`<span data-field="round-source">Sampled in ${took} by this page</span> (no sampler's round was fresh), from the live rows only (index probes, a bounded count; done rows are never read).`;
 }
 
+/** The fair queues' largest tenants: who holds the backlog, how long their oldest job waited, how many run. */
+function keysSection(keys: KeyBacklog[]): Html | '' {
+  if (!keys.length) return '';
+  const rows = keys.map(
+    (k) => html`<tr data-key="${k.queue}/${k.key}"><td>${k.queue}</td><td>${k.key}</td><td class="num">${k.due}</td><td class="num">${formatAge(k.oldestWaitMs)}</td><td class="num">${k.inFlight}</td></tr>`,
+  );
+  return html`<h2>Largest keys of fair queues</h2>
+<table id="keys"><thead><tr><th>queue</th><th>key</th><th>due now</th><th>oldest due waited</th><th>in flight</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 export function queuesPage(ctx: PageContext, d: QueuesPageData): Html {
   const controls = new Map(d.controls.map((s) => [s.queue, s]));
   const s = d.snapshot;
@@ -88,6 +101,7 @@ ${d.refreshSeconds === null ? html`<a href="/queues?refresh=10">Reload every 10 
 <table id="queues"><thead><tr><th>queue</th><th>pending</th><th>failed (retry scheduled)</th><th>due now</th><th>claimed</th>
 <th>oldest unclaimed</th><th>dead letters</th><th>state</th><th>limits</th><th></th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="10" class="muted">no queue has live jobs, dead letters, settings or schedules</td></tr>`}</tbody></table>
+${keysSection(d.keys)}
 <h2>Database</h2>
 <dl><dt>done jobs in the hot table</dt><dd>${s.done}${s.doneIsEstimate ? ' (estimate from statistics)' : ''}</dd>
 <dt>dead tuples in stampede.jobs</dt><dd>${s.jobsDeadTuples}</dd>
