@@ -57,5 +57,6 @@ export default defineScenario({
     'exactly-one-effect': false,
   },
   thresholds: { oldestAgeSloMs: 25_000 },
-  drainTimeoutS: 40,
+  // The flood drains at the cap's pace: 25 s after the load on a loaded 2-core machine (seed 44, after the rebase).
+  drainTimeoutS: 60,
 });
