@@ -3,6 +3,7 @@ import { DEFAULTS } from './defaults.ts';
 import { loadQueries } from './sql.ts';
 import { keysOf, refuseUnknownKeys, serializePayload, validateDate, validateInt, validateKey, validateQueueName } from './validate.ts';
 import { ValidationError } from './errors.ts';
+import { activeTraceparent, validateTraceparent } from './tracing.ts';
 
 /** The loaded queries of enqueue.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
 export const enqueueQueries = loadQueries(new URL('./enqueue.sql', import.meta.url), [
@@ -32,6 +33,11 @@ export interface EnqueueOptions {
    * queue's claims across keys by weight (setKeyWeight); elsewhere it is only stored. Default: none.
    */
   fairnessKey?: string;
+  /**
+   * The W3C traceparent of the work that enqueued this job; each attempt's span continues it (engine/tracing.ts).
+   * Default: the active OpenTelemetry span's, when @opentelemetry/api is installed and a span is active; else none.
+   */
+  traceparent?: string;
 }
 
 export interface EnqueuedJob {
@@ -49,11 +55,12 @@ interface Row {
   maxAttempts: number | null;
   key: string | null;
   fairnessKey: string | null;
+  traceparent: string | null;
   runAt: Date | null;
   delayMs: number;
 }
 
-export const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes', 'fairnessKey']);
+export const ENQUEUE_OPTIONS = keysOf<EnqueueOptions>()(['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'maxPayloadBytes', 'fairnessKey', 'traceparent']);
 const BULK_JOB_FIELDS = keysOf<BulkJob>()(['queue', 'payload', 'options']);
 
 /** Checks everything before anything is written; throws ValidationError naming the field. */
@@ -72,6 +79,7 @@ function prepare(queue: unknown, payload: unknown, options: EnqueueOptions = {},
     maxAttempts: options.maxAttempts === undefined ? null : validateInt(options.maxAttempts, f('maxAttempts'), 1, 1000),
     key: options.idempotencyKey === undefined ? null : validateKey(options.idempotencyKey, f('idempotencyKey')),
     fairnessKey: options.fairnessKey === undefined ? null : validateKey(options.fairnessKey, f('fairnessKey')),
+    traceparent: options.traceparent === undefined ? activeTraceparent() : validateTraceparent(options.traceparent, f('traceparent')),
     runAt: options.runAt === undefined ? null : validateDate(options.runAt, f('runAt')),
     delayMs: options.delayMs === undefined ? 0 : validateInt(options.delayMs, f('delayMs'), 0),
   };
@@ -91,7 +99,7 @@ const toEnqueued = (r: any): EnqueuedJob => ({
  */
 export async function enqueue(db: Queryable, queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
   const r = prepare(queue, payload, options);
-  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs, DEFAULTS.maxAttempts, r.fairnessKey];
+  const params = [r.queue, r.payload, r.priority, r.maxAttempts, r.key, r.runAt, r.delayMs, DEFAULTS.maxAttempts, r.fairnessKey, r.traceparent];
   // Prepared on a Db: planning this INSERT took as long as running it (docs/performance.md).
   const res = await db.query(preparedOn(db, q.EnqueueOne, params));
   if (res.rows[0]) return toEnqueued(res.rows[0]);
@@ -131,6 +139,7 @@ export async function enqueueMany(db: Queryable, jobs: readonly BulkJob[]): Prom
     rows.map((r) => r.delayMs),
     DEFAULTS.maxAttempts,
     rows.map((r) => r.fairnessKey),
+    rows.map((r) => r.traceparent),
   ]);
   return res.rows.map(toEnqueued);
 }

@@ -15,6 +15,8 @@ export interface Job<P = unknown> {
   idempotencyKey: string | null;
   /** The tenant key given at enqueue (fairnessKey), or null. */
   fairnessKey: string | null;
+  /** The W3C traceparent of the work that enqueued it (engine/tracing.ts), or null. */
+  traceparent: string | null;
   leaseOwner: string | null;
   leaseToken: string | null;
   leaseExpiresAt: Date | null;
@@ -35,6 +37,7 @@ export function jobFromRow(r: any): Job {
     payload: r.payload,
     idempotencyKey: r.idempotency_key,
     fairnessKey: r.fairness_key ?? null,
+    traceparent: r.trace_parent ?? null,
     leaseOwner: r.lease_owner,
     leaseToken: r.lease_token,
     leaseExpiresAt: r.lease_expires_at,

@@ -31,6 +31,7 @@ function toClaimed(r: any, workerId: string): ClaimedJob {
     payload: r.payload,
     idempotencyKey: r.idempotency_key,
     fairnessKey: r.fairness_key,
+    traceparent: r.trace_parent,
     leaseOwner: workerId,
     leaseToken: r.lease_token,
     leaseExpiresAt: new Date(r.lease_expires_at_ms),

@@ -12,6 +12,7 @@ import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
 import { writeResult } from './result-write.ts';
 import { workerStrategies } from './strategies.ts';
+import { endAttemptSpan, inAttempt, startAttemptSpan, type AttemptSpan } from '../tracing.ts';
 import type { Beating, HeartbeatScheduler } from './heartbeats.ts';
 
 /** The reason a timeout's timer is cleared with once the handler settled (a preallocated Error: no stack captured per job). */
@@ -108,6 +109,8 @@ export class JobRun implements Beating, PendingCompletion {
   private recorded = false;
   private donePromise?: Promise<void>;
   private resolveDone?: () => void;
+  /** This attempt's OpenTelemetry span (engine/tracing.ts); null without @opentelemetry/api. */
+  private attemptSpan: AttemptSpan | null = null;
 
   constructor(
     readonly job: ClaimedJob,
@@ -201,8 +204,10 @@ export class JobRun implements Beating, PendingCompletion {
   private callHandler(): void {
     if (this.abortReason !== undefined) return this.handlerSettled(true, this.abortReason);
     let work: unknown;
+    this.attemptSpan = startAttemptSpan(this.job, this.attempt);
     try {
-      work = this.handler(this.job.payload, new RunContext(this, this.job, this.attempt, this.deps.workerId, this.deps.db));
+      const ctx = new RunContext(this, this.job, this.attempt, this.deps.workerId, this.deps.db);
+      work = this.attemptSpan ? inAttempt(this.attemptSpan, () => this.handler(this.job.payload, ctx)) : this.handler(this.job.payload, ctx);
     } catch (err) {
       return this.handlerSettled(true, err);
     }
@@ -215,6 +220,7 @@ export class JobRun implements Beating, PendingCompletion {
 
   /** The handler returned or threw (or never ran): heartbeats stop, and once a renewal under way has landed (it may have found the lease lost), the outcome is decided. */
   private handlerSettled(failed: boolean, error: unknown): void {
+    endAttemptSpan(this.attemptSpan, failed, error);
     this.beatsStopped = true;
     this.deps.heartbeats?.delete(this);
     if (!this.renewal) return this.recordOutcome(failed, error);

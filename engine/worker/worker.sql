@@ -114,7 +114,7 @@ UPDATE stampede.jobs j
        lease_expires_at = now() + make_interval(secs => q.lease_ms / 1000)
   FROM unnest($1::text[], $4::float8[]) AS q(queue, lease_ms)
  WHERE j.id = ANY (ARRAY(SELECT l.id FROM locked l)) AND j.queue = q.queue
-RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key,
+RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key, j.trace_parent,
           j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
           date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
           date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;
@@ -156,7 +156,7 @@ UPDATE stampede.jobs j
        lease_expires_at = now() + make_interval(secs => locked.lease_ms / 1000)
   FROM locked
  WHERE j.id = locked.id
-RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key,
+RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key, j.trace_parent,
           j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
           date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
           date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;

@@ -444,6 +444,17 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'noisy-tenant', invariant: 'sequence-order' }], minJudged: 20, mutants: ['sequence-ignores-head'] },
   },
   {
+    id: 'trace-context',
+    promise: "A job's attempts continue the trace that enqueued it: the first attempt's span is a child of the enqueuing context, a retry's is linked to it, and the handler's spans are the attempt's children.",
+    documented: [{ file: 'docs/operating.md', quote: 'the first attempt is a child of the context that enqueued the job' }],
+    covers: { options: ['enqueue.traceparent'] },
+    vouch: {
+      by: 'test',
+      file: 'test/tracing.test.ts',
+      tests: ['a span tree from the enqueuing request through two attempts to the effect', 'takes an explicit traceparent, refuses a malformed one, and stores none outside a span'],
+    },
+  },
+  {
     id: 'key-weights',
     promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1.",
     documented: [{ file: 'docs/operating.md', quote: 'Each turn offers a key up to `weight` of its jobs' }],
