@@ -33,6 +33,7 @@ const FORWARDED: EventName[] = [
   'worker:error',
   'worker:listening',
   'worker:stopping',
+  'db:error',
 ];
 
 async function loadHandlers(path: string): Promise<Handlers> {

@@ -61,7 +61,49 @@ export const RETRYABLE_SQLSTATES: Readonly<Record<string, string>> = {
   '08003': 'connection_does_not_exist',
   '08006': 'connection_failure',
   '53300': 'too_many_connections',
+  // The primary was demoted or turned read-only (a failover, a managed service's full-disk guard): the same write
+  // succeeds once a writable primary answers again.
+  '25006': 'read_only_sql_transaction',
 };
+
+/** What kind of database trouble an error is: the worker counts and logs each (`stampede_worker_db_errors_total{kind}`). */
+export type DbErrorKind = 'read_only' | 'too_many_connections' | 'shutdown' | 'connection' | 'serialization' | 'lock_timeout' | 'canceled';
+
+/** SQLSTATEs by the kind of trouble they mean; anything else from the database (a constraint, a syntax error) is the statement's own fault. */
+export const DB_ERROR_KINDS: Readonly<Record<string, DbErrorKind>> = {
+  '25006': 'read_only',
+  '53300': 'too_many_connections',
+  '53400': 'too_many_connections', // configuration_limit_exceeded: a role's or database's own connection limit
+  '57P01': 'shutdown',
+  '57P02': 'shutdown',
+  '57P03': 'shutdown',
+  '08000': 'connection',
+  '08001': 'connection',
+  '08003': 'connection',
+  '08004': 'connection',
+  '08006': 'connection',
+  '40001': 'serialization',
+  '40P01': 'serialization',
+  '55P03': 'lock_timeout',
+  '57014': 'canceled',
+};
+
+/**
+ * The kind of database trouble `err` is, by its SQLSTATE or, for a connection
+ * the driver lost (reset, refused, timed out), by its code or message;
+ * undefined for anything else, a handler's own error included.
+ */
+export function dbErrorKind(err: unknown): DbErrorKind | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (code in DB_ERROR_KINDS) return DB_ERROR_KINDS[code];
+    if (RETRYABLE_NODE_CODES.has(code)) return 'connection';
+  }
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|connection is closed|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message)
+    ? 'connection'
+    : undefined;
+}
 
 const RETRYABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
 

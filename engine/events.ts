@@ -28,7 +28,12 @@ export interface EngineEvents {
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
   /** The claim was handed back uncharged for a retry at `retryAt` (its effect was held by another holder's open transaction). */
   'job:deferred': { jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number };
-  'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' };
+  /**
+   * `phase`: a heartbeat found the lease gone (`heartbeat`), the fence refused the completion (`complete`) or the
+   * failure (`fail`), or no renewal had landed for a whole lease, so by the worker's own clock the lease may have
+   * expired and the handler was aborted before anyone else could be given the job (`expired`).
+   */
+  'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' | 'expired' };
   /** An operator cancelled a claimed job; its heartbeat found out and aborted the handler. */
   'job:cancelled': { jobId: number; queue: string; attempt: number; workerId: string };
   /** A heartbeat renewed the lease: it now ends at `dbLeaseExpiresAt`. */
@@ -54,6 +59,12 @@ export interface EngineEvents {
   'worker:error': { workerId: string; error: string };
   /** stop() was called: the worker claims nothing more, starts none of the jobs it claimed ahead, and hands those back. */
   'worker:stopping': { workerId: string };
+  /**
+   * A statement of the worker failed for a reason of the database's, not the job's (engine/errors.ts dbErrorKind):
+   * read-only, out of connection slots, shutting down, the connection lost. `where`: the claim loop, a lease
+   * renewal, a result write, an effect's transaction. No job is charged for one.
+   */
+  'db:error': { workerId: string; kind: import('./errors.ts').DbErrorKind; sqlstate: string | null; where: 'claim' | 'heartbeat' | 'result' | 'effect'; error: string };
   /** The worker's LISTEN connection is up (again): enqueues now wake it at once. */
   'worker:listening': { workerId: string };
   'process:started': { slot: number; pid: number };

@@ -57,6 +57,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    * is absent from runs recorded before it was.
    */
   | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings>; agingMs?: number }
+  /** A worker's statement failed for a reason of the database's (engine/errors.ts dbErrorKind): read-only, out of slots, the connection lost. */
+  | { type: 'db:error'; workerId: string; kind: string; sqlstate: string | null; where: string; error: string }
   /** The worker's LISTEN connection is up (at start, and again after each reconnect). */
   | { type: 'worker:listening'; workerId: string }
   /** The worker was told to stop (a graceful restart): from here it starts nothing (its own report, in its order). */

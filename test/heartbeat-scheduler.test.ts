@@ -9,6 +9,8 @@ function run(clock: ManualClock, periodMs: number): Beating & { beats: number[] 
   const r = {
     beats: [] as number[],
     nextBeatAt: clock.now() + periodMs,
+    leaseMayEndAt: Number.POSITIVE_INFINITY,
+    expire() {},
     beat() {
       r.beats.push(clock.now());
       r.nextBeatAt = clock.now() + periodMs;

@@ -56,6 +56,8 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
   },
   claimedAheadAtStop: async (use: WorkerStrategies['claimedAheadAtStop']) => use(['a', 'b']),
   leaseRenewedFrom: async (use: WorkerStrategies['leaseRenewedFrom']) => use,
+  databaseFault: async (use: WorkerStrategies['databaseFault']) => [use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' }))],
+  leaseMayEndAt: async (use: WorkerStrategies['leaseMayEndAt']) => [use(1_000, 5_000)],
 };
 
 /** The cron materializer's decision, on the nights and outages its policies are about. */

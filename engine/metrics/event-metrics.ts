@@ -50,7 +50,7 @@ function snakeCase(name: string): string {
 }
 
 /** The engine events the RED series are fed from. */
-type RedEvent = 'job:claimed' | 'job:completed' | 'job:failed' | 'job:dead' | 'lease:lost' | 'lease:rescued' | 'cron:refused';
+type RedEvent = 'job:claimed' | 'job:completed' | 'job:failed' | 'job:dead' | 'lease:lost' | 'lease:rescued' | 'cron:refused' | 'db:error';
 
 /** What one event adds to the series; `reason` bounds a failure's error text to a label value. */
 export type RedRecorder<E extends RedEvent> = (metrics: StampedeMetrics, e: EngineEvents[E], reason: (error: string) => string) => void;
@@ -80,6 +80,7 @@ export const redRecorders: { [E in RedEvent]: RedRecorder<E> } = {
   'job:dead': (m, e) => m.deadLettered.inc({ queue: e.queue, reason: deadReason(e.reason) }),
   'lease:lost': (m, e) => m.leasesLost.inc({ queue: e.queue, phase: e.phase }),
   'lease:rescued': (m, e) => m.leasesExpired.inc({ queue: e.queue }),
+  'db:error': (m, e) => m.dbErrors.inc({ kind: e.kind, where: e.where }),
   'cron:refused': (m, e) => {
     m.cronRefusals.inc({ node: e.nodeId });
     // A refusal carries a fresh measurement of the skew that caused it.

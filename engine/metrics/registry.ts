@@ -75,6 +75,12 @@ export function createMetrics(options: MetricsOptions = {}) {
       labelNames: ['queue'] as const,
       registers,
     }),
+    dbErrors: new Counter({
+      name: 'stampede_worker_db_errors_total',
+      help: 'Statements of this worker the database refused or lost for a reason of its own, by kind (read_only, too_many_connections, shutdown, connection, serialization, lock_timeout, canceled) and where (claim, heartbeat, result, effect); no job is charged for them.',
+      labelNames: ['kind', 'where'] as const,
+      registers,
+    }),
     cronRefusals: new Counter({
       name: 'stampede_cron_refusals_total',
       help: 'Cron materializations a node refused (e.g. its clock was skewed past the bound).',

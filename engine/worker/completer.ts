@@ -35,6 +35,8 @@ export class CompletionBatcher {
     private readonly log: Logger,
     /** How long to keep retrying a completion through a dropped connection before giving up (the lease will expire and the job rerun). */
     private readonly retryForMs = RESULT_WRITE_RETRY_MS,
+    /** Told of every failed try, for the worker's count of database errors. */
+    private readonly onError?: (err: unknown) => void,
   ) {}
 
   complete(completion: PendingCompletion): void {
@@ -77,6 +79,7 @@ export class CompletionBatcher {
         log: this.log,
         what: 'completion write',
         retryForMs: this.retryForMs,
+        onError: this.onError,
       });
       done = new Set(res.rows.map((r) => r.id));
     } catch (err) {

@@ -6,6 +6,10 @@ export interface Beating {
   readonly nextBeatAt: number;
   /** Starts one renewal; the run moves `nextBeatAt` on when it has landed. */
   beat(): void;
+  /** Node-clock ms at which the lease may have ended unless a renewal lands first (see JobRun.expire). */
+  readonly leaseMayEndAt: number;
+  /** No renewal landed in time: the lease may be gone; the run aborts its handler and leaves the scheduler. */
+  expire(): void;
 }
 
 /**
@@ -48,8 +52,14 @@ export class HeartbeatScheduler {
       const now = this.clock.now();
       let next = now + this.maxSleepMs;
       for (const run of this.runs) {
+        // A renewal that hangs (a partition, a paused server) keeps nextBeatAt at Infinity: the lease's own end still wakes the loop.
+        if (run.leaseMayEndAt <= now) {
+          run.expire();
+          continue;
+        }
         if (run.nextBeatAt <= now) run.beat();
         if (run.nextBeatAt < next) next = run.nextBeatAt;
+        if (run.leaseMayEndAt < next) next = run.leaseMayEndAt;
       }
       await this.clock.sleep(Math.max(1, next - now), stop).catch(() => {});
     }

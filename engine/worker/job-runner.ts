@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { coerceError, EffectBusyError, JobCancelledError, JobTimeoutError, LeaseLostError } from '../errors.ts';
+import { coerceError, EffectBusyError, JobCancelledError, JobTimeoutError, LeaseLostError, type DbErrorKind } from '../errors.ts';
 import type { Events } from '../events.ts';
 import type { Handler, JobContext } from '../handler.ts';
 import { effectKey } from '../job.ts';
@@ -97,6 +97,18 @@ export class JobRun implements Beating, PendingCompletion {
   private handedBack = false;
   /** effectOnce found the effect held by another holder's open transaction: the job is handed back, whatever the handler did. */
   private effectBusy = false;
+  /**
+   * effectOnce's transaction failed for a reason of the database's (read-only, out of slots, the connection lost:
+   * WorkerStrategies.databaseFault): the job is handed back uncharged, whatever the handler did. The job did nothing
+   * wrong; charging it an attempt would dead-letter healthy jobs through a long enough outage.
+   */
+  private dbFault?: DbErrorKind;
+  /**
+   * Node-clock ms at which the lease may have ended unless a renewal lands first: a whole lease after the last
+   * statement that wrote it (the claim, then each renewal that landed) was sent. Past it the heartbeat scheduler
+   * calls expire(): a worker that cannot reach the database stops its handler before anyone else can be given the job.
+   */
+  leaseMayEndAt: number;
   private startedRun = false;
   /**
    * Node-clock ms when the run started, and how long its handler took (measured once it settled). NaN until then: a
@@ -117,8 +129,11 @@ export class JobRun implements Beating, PendingCompletion {
     private readonly handler: Handler,
     private readonly options: ResolvedQueueOptions,
     private readonly deps: JobRunnerDeps,
+    /** Node-clock ms when the claim that took this job was sent. */
+    claimSentAt = deps.clock.now(),
   ) {
     this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
+    this.leaseMayEndAt = workerStrategies.leaseMayEndAt(claimSentAt, options.leaseMs);
     // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
     if (options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'claim') deps.heartbeats?.add(this);
   }
@@ -238,7 +253,7 @@ export class JobRun implements Beating, PendingCompletion {
       deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
       return this.markRecorded();
     }
-    if (failed || this.effectBusy) {
+    if (failed || this.effectBusy || this.dbFault) {
       void this.writeOutcome(error).finally(() => this.markRecorded());
       return;
     }
@@ -267,7 +282,8 @@ export class JobRun implements Beating, PendingCompletion {
   /** A hand-back for a busy effect, or a failure: written one job at a time. */
   private async writeOutcome(error: unknown): Promise<void> {
     try {
-      if (this.effectBusy) await this.deferBusy();
+      if (this.effectBusy) await this.deferBusy('effect held by another holder');
+      else if (this.dbFault) await this.deferBusy(`database unavailable (${this.dbFault})`);
       else await this.recordFailure(error, this.durationMs);
     } catch (err) {
       this.logUnrecorded(err);
@@ -307,19 +323,47 @@ export class JobRun implements Beating, PendingCompletion {
   beat(): void {
     if (this.renewal || this.beatsStopped) return;
     this.nextBeatAt = Infinity;
-    this.renewal = this.renew().finally(() => {
+    this.renewal = this.renew(this.deps.clock.now()).finally(() => {
       this.renewal = undefined;
       this.nextBeatAt = this.deps.clock.now() + this.options.heartbeatMs;
     });
   }
 
-  private async renew(): Promise<void> {
+  /**
+   * No renewal landed for a whole lease (the database unreachable, paused or
+   * refusing writes): by this worker's own clock the lease may have ended, and
+   * another worker may be given the job as soon as it has. The handler is
+   * aborted now, before that can happen, and the outcome left to whoever
+   * holds the job next (`lease:lost`, phase `expired`). Measured from when
+   * the last successful renewal (or the claim) was sent, which is no later
+   * than when the database wrote the expiry, so the abort comes no later
+   * than the expiry on the database's clock. Inside effectOnce's
+   * transaction the transaction's fence decides instead.
+   */
+  expire(): void {
+    const { job, deps } = this;
+    if (this.finishing) {
+      this.leaseMayEndAt = Infinity;
+      return;
+    }
+    deps.heartbeats?.delete(this);
+    if (this.beatsStopped || this.abortReason !== undefined) return;
+    this.beatsStopped = true;
+    this.leaseLost = true;
+    deps.log.warn('no lease renewal landed for a whole lease; the lease may have expired, so the job is aborted', { jobId: job.id, leaseMs: this.options.leaseMs });
+    deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'expired' });
+    this.abortWith(new LeaseLostError(job.id));
+  }
+
+  private async renew(sentAt: number): Promise<void> {
     const { job, deps } = this;
     try {
       // Renew through effectOnce's transaction too (it may outlast the lease), but a renewal that
       // finds no lease once that transaction is under way proves nothing: our own commit may have
       // cleared it, and the transaction's fence decides.
       const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
+      // Answered after the run gave the lease up (expire()): the job is no longer this run's to report on.
+      if (this.leaseLost) return;
       if (res.rowCount === 0) {
         this.beatsStopped = true;
         if (this.finishing) return;
@@ -337,6 +381,7 @@ export class JobRun implements Beating, PendingCompletion {
         return;
       }
       const row = res.rows[0];
+      this.leaseMayEndAt = workerStrategies.leaseMayEndAt(sentAt, this.options.leaseMs);
       deps.events.emit('lease:renewed', {
         jobId: job.id,
         queue: job.queue,
@@ -346,8 +391,9 @@ export class JobRun implements Beating, PendingCompletion {
         dbLeaseExpiresAt: (row.lease_expires_at as Date).getTime(),
       });
     } catch (err) {
-      // Keep trying: a renewal that fails now may succeed before the lease runs out.
+      // Keep trying: a renewal that fails now may succeed before the lease runs out (expire() decides when it cannot).
       deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });
+      reportDbError(deps, err, 'heartbeat');
     }
   }
 
@@ -357,7 +403,7 @@ export class JobRun implements Beating, PendingCompletion {
    * back) in the meantime. Waiting on it instead would hold this job's claim
    * for as long as that holder stays frozen.
    */
-  private async deferBusy(): Promise<void> {
+  private async deferBusy(reason: string): Promise<void> {
     const { job, deps } = this;
     const delayMs = EFFECT_BUSY_RETRY_MS + deps.rng.int(0, EFFECT_BUSY_RETRY_MS);
     const row = await this.writeFenced('hand-back write', q.DeferJob, [job.id, job.leaseToken, delayMs]);
@@ -367,7 +413,7 @@ export class JobRun implements Beating, PendingCompletion {
       queue: job.queue,
       attempt: this.attempt,
       workerId: deps.workerId,
-      reason: 'effect held by another holder',
+      reason,
       retryAt: (row.run_at as Date).getTime(),
     });
   }
@@ -405,7 +451,7 @@ export class JobRun implements Beating, PendingCompletion {
    */
   private async writeFenced(what: string, query: string, params: unknown[]): Promise<Record<string, any> | undefined> {
     const { job, deps } = this;
-    const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what });
+    const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what, onError: (err) => reportDbError(deps, err, 'result') });
     const row = res.rows[0];
     if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
     return row;
@@ -420,12 +466,22 @@ export class JobRun implements Beating, PendingCompletion {
     }
     this.finishing = true;
     const outcome = await workerStrategies.effectOnce(deps.db, job, effectKey(job), fn).catch((err) => {
-      this.finishing = false; // rolled back: the lease is as it was, heartbeats mean something again
+      this.finishing = false; // rolled back (or its answer lost: the fence of the hand-back tells): heartbeats mean something again
       if (err instanceof EffectBusyError) this.effectBusy = true;
+      this.dbFault = workerStrategies.databaseFault(err);
+      if (this.dbFault) reportDbError(deps, err, 'effect');
       throw err;
     });
     if (outcome.completedJob) this.completedInTx = true;
     else this.finishing = false; // the job completes the ordinary way, after the handler
     return { applied: outcome.applied, result: outcome.result };
   }
+}
+
+/** Tells the events (the metric, the harness) that a statement failed for a reason of the database's; nothing for any other error. */
+export function reportDbError(deps: Pick<JobRunnerDeps, 'events' | 'workerId'>, err: unknown, where: 'claim' | 'heartbeat' | 'result' | 'effect'): void {
+  const kind = workerStrategies.databaseFault(err);
+  if (!kind || !deps.events.has('db:error')) return;
+  const code = (err as { code?: unknown } | null)?.code;
+  deps.events.emit('db:error', { workerId: deps.workerId, kind, sqlstate: typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null, where, error: (err as Error).message });
 }

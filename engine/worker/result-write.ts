@@ -17,13 +17,14 @@ const RESULT_WRITE_BACKOFF: BackoffPolicy = { baseMs: 50, capMs: 2_000 };
  */
 export async function writeResult<T>(
   write: () => Promise<T>,
-  o: { clock: Clock; log: Logger; what: string; retryForMs?: number },
+  o: { clock: Clock; log: Logger; what: string; retryForMs?: number; onError?: (err: unknown) => void },
 ): Promise<T> {
   const started = o.clock.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
     } catch (err) {
+      o.onError?.(err);
       if (!isRetryableDbError(err) || o.clock.now() - started > (o.retryForMs ?? RESULT_WRITE_RETRY_MS)) throw err;
       o.log.warn(`${o.what} failed; retrying`, { attempt, error: (err as Error).message });
       await o.clock.sleep(backoffCeilingMs(attempt + 1, RESULT_WRITE_BACKOFF));

@@ -2,6 +2,7 @@ import { retryDelayMs, type BackoffPolicy } from './backoff.ts';
 import { effectInTransaction } from './effect-once.ts';
 import type { Clock } from '../clock.ts';
 import type { Rng } from '../rng.ts';
+import { dbErrorKind, type DbErrorKind } from '../errors.ts';
 
 /**
  * INTERNAL. The strategies a job run calls through, gathered in one object so
@@ -28,6 +29,16 @@ export interface WorkerStrategies {
   claimedAheadAtStop: <T>(waiting: T[]) => { handBack: T[]; start: T[] };
   /** When a job's lease starts being renewed: from its claim, so a job claimed ahead keeps its lease while it waits for a slot. */
   leaseRenewedFrom: 'claim' | 'start';
+  /**
+   * The database's kind of trouble an effect's transaction failed with (read-only, out of slots, the connection
+   * lost), or undefined when the failure was the job's own: the job is then handed back uncharged, not failed.
+   */
+  databaseFault: (err: unknown) => DbErrorKind | undefined;
+  /**
+   * Node-clock ms after which a run whose lease was last written by a statement sent at `sentAt` may have lost it:
+   * the database set the expiry to its own now() + leaseMs when it ran that statement, which was after it was sent.
+   */
+  leaseMayEndAt: (sentAt: number, leaseMs: number) => number;
 }
 
 export const workerStrategies: WorkerStrategies = {
@@ -36,4 +47,6 @@ export const workerStrategies: WorkerStrategies = {
   handlerTimeout: (clock, timeoutMs, disarm) => clock.sleep(timeoutMs, disarm),
   claimedAheadAtStop: (waiting) => ({ handBack: waiting, start: [] }),
   leaseRenewedFrom: 'claim',
+  databaseFault: dbErrorKind,
+  leaseMayEndAt: (sentAt, leaseMs) => sentAt + leaseMs,
 };

@@ -217,7 +217,7 @@ export class WorkerLog {
 
   private leaseLost(e: EngineEvents['lease:lost']): void {
     this.leasesLost++;
-    const when = { heartbeat: 'its heartbeat found it gone; the handler is aborted', complete: 'its completion was refused', fail: 'its failure was refused' }[e.phase];
+    const when = { heartbeat: 'its heartbeat found it gone; the handler is aborted', complete: 'its completion was refused', fail: 'its failure was refused', expired: 'no renewal landed for a whole lease (the database out of reach); the handler is aborted' }[e.phase];
     this.folder.add({ level: 'warn', jobId: e.jobId, verb: 'lost its lease', queue: e.queue, cause: `${when}, this attempt's outcome is not recorded`, detail: `attempt ${e.attempt}` });
   }
 

@@ -1,4 +1,5 @@
 import { backoffCeilingMs, RECONNECT_BACKOFF } from './backoff.ts';
+import { dbErrorKind } from '../errors.ts';
 import { hostname } from 'node:os';
 import { setImmediate as endOfTurn } from 'node:timers/promises';
 import { startTimer, systemClock, type Clock } from '../clock.ts';
@@ -10,7 +11,7 @@ import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
 import { HeartbeatScheduler } from './heartbeats.ts';
-import { JobRun, type JobRunnerDeps } from './job-runner.ts';
+import { JobRun, reportDbError, type JobRunnerDeps } from './job-runner.ts';
 import { workerStrategies } from './strategies.ts';
 import { EnqueueListener } from './notifier.ts';
 import { resolveQueueOptions, validateWorkerOptions, type ResolvedQueueOptions, type WorkerOptions } from './options.ts';
@@ -114,7 +115,7 @@ export class Worker {
     this.queues = Object.keys(options.handlers);
     this.queueOptions = new Map(this.queues.map((name) => [name, resolveQueueOptions(options, name)]));
     this.claimBase = { queues: this.queues, leaseMs: this.queues.map((name) => this.queueOptions.get(name)!.leaseMs), workerId: this.id };
-    this.completer = new CompletionBatcher(options.db, this.clock, this.log);
+    this.completer = new CompletionBatcher(options.db, this.clock, this.log, undefined, (err) => reportDbError({ events: this.events, workerId: this.id }, err, 'result'));
     this.report = new WorkerLog({
       events: this.events,
       log: this.log,
@@ -228,10 +229,11 @@ export class Worker {
       // Drain first, completions and jobs claimed ahead included: a job whose handler returned but whose completion has not
       // committed, or one waiting for a slot, is still this worker's claim, and would share the suspect's crash. A recorded outcome wakes the loop.
       if (this.recording.size > 0) return 0;
+      const sentAt = this.clock.now();
       const suspect = await claimSuspect(db, base);
       if (suspect) {
         this.isolating = true;
-        void this.launch(suspect).done.finally(() => {
+        void this.launch(suspect, sentAt).done.finally(() => {
           this.isolating = false;
           this.wakeUp();
         });
@@ -250,6 +252,7 @@ export class Worker {
     this.claiming = true;
     this.recordedDuringClaim = false;
     let jobs: ClaimedJob[];
+    const sentAt = this.clock.now();
     try {
       jobs = await claimJobs(db, { ...base, limit: free, agingMs: this.options.agingMs ?? DEFAULTS.agingMs });
     } finally {
@@ -257,7 +260,7 @@ export class Worker {
     }
     this.emptyClaims = jobs.length > 0 ? 0 : this.emptyClaims + 1;
     if (this.emptyClaims === 1 && this.recordedDuringClaim) this.wakeUp();
-    for (const job of jobs) this.launch(job);
+    for (const job of jobs) this.launch(job, sentAt);
     return jobs.length;
   }
 
@@ -284,7 +287,8 @@ export class Worker {
     }
   }
 
-  private launch(job: ClaimedJob): JobRun {
+  /** `sentAt`: node-clock ms when the claim that took it was sent (its lease runs from then at the latest). */
+  private launch(job: ClaimedJob, sentAt: number): JobRun {
     if (this.events.has('job:claimed')) {
       this.events.emit('job:claimed', {
         jobId: job.id,
@@ -299,7 +303,7 @@ export class Worker {
         fairnessKey: job.fairnessKey,
       });
     }
-    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps);
+    const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps, sentAt);
     // The slot frees when the handler returns (onHandlerFinished); the outcome commits in the completion batch
     // behind it (onRecorded), so the next claim and the last completions overlap instead of taking turns.
     this.recording.add(run);
@@ -375,7 +379,9 @@ export class Worker {
         failures++;
         const message = (err as Error).message;
         this.events.emit('worker:error', { workerId: this.id, error: message });
-        this.log.warn('claim failed; backing off', { attempt: failures, error: message });
+        reportDbError({ events: this.events, workerId: this.id }, err, 'claim');
+        // The kind says what an operator should look at: read_only (a demoted primary), too_many_connections, ...
+        this.log.warn('claim failed; backing off', { attempt: failures, error: message, kind: dbErrorKind(err) ?? 'other' });
         await this.clock.sleep(backoffCeilingMs(failures + 1, RECONNECT_BACKOFF)).catch(() => {});
         continue;
       }

@@ -84,6 +84,13 @@ const DURATION_PARAM: Partial<Record<FaultName, string>> = {
   'dependency-outage': 'forS',
   'queue-pause': 'forS',
   'db-restart': 'downS',
+  partition: 'forS',
+  latency: 'forS',
+  bandwidth: 'forS',
+  'db-pause': 'forS',
+  'connections-exhausted': 'forS',
+  'read-only': 'forS',
+  'lock-jobs-table': 'forS',
 };
 
 function concrete(spec: FaultSpec, source: number, atMs: number, ctx: FaultContext, rng: Rng): Omit<FaultAction, 'seq'> {
@@ -106,6 +113,11 @@ function concrete(spec: FaultSpec, source: number, atMs: number, ctx: FaultConte
 }
 
 function resolveTargets(spec: FaultSpec, ctx: FaultContext, rng: Rng): FaultTarget[] {
+  // A commit cut with no target arms every worker: the first whose transaction commits at the point takes it.
+  if (spec.fault === 'reset-after-commit') {
+    if (spec.point === 'enqueue') return [];
+    if (!spec.target) return Array.from({ length: ctx.workers }, (_, index) => ({ role: 'worker' as const, index }));
+  }
   if (!('target' in spec) && !TARGETED.has(spec.fault)) return [];
   const ref = parseNodeRef(('target' in spec && spec.target) || defaultTarget(spec.fault))!;
   const n = ref.role === 'worker' ? ctx.workers : ctx.schedulers;
@@ -113,4 +125,4 @@ function resolveTargets(spec: FaultSpec, ctx: FaultContext, rng: Rng): FaultTarg
   return [{ role: ref.role, index: ref.index === 'random' ? rng.int(0, n - 1) : ref.index }];
 }
 
-const TARGETED = new Set<FaultName>(['worker-kill', 'worker-stop', 'worker-restart', 'clock-skew', 'clock-jump', 'dst']);
+const TARGETED = new Set<FaultName>(['worker-kill', 'worker-stop', 'worker-restart', 'clock-skew', 'clock-jump', 'dst', 'partition', 'latency', 'bandwidth', 'reset']);

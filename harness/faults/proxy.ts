@@ -76,6 +76,8 @@ class Pipe {
     private readonly shape: Shape,
     private readonly clock: Clock,
     private readonly rng: Rng,
+    /** Told the size of every chunk that was queued (held, delayed or paced) rather than forwarded at once. */
+    private readonly onShaped: (bytes: number) => void,
   ) {}
 
   push(bytes: Buffer): void {
@@ -90,6 +92,7 @@ class Pipe {
     if (s.bytesPerS > 0) at += (bytes.length / s.bytesPerS) * 1000;
     this.lastAt = at;
     this.queue.push({ bytes, at });
+    this.onShaped(bytes.length);
     this.pump();
   }
 
@@ -140,8 +143,9 @@ class Link {
     clock: Clock,
     rng: Rng,
   ) {
-    this.toServer = new Pipe(server, shapes.toServer, clock, rng);
-    this.toClient = new Pipe(client, shapes.toClient, clock, rng);
+    const shaped = (n: number) => (proxy.stats.shapedBytes += n);
+    this.toServer = new Pipe(server, shapes.toServer, clock, rng, shaped);
+    this.toClient = new Pipe(client, shapes.toClient, clock, rng, shaped);
     this.serverFramer = new WireFramer('server');
     this.clientFramer = new WireFramer('client', () => this.serverFramer.expectRawByte());
   }
@@ -251,8 +255,8 @@ export class LinkProxy {
   private server?: Server;
   private nextId = 1;
   private armed?: Armed;
-  /** Connections opened through this proxy, and reset by it, since it started. */
-  readonly stats = { connections: 0, resets: 0 };
+  /** Connections opened through this proxy, reset by it, and bytes it queued under a fault (held, delayed, paced), since it started. */
+  readonly stats = { connections: 0, resets: 0, shapedBytes: 0 };
 
   constructor(private readonly options: LinkProxyOptions) {
     this.name = options.name;

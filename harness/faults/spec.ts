@@ -112,7 +112,41 @@ export type FaultSpec = FaultTiming &
     | { fault: 'enqueue-retry'; count: number; queue?: string }
     /** The handlers' shared dependency fails every call (or errorRate of them) for forS seconds. */
     | { fault: 'dependency-outage'; forS: number; errorRate?: number }
+    /*
+     * Link faults (docs/network-faults.md): on the harness's own TCP proxy between each targeted worker
+     * process and Postgres (harness/faults/proxy.ts). `direction`: `toServer` (requests), `toClient`
+     * (answers) or `both` (default).
+     */
+    /** A blackhole for forS seconds: nothing is forwarded, connections stay open (held bytes are delivered on heal, as TCP would). */
+    | { fault: 'partition'; target?: NodeRef; forS: number; direction?: LinkDirection }
+    /** Every chunk delayed by latencyMs ± jitterMs (order kept) for forS seconds. */
+    | { fault: 'latency'; target?: NodeRef; forS: number; latencyMs: number; jitterMs?: number; direction?: LinkDirection }
+    /** At most bytesPerS bytes a second for forS seconds. */
+    | { fault: 'bandwidth'; target?: NodeRef; forS: number; bytesPerS: number; direction?: LinkDirection }
+    /** Every open connection destroyed with an RST. */
+    | { fault: 'reset'; target?: NodeRef }
+    /**
+     * The next transaction of `point` that commits loses its answer: the connection is reset after the server
+     * committed, before the client hears so. `enqueue` cuts the nemesis's own producer (no target), which then
+     * re-sends with the same idempotency key; `claim`, `complete` and `effect` cut the targeted workers.
+     */
+    | { fault: 'reset-after-commit'; target?: NodeRef; point: 'enqueue' | 'claim' | 'complete' | 'effect' }
+    /*
+     * Database-host faults (docs/network-faults.md), each on the scenario's own Postgres.
+     */
+    /** SIGSTOP every process of the server (the postmaster and its children) for forS seconds, then SIGCONT. Embedded server only. */
+    | { fault: 'db-pause'; forS: number }
+    /** Every free connection slot held by the nemesis for forS seconds, and the workers' connections terminated once, so they must reconnect into a full server. */
+    | { fault: 'connections-exhausted'; forS: number }
+    /** default_transaction_read_only on for forS seconds (ALTER SYSTEM and a reload), every session's open transaction ended, then reverted. */
+    | { fault: 'read-only'; forS: number }
+    /** stampede.jobs locked ACCESS EXCLUSIVE for forS seconds (`lock`), or a DDL queued behind a long reader, which queues everyone behind it (`ddl-behind-reader`). */
+    | { fault: 'lock-jobs-table'; forS: number; mode?: 'lock' | 'ddl-behind-reader' }
   );
+
+/** Which way a link fault acts: requests (`toServer`), answers (`toClient`), or both. */
+export type LinkDirection = 'both' | 'toServer' | 'toClient';
+const DIRECTION = ['both', 'toServer', 'toClient'] as const;
 
 export type FaultName = FaultSpec['fault'];
 
@@ -159,7 +193,25 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'worker-restart': { target: { kind: 'node' } },
   'relay-kill': {},
   'enqueue-retry': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
+  partition: { target: { kind: 'node' }, forS: { kind: 'posNum', required: true }, direction: { kind: DIRECTION } },
+  latency: {
+    target: { kind: 'node' },
+    forS: { kind: 'posNum', required: true },
+    latencyMs: { kind: 'posNum', required: true },
+    jitterMs: { kind: 'posNum' },
+    direction: { kind: DIRECTION },
+  },
+  bandwidth: { target: { kind: 'node' }, forS: { kind: 'posNum', required: true }, bytesPerS: { kind: 'int', required: true }, direction: { kind: DIRECTION } },
+  reset: { target: { kind: 'node' } },
+  'reset-after-commit': { target: { kind: 'node' }, point: { kind: ['enqueue', 'claim', 'complete', 'effect'], required: true } },
+  'db-pause': { forS: { kind: 'posNum', required: true } },
+  'connections-exhausted': { forS: { kind: 'posNum', required: true } },
+  'read-only': { forS: { kind: 'posNum', required: true } },
+  'lock-jobs-table': { forS: { kind: 'posNum', required: true }, mode: { kind: ['lock', 'ddl-behind-reader'] } },
 };
+
+/** Faults that act on the link between a worker process and Postgres: the scenario's workers connect through the harness's proxies. */
+export const LINK_FAULTS: ReadonlySet<FaultName> = new Set(['partition', 'latency', 'bandwidth', 'reset', 'reset-after-commit']);
 
 export const FAULT_NAMES = Object.keys(PARAMS) as FaultName[];
 const TIMING = ['atS', 'everyS', 'jitterS', 'untilS'];
@@ -255,6 +307,13 @@ function validateFault(f: unknown, ctx: FaultContext, field: string): void {
         break;
     }
   }
+  if (o.fault === 'reset-after-commit' && o.point === 'enqueue' && o.target !== undefined) {
+    throw new ValidationError(`${field}.target`, `point "enqueue" cuts the nemesis's own producer, not a worker; leave target out`);
+  }
+  if (o.fault === 'reset-after-commit' && o.point === 'enqueue') return;
+  if (LINK_FAULTS.has(o.fault as FaultName) && typeof o.target === 'string' && o.target.startsWith('scheduler:')) {
+    throw new ValidationError(`${field}.target`, `${o.fault} acts on a worker's link to Postgres; expected "worker:<i>", "worker:random" or "worker:all", got ${show(o.target)}`);
+  }
   if (o.fault === 'db-restart' && o.lullS !== undefined && o.mode !== 'crash') {
     throw new ValidationError(`${field}.lullS`, `applies to mode "crash" only, got mode ${show(o.mode ?? 'fast')}`);
   }
@@ -266,7 +325,7 @@ const UNTARGETED_BY_DEFAULT = new Set<FaultName>(['db-clock-jump']);
 
 /** Where a fault lands when the scenario names no target: a random worker for process faults, the first scheduler for clock faults. */
 export function defaultTarget(fault: FaultName): NodeRef {
-  return fault === 'worker-kill' || fault === 'worker-stop' || fault === 'worker-restart' ? 'worker:random' : 'scheduler:0';
+  return fault === 'worker-kill' || fault === 'worker-stop' || fault === 'worker-restart' || LINK_FAULTS.has(fault) ? 'worker:random' : 'scheduler:0';
 }
 
 function validateTarget(v: unknown, ctx: FaultContext, f2: string): void {

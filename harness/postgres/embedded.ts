@@ -177,8 +177,35 @@ export class EmbeddedPostgres {
     proc.removeAllListeners('exit');
   }
 
+  /** The server's processes are SIGSTOPped (pause()); stop() and the reaper SIGCONT them first. */
+  private paused = false;
+
+  /**
+   * SIGSTOPs every process of the server at once: the postmaster runs in a
+   * process group of its own (spawned detached) that its children inherit,
+   * so one kill(-pgid) stops them all, with no window in which the postmaster
+   * forks a child that escapes. Returns the pids stopped (the postmaster and
+   * its children as /proc lists them). resume() must follow; stop() resumes
+   * first, and so does the reaper if this process dies.
+   */
+  pause(): number[] {
+    const pid = this.proc?.pid;
+    if (pid === undefined) throw new Error('the server is not running');
+    process.kill(-pid, 'SIGSTOP');
+    this.paused = true;
+    return [pid, ...childPids(pid)];
+  }
+
+  /** SIGCONTs every process of the server. Safe to call when not paused. */
+  resume(): void {
+    const pid = this.proc?.pid;
+    if (pid !== undefined && this.paused) process.kill(-pid, 'SIGCONT');
+    this.paused = false;
+  }
+
   /** Stops the server (fast shutdown) and removes its temp dir. Safe to call twice. */
   async stop(): Promise<void> {
+    this.resume();
     if (this.proc) await this.signalAndWait('SIGINT');
     if (this.rootDir && existsSync(this.rootDir)) rmSync(this.rootDir, { recursive: true, force: true });
     this.reaper?.kill('SIGTERM');

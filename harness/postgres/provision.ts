@@ -21,6 +21,10 @@ export interface PostgresServer {
   /** Only on servers we own: SIGSTOP the WAL writer until the crash() that must follow (see EmbeddedPostgres); its pid, or undefined if not found. */
   stallWalWriter?(): number | undefined;
   restart?(): Promise<void>;
+  /** Only on servers we own: SIGSTOP every server process (the db-pause fault); returns their pids. resume() must follow. */
+  pause?(): number[];
+  /** SIGCONT every server process; safe when not paused. */
+  resume?(): void;
 }
 
 export interface ProvisionOptions {

@@ -35,6 +35,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function cleanUp() {
   const pid = postmasterPid();
   if (pid && alive(pid)) {
+    // A db-pause fault may have left the server's process group stopped: a stopped process takes no signal but KILL.
+    try {
+      process.kill(-pid, 'SIGCONT');
+    } catch {
+      // not a group leader, or gone
+    }
     process.kill(pid, firstSignal);
     for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);
     if (alive(pid)) process.kill(pid, 'SIGKILL');

@@ -31,6 +31,7 @@ const PASSED_THROUGH = new Set([
   'effect:applied',
   'cron:materialized',
   'worker:settings',
+  'db:error',
 ]);
 
 /** The engine's database-clock field of each event that has one: it becomes the history's dbTime. */
@@ -70,6 +71,8 @@ export class Fleet {
     private readonly seed: number,
     /** More environment for every worker process (the downstream's URL). */
     private readonly workerEnv: Record<string, string> = {},
+    /** The database URL a worker slot connects to: through its link proxy when the scenario has link faults (runner/links.ts). */
+    private readonly workerUrl: (slot: number) => string = () => url,
   ) {
     const events = new Events();
     this.supervisor = new ProcessSupervisor({
@@ -165,7 +168,7 @@ export class Fleet {
       script: mutantRunsIn(e.mutant) === 'worker' ? MUTANT_WORKER_SCRIPT : 'bin/worker.ts',
       args: mutantRunsIn(e.mutant) === 'worker' ? ['--mutant', e.mutant!, ...args] : args,
       env: {
-        DATABASE_URL: this.url,
+        DATABASE_URL: this.workerUrl(slot),
         STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),
         STAMPEDE_HARNESS_DEPENDENCY: this.scenario.faults.some((f) => f.fault === 'dependency-outage') ? '1' : '0',
         STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',

@@ -206,3 +206,44 @@ UPDATE stampede.schedules SET last_materialized_until = now() - make_interval(se
 -- materializes from there, so every schedule's progress mark is set to that
 -- instant. Rows already materialized keep their keys; nothing is deleted.
 UPDATE stampede.schedules SET last_materialized_until = $1::timestamptz;
+
+-- name: SetReadOnly
+-- The read-only fault: every session's next transaction is read-only once the
+-- reload reaches it (ALTER SYSTEM cannot run in a transaction block; the reload
+-- is its own statement).
+ALTER SYSTEM SET default_transaction_read_only = on;
+
+-- name: ResetReadOnly
+ALTER SYSTEM RESET default_transaction_read_only;
+
+-- name: ReloadConf
+SELECT pg_reload_conf() AS reloaded;
+
+-- name: SessionReadWrite
+-- The nemesis's own session, writable again whatever the server's default says, to undo the fault.
+SET default_transaction_read_only = off;
+
+-- name: WriteProbe
+-- A write that changes nothing: refused with 25006 in a read-only transaction (checked as the executor starts, rows or not).
+UPDATE stampede.jobs SET updated_at = updated_at WHERE false;
+
+-- name: LockJobs
+-- Inside the nemesis's transaction: every claim, renewal, completion and enqueue queues behind it.
+LOCK TABLE stampede.jobs IN ACCESS EXCLUSIVE MODE;
+
+-- name: ReadJobs
+-- Inside the nemesis's transaction: the long reader a DDL then queues behind.
+SELECT count(*)::int AS n FROM stampede.jobs;
+
+-- name: QueueDdl
+-- A migration's DDL (rolled back after): it needs ACCESS EXCLUSIVE, waits for the long reader, and every
+-- later statement on the table queues behind it.
+ALTER TABLE stampede.jobs ADD COLUMN stampede_harness_ddl integer;
+
+-- name: JobsLockWaiters
+SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'stampede.jobs'::regclass AND NOT granted;
+
+-- name: ConnectionSlots
+SELECT current_setting('max_connections')::int AS max_connections,
+       current_setting('superuser_reserved_connections')::int AS reserved,
+       (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS used;

@@ -34,6 +34,8 @@ import { installDbClock } from '../db-clock/db-clock.ts';
 import { DashboardServer } from '../../engine/dashboard/server.ts';
 import { DashboardClient } from './dashboard-client.ts';
 import { preloadWork } from './preload.ts';
+import { LinkNet } from './links.ts';
+import { LINK_FAULTS } from '../faults/spec.ts';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -109,6 +111,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let drainedAt: Date | undefined;
   let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
   let generator: LoadGenerator | undefined;
+  let links: LinkNet | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
   const downstream = s.downstream ? new Downstream(s.downstream, recorder, clock) : undefined;
   const sink = s.relays ? new OutboxSink(recorder, clock) : undefined;
@@ -144,7 +147,13 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
     faultPlan = plan.faults;
-    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, workerEnv);
+    if (s.faults.some((f) => LINK_FAULTS.has(f.fault))) {
+      // Only a scenario with link faults puts proxies between its workers and Postgres: the others measure the engine, not a splice.
+      links = new LinkNet(url, clock, rng.fork('links'));
+      await links.start(s.workers);
+    }
+    const linkNet = links;
+    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, workerEnv, linkNet ? (slot) => linkNet.workerUrl(slot) : undefined);
     components = new ComponentNodes(s, url, recorder, clock, log.child('components'), foldLogLines(), sink ? await sink.start() : undefined);
     // Before anything starts: a rules file or dashboard that does not load is a setup error.
     prometheus = RunPrometheus.prepare(s, opts.ops ?? {}, recorder, clock, log.child('prometheus'));
@@ -184,6 +193,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         components,
         sink,
         ...(dashboard ? { dashboard: new DashboardClient(`http://127.0.0.1:${dashboard.port}`, dashboard.accessToken) } : {}),
+        links,
         recorder,
         sampler,
         clock,
@@ -248,6 +258,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await dashboard?.stop();
     await components?.stop();
     await fleet?.stop();
+    await links?.close();
     await sink?.stop();
     await downstream?.stop();
     if (db) final = await readFinalState(db, drainedAt).catch(() => final);

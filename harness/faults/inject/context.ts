@@ -8,6 +8,7 @@ import type { DashboardClient } from '../../runner/dashboard-client.ts';
 import type { Fleet } from '../../runner/fleet.ts';
 import type { LoadGenerator } from '../../runner/generator.ts';
 import type { OutboxSink } from '../../runner/outbox-sink.ts';
+import type { LinkNet } from '../../runner/links.ts';
 import type { HistoryRecorder } from '../../runner/recorder.ts';
 import type { RunSampler } from '../../runner/sampler.ts';
 import type { FaultAction } from '../plan.ts';
@@ -24,6 +25,8 @@ export interface InjectionContext {
   components: ComponentNodes;
   /** The run's dashboard, as an operator's browser reaches it, when an operator fault goes through it. */
   dashboard?: DashboardClient;
+  /** The link proxies between the workers (and the nemesis's producer) and Postgres, when the scenario has link faults. */
+  links?: LinkNet;
   /** The outbox sink the relays deliver to, when the scenario runs relays. */
   sink?: OutboxSink;
   recorder: HistoryRecorder;

@@ -8,6 +8,8 @@ import { dependencyOutage } from './dependency.ts';
 import { enqueueRetry, poisonPill, thunderingHerd } from './enqueues.ts';
 import { relayKill, workerRestart } from './components.ts';
 import { workerKill, workerStop } from './processes.ts';
+import { bandwidth, latency, partition, reset, resetAfterCommit } from './link.ts';
+import { connectionsExhausted, dbPause, lockJobsTable, readOnly } from './host.ts';
 
 /** Every fault the nemesis can inject, by the name scenarios use. */
 export const INJECTORS: Record<FaultName, Injector> = {
@@ -34,6 +36,15 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'worker-restart': workerRestart,
   'relay-kill': relayKill,
   'enqueue-retry': enqueueRetry,
+  partition,
+  latency,
+  bandwidth,
+  reset,
+  'reset-after-commit': resetAfterCommit,
+  'db-pause': dbPause,
+  'connections-exhausted': connectionsExhausted,
+  'read-only': readOnly,
+  'lock-jobs-table': lockJobsTable,
 };
 
 export type { InjectionContext } from './context.ts';

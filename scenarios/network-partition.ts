@@ -1,0 +1,57 @@
+import { defineScenario } from '../harness/scenario.ts';
+
+/**
+ * The link between workers and Postgres fails, through the harness's own
+ * proxy per worker (docs/network-faults.md). Worker 0 is cut off both ways
+ * for 6 s, longer than its 3 s leases: its queries hang with the connections
+ * open, so it must abort its own handlers once a lease may have expired
+ * (before the rescuer gives the jobs to another worker), and after the heal
+ * every job it held runs again within lease + rescue. Worker 1 loses its
+ * requests only (one way, 5 s), worker 2 its answers only (the server runs
+ * its renewals and completions; it never hears). Meanwhile: 60 ± 40 ms of
+ * latency on one link, a 20 kB/s cap on another, every connection reset at
+ * once, and four answers lost right after the server committed them: an
+ * enqueue (the producer re-sends with its key), a claim, a completion and an
+ * effect's transaction. Nothing acknowledged is lost, nothing runs twice at
+ * once, no effect is applied twice.
+ */
+export default defineScenario({
+  name: 'network-partition',
+  description:
+    'The worker-Postgres link fails: partitions both ways and one way (longer than the lease), latency with jitter, a bandwidth cap, connection resets, and answers lost right after the commit (enqueue, claim, completion, effect). Cut-off handlers abort before the takeover, held jobs run again within lease + rescue after the heal, unknown outcomes resolve without loss or duplicate.',
+  seed: 41,
+  durationS: 30,
+  load: { model: 'poisson', rate: 80 },
+  workers: 3,
+  concurrency: 8,
+  mix: [
+    { kind: 'normal', share: 6, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
+    { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
+    // Held for seconds with heartbeats: what a partition catches in flight.
+    { kind: 'slow', share: 1, durationMs: { dist: 'uniform', minMs: 1_500, maxMs: 2_500 } },
+  ],
+  engine: { leaseMs: 3_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
+  faults: [
+    { fault: 'reset-after-commit', atS: 2, point: 'enqueue' },
+    { fault: 'latency', atS: 2, forS: 8, target: 'worker:1', latencyMs: 60, jitterMs: 40 },
+    { fault: 'bandwidth', atS: 2, forS: 6, target: 'worker:2', bytesPerS: 20_000 },
+    { fault: 'partition', atS: 4, forS: 6, target: 'worker:0' },
+    { fault: 'reset-after-commit', atS: 5, point: 'claim' },
+    { fault: 'reset-after-commit', atS: 7, point: 'complete' },
+    { fault: 'reset-after-commit', atS: 9, point: 'effect' },
+    { fault: 'partition', atS: 12, forS: 5, target: 'worker:1', direction: 'toServer' },
+    { fault: 'partition', atS: 19, forS: 5, target: 'worker:2', direction: 'toClient' },
+    { fault: 'reset', atS: 26, target: 'worker:all' },
+  ],
+  checkers: {
+    'no-phantom-finish': true,
+    'no-early-takeover': true,
+    'lease-fencing': true,
+    'idempotent-enqueue': true,
+    'recovers-after-heal': true,
+    'handler-aborted-on-lease-loss': true,
+    'unknown-outcome-resolved': true,
+  },
+  thresholds: { oldestAgeSloMs: 10_000 },
+  drainTimeoutS: 40,
+});
