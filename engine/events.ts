@@ -33,7 +33,15 @@ export interface EngineEvents {
    * failure (`fail`), or no renewal had landed for a whole lease, so by the worker's own clock the lease may have
    * expired and the handler was aborted before anyone else could be given the job (`expired`).
    */
-  'lease:lost': { jobId: number; queue: string; attempt: number; workerId: string; phase: 'heartbeat' | 'complete' | 'fail' | 'expired' };
+  'lease:lost': {
+    jobId: number;
+    queue: string;
+    attempt: number;
+    workerId: string;
+    phase: 'heartbeat' | 'complete' | 'fail' | 'expired';
+    /** For a refused write (`complete`, `fail`): how long the handler had run when it returned, ms. */
+    handlerMs?: number;
+  };
   /** An operator cancelled a claimed job; its heartbeat found out and aborted the handler. */
   'job:cancelled': { jobId: number; queue: string; attempt: number; workerId: string };
   /** A heartbeat renewed the lease: it now ends at `dbLeaseExpiresAt`. */

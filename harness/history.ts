@@ -45,7 +45,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number; durationMs?: number }
   | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
   | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
-  | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string }
+  /** `handlerMs`: for a refused write (phase complete, fail), how long the handler had run when it returned. */
+  | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string; handlerMs?: number }
   /** A heartbeat renewed the lease at `dbTime`, to `leaseExpiresAt` (database clock). */
   | { type: 'lease:renewed'; jobId: number; queue: string; attempt: number; workerId: string; leaseExpiresAt: number }
   /** Shutdown handed the claim back uncharged. */

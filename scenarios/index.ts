@@ -17,6 +17,8 @@ import steady from './steady.ts';
 import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
+import networkPartition from './network-partition.ts';
+import dbHostFaults from './db-host-faults.ts';
 
 /** The built-in scenarios by name: `npm run scenario <name>`. */
 export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
@@ -32,6 +34,8 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     priorityStarvation,
     dbRestart,
     xminHorizon,
+    networkPartition,
+    dbHostFaults,
     poisonHerd,
     downstreamLimit,
     effectsPipeline,

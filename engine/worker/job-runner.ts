@@ -109,6 +109,8 @@ export class JobRun implements Beating, PendingCompletion {
    * calls expire(): a worker that cannot reach the database stops its handler before anyone else can be given the job.
    */
   leaseMayEndAt: number;
+  /** The claim's answer arrived after the lease may have ended: start() gives the job up at once. */
+  private readonly claimAnsweredLate: boolean;
   private startedRun = false;
   /**
    * Node-clock ms when the run started, and how long its handler took (measured once it settled). NaN until then: a
@@ -134,6 +136,7 @@ export class JobRun implements Beating, PendingCompletion {
   ) {
     this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
     this.leaseMayEndAt = workerStrategies.leaseMayEndAt(claimSentAt, options.leaseMs);
+    this.claimAnsweredLate = deps.clock.now() >= this.leaseMayEndAt;
     // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
     if (options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'claim') deps.heartbeats?.add(this);
   }
@@ -147,6 +150,9 @@ export class JobRun implements Beating, PendingCompletion {
       this.nextBeatAt = this.startedAt + this.options.heartbeatMs;
       this.deps.heartbeats?.add(this);
     }
+    // A claim whose answer came back after a whole lease (a partition held it) may already be someone else's job.
+    // (A job that waited for a slot is the heartbeats' to keep: renewed from its claim, expired by their loop.)
+    if (this.claimAnsweredLate) this.expire();
     // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
     if (this.abortReason !== undefined) return this.handlerSettled(false, undefined);
     const { job, deps } = this;
@@ -263,7 +269,7 @@ export class JobRun implements Beating, PendingCompletion {
   /** CompletionBatcher: the completion committed, or its fence found the lease lost. */
   completionWritten(completed: boolean): void {
     const { job, deps } = this;
-    if (!completed) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete' });
+    if (!completed) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete', handlerMs: this.durationMs });
     else {
       deps.tally.completed++;
       if (deps.events.has('job:completed')) {
@@ -453,7 +459,7 @@ export class JobRun implements Beating, PendingCompletion {
     const { job, deps } = this;
     const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what, onError: (err) => reportDbError(deps, err, 'result') });
     const row = res.rows[0];
-    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail' });
+    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail', handlerMs: this.durationMs });
     return row;
   }
 

@@ -36,6 +36,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     'fleet-recovers': { sloMs: s.thresholds.oldestAgeSloMs, incident },
     // Full jitter spreads a cohort's first retry over the backoff base; a bucket a fifth of it tells jitter from lockstep.
     'retry-spread': { bucketMs: Math.max(1, Math.min(1_000, Math.floor(min((e) => e.backoffBaseMs) / 5))) },
+    'recovers-after-heal': { rescueIntervalMs: Math.max(...workers.map((e) => e.rescueIntervalMs)) },
     'faults-exercised': { declared: [...new Set(s.faults.map((f) => f.fault))] },
     // The fastest poll of the fleet: the one that could start jobs in time without any wake-up.
     'prompt-wakeup': { pollMs: min((e) => e.pollMs) },

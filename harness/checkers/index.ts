@@ -48,6 +48,10 @@ import { dashboardQueriesLive } from './dashboard-queries-live.ts';
 import { perKeyLimit } from './per-key-limit.ts';
 import { tenantFairness } from './tenant-fairness.ts';
 import { sequenceOrder } from './sequence-order.ts';
+import { recoversAfterHeal } from './recovers-after-heal.ts';
+import { handlerAbortedOnLeaseLoss } from './handler-aborted-on-lease-loss.ts';
+import { unknownOutcomeResolved } from './unknown-outcome-resolved.ts';
+import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -102,6 +106,11 @@ export const CHECKERS = {
   'cancel-honoured': cancelHonoured,
   'redrive-reruns': redriveReruns,
   'operator-audited': operatorAudited,
+  // The link and the database host (docs/network-faults.md).
+  'recovers-after-heal': recoversAfterHeal,
+  'handler-aborted-on-lease-loss': handlerAbortedOnLeaseLoss,
+  'unknown-outcome-resolved': unknownOutcomeResolved,
+  'no-charge-for-db-faults': noChargeForDbFaults,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
   // Tenants within a queue (noisy-tenant): the per-key cap and the fair share.

@@ -100,7 +100,8 @@ export const resetAfterCommit: Injector = async (action, ctx) => {
     return;
   }
   const { l, c } = first;
-  evidence(ctx, action, { target: l.node, point, statement: c.statement, tags: c.tags, jobIds: cutJobIds(c), bytesDropped: c.bytesDropped });
+  const key = c.point === 'effect' ? { key: c.params[0] } : {};
+  evidence(ctx, action, { target: l.node, point, statement: c.statement, tags: c.tags, jobIds: cutJobIds(c), ...key, bytesDropped: c.bytesDropped });
 };
 
 async function cutEnqueue(action: FaultAction, ctx: InjectionContext): Promise<void> {
