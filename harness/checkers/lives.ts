@@ -1,3 +1,4 @@
+import { cuts, cutWindows, type CutWindow } from './fault-windows.ts';
 import type { EventOf, HistoryEvent, QueueSettings } from '../history.ts';
 
 type At<T extends HistoryEvent['type']> = { e: EventOf<T>; i: number };
@@ -115,10 +116,10 @@ export function leaseEnd(h: Hold, cutoff?: { e: HistoryEvent; i: number }): numb
  * off (a stall), could not reach the database to renew (an outage fault),
  * or the database's clock stepped past the lease's end (a db-clock-jump).
  */
-export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage' | 'clock-step';
+export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage' | 'clock-step' | 'cut-off';
 
-/** Faults that take the database away from the workers: a live holder's renewals may fail meanwhile. */
-const OUTAGE_FAULTS: ReadonlySet<string> = new Set(['db-restart', 'db-terminate-backends', 'pool-exhaust']);
+/** Faults that take the database away from the workers: a live holder's renewals may fail meanwhile (a reset, or a cut answer: a claim nobody heard of). */
+const OUTAGE_FAULTS: ReadonlySet<string> = new Set(['db-restart', 'db-terminate-backends', 'pool-exhaust', 'reset', 'reset-after-commit']);
 
 interface Window {
   fromT: number;
@@ -137,8 +138,11 @@ export class Fleetline {
   private readonly settings = new Map<string, EventOf<'worker:settings'>>();
   private readonly outages: number[] = [];
   private readonly clockSteps: Window[] = [];
+  /** Partitions of one worker's link, and database-host faults of every worker's (fault-windows.ts). */
+  private readonly cutOffs: CutWindow[];
 
   constructor(history: readonly HistoryEvent[]) {
+    this.cutOffs = cutWindows(history);
     const push = <T>(m: Map<string, T[]>, k: string, v: T) => (m.get(k) ?? m.set(k, []).get(k)!).push(v);
     for (const e of history) {
       if (e.type === 'process:exited') {
@@ -223,6 +227,7 @@ export class Fleetline {
     if (this.frozenBetween(node, fromT, untilT)) return 'freeze';
     if (this.queueSettings(h.claim.workerId, h.claim.queue)?.heartbeatMs === 0) return 'stall';
     if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
+    if (this.cutOffs.some((w) => cuts(w, node) && w.fromT <= untilT && w.toT >= fromT)) return 'cut-off';
     if (this.clockStepBetween(fromT, untilT)) return 'clock-step';
     return undefined;
   }

@@ -11,8 +11,9 @@ export interface RecoversAfterHealBounds {
 
 /**
  * After a partition heals or a database-host fault ends, every job a cut-off
- * worker held as the fault began is running again (claimed anew by any
- * worker) or finished (its holder completed it, or failed it) within
+ * worker held as the fault began is free to run again (its lease rescued, or
+ * claimed anew by any worker) or finished (its holder completed it, or
+ * failed it) within
  * lease + rescue interval + slack of the heal, the lease being the longest a
  * worker reported (worker:settings). A job that moved on during the fault
  * counts as recovered at once. That two holders never overlap is
@@ -32,9 +33,11 @@ export function checkRecoversAfterHeal(history: readonly HistoryEvent[], final: 
     const held = holds.filter((h) => cuts(w, h.node) && h.claimT <= w.fromT && h.endT > w.fromT);
     for (const h of held) {
       judged++;
-      // Running again: a later claim of the job (any worker, a later attempt), or the holder's own end of it.
+      // Free to run again: the rescue that took the lease back, a later claim (any worker, a later attempt), or the
+      // holder's own end of it. From then on the job waits its turn in the queue like any other, which oldest-age-slo judges.
       const next = holds.find((o) => o.jobId === h.jobId && o.claimT > h.claimT && o !== h);
-      const movedT = Math.min(next?.claimT ?? Number.POSITIVE_INFINITY, h.end && h.end.type !== 'lease:lost' ? h.endT : Number.POSITIVE_INFINITY);
+      const rescue = history.find((r) => r.type === 'lease:rescued' && r.jobId === h.jobId && r.t > h.claimT);
+      const movedT = Math.min(next?.claimT ?? Number.POSITIVE_INFINITY, rescue?.t ?? Number.POSITIVE_INFINITY, h.end && h.end.type !== 'lease:lost' ? h.endT : Number.POSITIVE_INFINITY);
       const afterMs = Number.isFinite(movedT) ? Math.max(0, movedT - w.toT) : Number.POSITIVE_INFINITY;
       // A job that ended done or dead with no later claim seen (its completion's answer delayed past the report) is not stuck.
       if (!Number.isFinite(afterMs) && (done.get(h.jobId) === 'done' || done.get(h.jobId) === 'dead')) continue;
