@@ -36,7 +36,6 @@ export default defineScenario({
   ],
   checkers: {
     'no-phantom-finish': true,
-    'attempt-accounting': true,
     'no-charge-for-db-faults': true,
     'recovers-after-heal': true,
   },

@@ -177,30 +177,42 @@ export class EmbeddedPostgres {
     proc.removeAllListeners('exit');
   }
 
-  /** The server's processes are SIGSTOPped (pause()); stop() and the reaper SIGCONT them first. */
-  private paused = false;
+  /** The processes pause() stopped, the postmaster first; resume() continues exactly these. */
+  private stoppedPids: number[] = [];
 
   /**
-   * SIGSTOPs every process of the server at once: the postmaster runs in a
-   * process group of its own (spawned detached) that its children inherit,
-   * so one kill(-pgid) stops them all, with no window in which the postmaster
-   * forks a child that escapes. Returns the pids stopped (the postmaster and
-   * its children as /proc lists them). resume() must follow; stop() resumes
-   * first, and so does the reaper if this process dies.
+   * SIGSTOPs every process of the server: the postmaster first, so it forks
+   * nothing more, then each of its children as /proc lists them (each
+   * child makes itself a process-group leader, so no one kill(-pgid) reaches
+   * them all). Returns the pids stopped. resume() must follow; stop()
+   * resumes first, and the reaper continues them if this process dies.
    */
   pause(): number[] {
     const pid = this.proc?.pid;
     if (pid === undefined) throw new Error('the server is not running');
-    process.kill(-pid, 'SIGSTOP');
-    this.paused = true;
-    return [pid, ...childPids(pid)];
+    process.kill(pid, 'SIGSTOP');
+    this.stoppedPids = [pid];
+    for (const child of childPids(pid)) {
+      try {
+        process.kill(child, 'SIGSTOP');
+        this.stoppedPids.push(child);
+      } catch {
+        // exited while we looked
+      }
+    }
+    return [...this.stoppedPids];
   }
 
-  /** SIGCONTs every process of the server. Safe to call when not paused. */
+  /** SIGCONTs every process pause() stopped, children first. Safe to call when not paused. */
   resume(): void {
-    const pid = this.proc?.pid;
-    if (pid !== undefined && this.paused) process.kill(-pid, 'SIGCONT');
-    this.paused = false;
+    for (const pid of this.stoppedPids.reverse()) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone
+      }
+    }
+    this.stoppedPids = [];
   }
 
   /** Stops the server (fast shutdown) and removes its temp dir. Safe to call twice. */

@@ -7,7 +7,7 @@
 // TypeScript loader.
 //
 // usage: reaper.mjs <parent pid> <root dir> <pid file> [<first signal>, default SIGQUIT]
-import { readFileSync, rmSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
 
 const [parentPid, rootDir, pidFile] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
 // SIGQUIT: Postgres's immediate shutdown, nothing here is worth keeping; Prometheus takes SIGTERM.
@@ -30,16 +30,36 @@ const postmasterPid = () => {
   }
 };
 
+/** Processes whose parent is `pid`, from /proc (none elsewhere). */
+const childrenOf = (pid) => {
+  let names = [];
+  try {
+    names = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return [];
+  }
+  return names.map(Number).filter((n) => {
+    try {
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+    } catch {
+      return false;
+    }
+  });
+};
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function cleanUp() {
   const pid = postmasterPid();
   if (pid && alive(pid)) {
-    // A db-pause fault may have left the server's process group stopped: a stopped process takes no signal but KILL.
-    try {
-      process.kill(-pid, 'SIGCONT');
-    } catch {
-      // not a group leader, or gone
+    // A db-pause fault may have left the server's processes stopped: a stopped process acts on no signal but KILL.
+    for (const child of [pid, ...childrenOf(pid)]) {
+      try {
+        process.kill(child, 'SIGCONT');
+      } catch {
+        // gone
+      }
     }
     process.kill(pid, firstSignal);
     for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);

@@ -55,12 +55,14 @@ export const dbPause: Injector = async (action, ctx) => {
   try {
     pids = ctx.server.pause!();
     injected(ctx, action, { forS: action.params.forS, processes: pids.length, postmasterPid: pids[0] });
-    const stopped = pids.filter((p) => processState(p) === 'T').length;
     let answeredAtT: number | undefined;
     const answered = probe.query(q.DbNow).then(
       () => (answeredAtT = ctx.recorder.now()),
       () => undefined,
     );
+    // A stop is delivered when each process next runs: look once they have had a moment to take it.
+    await ctx.clock.sleep(100, ctx.signal).catch(() => {});
+    const stopped = pids.filter((p) => processState(p) === 'T').length;
     await holdUntil(ctx, action, startedT);
     const resumedT = ctx.recorder.now();
     ctx.server.resume!();
