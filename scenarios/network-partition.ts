@@ -27,8 +27,8 @@ export default defineScenario({
   mix: [
     { kind: 'normal', share: 6, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
     { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
-    // Held for seconds with heartbeats: what a partition catches in flight.
-    { kind: 'slow', share: 1, durationMs: { dist: 'uniform', minMs: 1_500, maxMs: 2_500 } },
+    // Longer than the lease, held by heartbeats: what a partition catches in flight, still running when the lease runs out.
+    { kind: 'slow', count: 60, durationMs: { dist: 'uniform', minMs: 4_000, maxMs: 6_000 } },
   ],
   engine: { leaseMs: 3_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
   faults: [

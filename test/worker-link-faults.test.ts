@@ -3,7 +3,8 @@
 // harness's link proxy:
 //  - cut off (every byte to the server held, connections open), it aborts its
 //    handler once no renewal landed for a whole lease, no later than the lease
-//    ends on the database's clock (lease:lost, phase expired);
+//    ends on the database's clock (lease:lost, phase expired), and once healed
+//    hands the claim back uncharged (job:deferred);
 //  - an effect whose transaction the database refuses (25006
 //    read_only_sql_transaction) is handed back uncharged, not failed, and
 //    counted as a database error of that kind.
@@ -73,6 +74,13 @@ describe('a worker whose database is out of reach', () => {
     expect(row.state).toBe('claimed');
     const leaseEnd = (await db.query('SELECT lease_expires_at FROM stampede.jobs WHERE id = $1', [job.id])).rows[0].lease_expires_at as Date;
     expect(lost[0].at).toBeLessThanOrEqual(leaseEnd.getTime());
+    // Healed: the claim it gave up goes back uncharged, due at once (nobody took it over meanwhile: no rescuer runs).
+    const deferred: EngineEvents['job:deferred'][] = [];
+    w.events.on('job:deferred', (e) => deferred.push(e));
+    proxy.setShape(['toServer'], { held: false });
+    await until('the expired claim to be handed back', () => deferred.length > 0, 10_000);
+    expect(deferred[0]).toMatchObject({ jobId: job.id, attempt: 1 });
+    expect((await jobRow(db, job.id)).errors).toEqual([]);
   });
 
   it('hands back uncharged an effect the database refused as read-only, and counts the error by kind', async () => {

@@ -87,6 +87,8 @@ export class JobRun implements Beating, PendingCompletion {
   private renewal?: Promise<void>;
   nextBeatAt: number;
   private leaseLost = false;
+  /** expire() gave the lease up: the claim is handed back, fenced, once the database answers (handBackExpired). */
+  private expired = false;
   private completedInTx = false;
   /**
    * effectOnce's transaction is under way or committed. A renewal that finds
@@ -253,6 +255,10 @@ export class JobRun implements Beating, PendingCompletion {
     const { job, deps } = this;
     this.freeSlot();
     this.durationMs = deps.clock.now() - this.startedAt;
+    if (this.expired && !this.completedInTx) {
+      void this.handBackExpired().finally(() => this.markRecorded());
+      return;
+    }
     if (this.handedBack || (this.leaseLost && !this.completedInTx)) return this.markRecorded(); // the new owner decides this job's fate
     if (this.completedInTx) {
       deps.tally.completed++;
@@ -356,6 +362,7 @@ export class JobRun implements Beating, PendingCompletion {
     if (this.beatsStopped || this.abortReason !== undefined) return;
     this.beatsStopped = true;
     this.leaseLost = true;
+    this.expired = true;
     deps.log.warn('no lease renewal landed for a whole lease; the lease may have expired, so the job is aborted', { jobId: job.id, leaseMs: this.options.leaseMs });
     deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'expired' });
     this.abortWith(new LeaseLostError(job.id));
@@ -400,6 +407,40 @@ export class JobRun implements Beating, PendingCompletion {
       // Keep trying: a renewal that fails now may succeed before the lease runs out (expire() decides when it cannot).
       deps.log.warn('heartbeat failed', { jobId: job.id, error: (err as Error).message });
       reportDbError(deps, err, 'heartbeat');
+    }
+  }
+
+  /**
+   * After expire(): hands the claim back uncharged, due at once, if the lease
+   * is still this run's when the database hears of it (fenced on the token).
+   * It often is: a claim whose answer was held past a whole lease (the
+   * partition held the answer, not the request), or answers lost one way
+   * while the renewals still landed. Without it the job would sit claimed
+   * until its lease ran out and then be rescued, charged an attempt it never
+   * ran. Refused (taken over meanwhile): nothing to do, the loss is already
+   * reported. Given up after the result-write window: the lease expires.
+   */
+  private async handBackExpired(): Promise<void> {
+    const { job, deps } = this;
+    try {
+      const res = await writeResult(() => deps.db.query(q.DeferJob, [job.id, job.leaseToken, 0]), {
+        clock: deps.clock,
+        log: deps.log,
+        what: 'hand-back of an expired lease',
+        onError: (err) => reportDbError(deps, err, 'result'),
+      });
+      const row = res.rows[0];
+      if (!row) return;
+      deps.events.emit('job:deferred', {
+        jobId: job.id,
+        queue: job.queue,
+        attempt: this.attempt,
+        workerId: deps.workerId,
+        reason: 'no renewal landed for a whole lease; handed back uncharged',
+        retryAt: (row.run_at as Date).getTime(),
+      });
+    } catch (err) {
+      deps.log.warn('could not hand back a job whose lease may have expired; it will be rescued', { jobId: job.id, error: (err as Error).message });
     }
   }
 

@@ -55,6 +55,9 @@ import { panelOnRenamedMetric } from './panel-on-renamed-metric.ts';
 import { claimIgnoresKeys } from './claim-ignores-keys.ts';
 import { noPerKeyLimit } from './no-per-key-limit.ts';
 import { sequenceIgnoresHead } from './sequence-ignores-head.ts';
+import { heartbeatFailureIgnored } from './heartbeat-failure-ignored.ts';
+import { dbErrorCharged } from './db-error-charged.ts';
+import { resendIgnoresKey } from './resend-ignores-key.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -101,6 +104,9 @@ export const MUTANTS = {
   'archive-too-young': archiveTooYoung,
   'prune-ignores-retention': pruneIgnoresRetention,
   'release-charges-attempt': releaseChargesAttempt,
+  'heartbeat-failure-ignored': heartbeatFailureIgnored,
+  'db-error-charged': dbErrorCharged,
+  'resend-ignores-key': resendIgnoresKey,
   'enqueue-ignores-key': enqueueIgnoresKey,
   // Wake-up by NOTIFY (quiet-hours).
   'listen-wrong-channel': listenWrongChannel,
