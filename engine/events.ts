@@ -39,7 +39,7 @@ export interface EngineEvents {
     attempt: number;
     workerId: string;
     phase: 'heartbeat' | 'complete' | 'fail' | 'expired';
-    /** For a refused write (`complete`, `fail`): how long the handler had run when it returned, ms. */
+    /** When the handler had already returned (a refused write, `complete`/`fail`; a `heartbeat` its outcome waited for): how long it ran, ms. */
     handlerMs?: number;
   };
   /** An operator cancelled a claimed job; its heartbeat found out and aborted the handler. */

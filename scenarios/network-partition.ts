@@ -21,14 +21,14 @@ export default defineScenario({
     'The worker-Postgres link fails: partitions both ways and one way (longer than the lease), latency with jitter, a bandwidth cap, connection resets, and answers lost right after the commit (enqueue, claim, completion, effect). Cut-off handlers abort before the takeover, held jobs run again within lease + rescue after the heal, unknown outcomes resolve without loss or duplicate.',
   seed: 41,
   durationS: 30,
-  load: { model: 'poisson', rate: 80 },
+  load: { model: 'poisson', rate: 40 },
   workers: 3,
   concurrency: 8,
   mix: [
     { kind: 'normal', share: 6, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
     { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
     // Longer than the lease, held by heartbeats: what a partition catches in flight, still running when the lease runs out.
-    { kind: 'slow', count: 60, durationMs: { dist: 'uniform', minMs: 4_000, maxMs: 6_000 } },
+    { kind: 'slow', count: 80, durationMs: { dist: 'uniform', minMs: 4_000, maxMs: 6_000 } },
   ],
   engine: { leaseMs: 3_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
   faults: [
@@ -39,8 +39,8 @@ export default defineScenario({
     { fault: 'reset-after-commit', atS: 5, point: 'claim' },
     { fault: 'reset-after-commit', atS: 7, point: 'complete' },
     { fault: 'reset-after-commit', atS: 9, point: 'effect' },
-    { fault: 'partition', atS: 12, forS: 5, target: 'worker:1', direction: 'toServer' },
-    { fault: 'partition', atS: 19, forS: 5, target: 'worker:2', direction: 'toClient' },
+    { fault: 'partition', atS: 12, forS: 6, target: 'worker:1', direction: 'toClient' },
+    { fault: 'partition', atS: 20, forS: 5, target: 'worker:2', direction: 'toServer' },
     { fault: 'reset', atS: 26, target: 'worker:all' },
   ],
   checkers: {

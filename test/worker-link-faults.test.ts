@@ -34,15 +34,20 @@ describe('a worker whose database is out of reach', () => {
     await proxy.listen();
     const pool = new Db({ connectionString: proxy.urlThrough(url), maxConnections: 6 });
     pool.pool.on('connect', (c) => c.on('error', () => {}));
-    let aborted: unknown;
-    let started = false;
+    const aborted: unknown[] = [];
+    let started = 0;
     const w = new Worker({
       db: pool,
       handlers: {
+        // Inside its effect's transaction when the link goes: the transaction's fence decides, not the clock.
+        effect: async (_p, ctx) => {
+          started++;
+          await ctx.effectOnce(() => systemClock.sleep(8_000)).catch(() => {});
+        },
         held: async (_p, ctx) => {
-          started = true;
+          started++;
           await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-          aborted = ctx.signal.reason;
+          aborted.push(ctx.signal.reason);
         },
       },
       leaseMs: 1_500,
@@ -64,22 +69,30 @@ describe('a worker whose database is out of reach', () => {
     });
     w.start();
     const job = await enqueue(db, 'held', {});
-    await until('the handler to start and a renewal to land', () => started && renewedTo.length > 0);
-    proxy.setShape(['toServer'], { held: true }); // the partition: nothing reaches the server, nothing fails
-    await until('the handler to be aborted', () => lost.length > 0, 10_000);
-    expect(lost[0].e).toMatchObject({ jobId: job.id, phase: 'expired' });
-    expect(aborted).toBeInstanceOf(Error);
-    // The abort came no later than the lease's end as the database last wrote it (same host: one wall clock).
-    const row = await jobRow(db, job.id);
-    expect(row.state).toBe('claimed');
-    const leaseEnd = (await db.query('SELECT lease_expires_at FROM stampede.jobs WHERE id = $1', [job.id])).rows[0].lease_expires_at as Date;
-    expect(lost[0].at).toBeLessThanOrEqual(leaseEnd.getTime());
+    await until('the first handler to start and a renewal to land', () => started === 1 && renewedTo.length > 0);
+    // Two more, a moment later: their leases end at other times, and each must be aborted at its own.
+    await systemClock.sleep(200);
+    await enqueue(db, 'held', {});
+    await enqueue(db, 'effect', {});
+    await enqueue(db, 'held', {});
+    await until('four handlers running', () => started === 4);
+    proxy.setShape(['toServer', 'toClient'], { held: true }); // the partition: nothing reaches the server or comes back, nothing fails
+    await until('every handler to be aborted', () => lost.length === 3, 10_000);
+    expect(lost.map((l) => l.e.jobId)).toContain(job.id);
+    expect(lost.map((l) => l.e.phase)).toEqual(['expired', 'expired', 'expired']);
+    expect(aborted.every((a) => a instanceof Error)).toBe(true);
+    // Each abort came before the lease's end as the database last wrote it (same host: one wall clock).
+    for (const l of lost) {
+      const row = (await db.query("SELECT state::text, lease_expires_at FROM stampede.jobs WHERE id = $1", [l.e.jobId])).rows[0];
+      expect(row.state).toBe('claimed');
+      expect(l.at).toBeLessThan((row.lease_expires_at as Date).getTime());
+    }
     // Healed: the claim it gave up goes back uncharged, due at once (nobody took it over meanwhile: no rescuer runs).
     const deferred: EngineEvents['job:deferred'][] = [];
     w.events.on('job:deferred', (e) => deferred.push(e));
-    proxy.setShape(['toServer'], { held: false });
-    await until('the expired claim to be handed back', () => deferred.length > 0, 10_000);
-    expect(deferred[0]).toMatchObject({ jobId: job.id, attempt: 1 });
+    proxy.setShape(['toServer', 'toClient'], { held: false });
+    await until('the expired claims to be handed back', () => deferred.length === 3, 10_000);
+    expect(deferred.map((d) => d.jobId)).toContain(job.id);
     expect((await jobRow(db, job.id)).errors).toEqual([]);
   });
 

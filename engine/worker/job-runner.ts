@@ -244,6 +244,7 @@ export class JobRun implements Beating, PendingCompletion {
   /** The handler returned or threw (or never ran): heartbeats stop, and once a renewal under way has landed (it may have found the lease lost), the outcome is decided. */
   private handlerSettled(failed: boolean, error: unknown): void {
     endAttemptSpan(this.attemptSpan, failed, error);
+    this.durationMs = this.deps.clock.now() - this.startedAt;
     this.beatsStopped = true;
     this.deps.heartbeats?.delete(this);
     if (!this.renewal) return this.recordOutcome(failed, error);
@@ -254,7 +255,6 @@ export class JobRun implements Beating, PendingCompletion {
   private recordOutcome(failed: boolean, error: unknown): void {
     const { job, deps } = this;
     this.freeSlot();
-    this.durationMs = deps.clock.now() - this.startedAt;
     if (this.expired && !this.completedInTx) {
       void this.handBackExpired().finally(() => this.markRecorded());
       return;
@@ -389,7 +389,8 @@ export class JobRun implements Beating, PendingCompletion {
           this.abortWith(new JobCancelledError(job.id));
           return;
         }
-        deps.events.emit('lease:lost', { ...event, phase: 'heartbeat' });
+        // A handler that had already returned (its outcome waited for this renewal) says how long it ran.
+        deps.events.emit('lease:lost', { ...event, phase: 'heartbeat', ...(Number.isFinite(this.durationMs) ? { handlerMs: this.durationMs } : {}) });
         this.abortWith(new LeaseLostError(job.id));
         return;
       }

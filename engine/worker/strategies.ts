@@ -41,6 +41,12 @@ export interface WorkerStrategies {
   leaseMayEndAt: (sentAt: number, leaseMs: number) => number;
 }
 
+/**
+ * How much before a lease may have ended a worker that heard no renewal gives it up: the heartbeat loop's timer
+ * fires late under load, and the abort must still come before the database's expiry (a tenth of a short lease).
+ */
+const LEASE_END_MARGIN_MS = 100;
+
 export const workerStrategies: WorkerStrategies = {
   retryDelayMs,
   effectOnce: effectInTransaction,
@@ -48,5 +54,5 @@ export const workerStrategies: WorkerStrategies = {
   claimedAheadAtStop: (waiting) => ({ handBack: waiting, start: [] }),
   leaseRenewedFrom: 'claim',
   databaseFault: dbErrorKind,
-  leaseMayEndAt: (sentAt, leaseMs) => sentAt + leaseMs,
+  leaseMayEndAt: (sentAt, leaseMs) => sentAt + leaseMs - Math.min(LEASE_END_MARGIN_MS, leaseMs / 10),
 };

@@ -9,61 +9,95 @@ export interface HandlerAbortedBounds {
 
 /**
  * A worker cut off from the database (a partition, a database-host fault)
- * stops its handler before anyone else is given the job: for every job taken
- * over (claimed by another worker or a later attempt) from a holder that a
- * cut window overlapped, the old holder had ended its hold before the new
- * claim (completed, failed, handed back), or its handler was aborted by then
- * (`lease:lost`, phase `expired` or `heartbeat`), or it had settled by then
- * (phase `complete`/`fail`: a refused write of a handler that returned, at
- * job:started + handlerMs), or its process had died by then, each up to
- * slackMs after the new claim. Unknown with no such takeover.
+ * stops its handler before its lease can have ended, and so before anyone
+ * else is given the job. For every hold a cut window overlapped, the
+ * handler stopped (the hold ended: completed, failed, handed back; or it was
+ * aborted: `lease:lost`, phase `expired` or `heartbeat`; or it had settled:
+ * phase `complete`/`fail`, a refused write of a handler that returned, at
+ * job:started + handlerMs; or it was inside its effect's transaction, whose
+ * fence then refused it; or its process died) no later than slackMs after
+ *
+ * - the end of its lease on the database's clock, as the claim and the
+ *   renewals the holder had heard of by then set it (database times placed
+ *   on the harness's clock by the smallest gap between an event's host
+ *   time and its database time: one host, one clock), and
+ * - the claim of the job by its next holder, if any.
+ *
+ * Unknown with no hold overlapping a cut.
  */
 export function checkHandlerAborted(history: readonly HistoryEvent[], _final: FinalState, bounds: HandlerAbortedBounds): InvariantResult {
   const windows = cutWindows(history);
   const holds = holdsOf(history);
   const starts = new Map<string, number>();
+  const effects = new Map<string, number>();
   const exits = new Map<string, number[]>();
+  const leaseEnds = new Map<string, { t: number; endDb: number }[]>();
+  let offset = Number.POSITIVE_INFINITY;
   for (const e of history) {
     if (e.type === 'job:started') starts.set(`${e.jobId}:${e.attempt}:${e.node}`, e.t);
+    if (e.type === 'effect:started') effects.set(`${e.jobId}:${e.attempt}:${e.node}`, e.t);
     if (e.type === 'process:exited') (exits.get(e.node) ?? exits.set(e.node, []).get(e.node)!).push(e.t);
+    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined) {
+      const k = `${e.jobId}:${e.attempt}:${e.node}`;
+      (leaseEnds.get(k) ?? leaseEnds.set(k, []).get(k)!).push({ t: e.t, endDb: e.leaseExpiresAt });
+      if (e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
+    }
   }
   const late: unknown[] = [];
-  const how: Record<string, number> = { ended: 0, aborted: 0, settled: 0, died: 0 };
+  const how: Record<string, number> = { ended: 0, aborted: 0, settled: 0, fenced: 0, died: 0 };
   let judged = 0;
   for (const [i, h] of holds.entries()) {
-    const next = holds.slice(i + 1).find((o) => o.jobId === h.jobId);
-    if (!next) continue;
-    if (!windows.some((w) => cuts(w, h.node) && w.fromT < Math.min(h.endT, next.claimT) && w.toT > h.claimT)) continue;
+    if (!windows.some((w) => cuts(w, h.node) && w.fromT < h.endT && w.toT > h.claimT)) continue;
     judged++;
-    const stopT = stoppedAt(h, starts, exits);
-    const kind = stopT.kind;
-    if (stopT.t <= next.claimT + bounds.slackMs) {
-      how[kind]++;
+    const stop = stoppedAt(h, starts, effects, exits);
+    const heard = (leaseEnds.get(`${h.jobId}:${h.attempt}:${h.node}`) ?? []).filter((l) => l.t <= stop.t);
+    const leaseEndT = heard.length ? Math.max(...heard.map((l) => l.endDb)) + offset : Number.POSITIVE_INFINITY;
+    const next = holds.slice(i + 1).find((o) => o.jobId === h.jobId);
+    const limitT = Math.min(leaseEndT, next?.claimT ?? Number.POSITIVE_INFINITY) + bounds.slackMs;
+    if (stop.t <= limitT) {
+      how[stop.kind]++;
       continue;
     }
-    late.push({ jobId: h.jobId, heldBy: h.node, attempt: h.attempt, takenBy: next.node, takenAtT: next.claimT, stoppedAtT: Number.isFinite(stopT.t) ? stopT.t : 'never', how: kind });
+    late.push({
+      jobId: h.jobId,
+      heldBy: h.node,
+      attempt: h.attempt,
+      stoppedAtT: Number.isFinite(stop.t) ? stop.t : 'never',
+      how: stop.kind,
+      leaseEndedAtT: Number.isFinite(leaseEndT) ? Math.round(leaseEndT) : null,
+      ...(next ? { takenBy: next.node, takenAtT: next.claimT } : {}),
+    });
   }
-  const figure = `${fmt(late.length)} of ${fmt(judged)} takeovers from a cut-off holder with its handler still running; stopped in time: ${Object.entries(how).map(([k, v]) => `${fmt(v)} ${k}`).join(', ')}`;
-  const base = { name: 'handler-aborted-on-lease-loss', figure, bound: `handler stopped before the new holder's claim (+${fmt(bounds.slackMs)} ms)`, judged: { n: judged, what: 'takeovers from a cut-off holder' } };
+  const figure = `${fmt(late.length)} of ${fmt(judged)} holds of a cut-off worker whose handler ran past its lease or its takeover; stopped in time: ${Object.entries(how).map(([k, v]) => `${fmt(v)} ${k}`).join(', ')}`;
+  const base = { name: 'handler-aborted-on-lease-loss', figure, bound: `handler stopped by its lease's end and before a new holder's claim (+${fmt(bounds.slackMs)} ms)`, judged: { n: judged, what: 'holds of a cut-off worker' } };
   if (late.length) return { ...base, pass: false, examples: firstN(late) };
   return { ...base, pass: judged > 0 ? true : 'unknown' };
 }
 
 /** When the old holder's handler stopped, by the best account the history gives, and how. */
-function stoppedAt(h: Hold, starts: Map<string, number>, exits: Map<string, number[]>): { t: number; kind: string } {
+function stoppedAt(h: Hold, starts: Map<string, number>, effects: Map<string, number>, exits: Map<string, number[]>): { t: number; kind: string } {
   const died = (exits.get(h.node) ?? []).find((t) => t >= h.claimT) ?? Number.POSITIVE_INFINITY;
   const e = h.end;
+  // Inside its effect's transaction the handler can change nothing but through it, and the transaction is fenced on
+  // the lease: a refused write or a hand-back after it means the fence held. Stopped, as far as the job goes, when it asked.
+  const effectT = effects.get(`${h.jobId}:${h.attempt}:${h.node}`);
+  if (effectT !== undefined && (e?.type === 'job:deferred' || (e?.type === 'lease:lost' && e.phase === 'fail'))) return { t: Math.min(effectT, died), kind: 'fenced' };
   let t = Number.POSITIVE_INFINITY;
   let kind = 'died';
   if (e?.type === 'lease:lost') {
     const handlerMs = (e as { handlerMs?: number }).handlerMs;
     const started = starts.get(`${h.jobId}:${h.attempt}:${h.node}`);
-    if (e.phase === 'expired' || e.phase === 'heartbeat') [t, kind] = [e.t, 'aborted'];
-    // A refused result write: the handler had returned when it was written, handlerMs after it started (or never started).
+    if ((e.phase === 'expired' || e.phase === 'heartbeat') && handlerMs === undefined) [t, kind] = [e.t, 'aborted'];
+    // The handler had returned before the loss was found (a refused write, or a renewal its outcome waited for): handlerMs after it started (or it never started).
     else if (started === undefined) [t, kind] = [h.claimT, 'settled'];
     else if (handlerMs !== undefined) [t, kind] = [started + handlerMs, 'settled'];
     else [t, kind] = [e.t, 'settled'];
-  } else if (e) [t, kind] = [e.t, 'ended'];
+  } else if (e) {
+    // Completed or failed: the handler had returned durationMs after it started (the write may have landed later).
+    const durationMs = (e as { durationMs?: number }).durationMs;
+    const started = starts.get(`${h.jobId}:${h.attempt}:${h.node}`);
+    [t, kind] = [started !== undefined && durationMs !== undefined ? started + durationMs : e.t, 'ended'];
+  }
   return died < t ? { t: died, kind: 'died' } : { t, kind };
 }
 
