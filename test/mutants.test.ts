@@ -58,6 +58,13 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
   leaseRenewedFrom: async (use: WorkerStrategies['leaseRenewedFrom']) => use,
   databaseFault: async (use: WorkerStrategies['databaseFault']) => [use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' }))],
   leaseMayEndAt: async (use: WorkerStrategies['leaseMayEndAt']) => [use(1_000, 5_000)],
+  releaseExpired: async (use: WorkerStrategies['releaseExpired']) => {
+    const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
+    await enqueue(db, queue, {});
+    const [job] = await claimJobs(db, { queues: [queue], leaseMs: [60_000], limit: 1, workerId: 'probe', agingMs: 5_000 });
+    await use(db, job.id, job.leaseToken);
+    return (await jobRow(db, job.id)).state;
+  },
 };
 
 /** The cron materializer's decision, on the nights and outages its policies are about. */

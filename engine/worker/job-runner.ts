@@ -424,7 +424,7 @@ export class JobRun implements Beating, PendingCompletion {
   private async handBackExpired(): Promise<void> {
     const { job, deps } = this;
     try {
-      const res = await writeResult(() => deps.db.query(q.DeferJob, [job.id, job.leaseToken, 0]), {
+      const res = await writeResult(() => workerStrategies.releaseExpired(deps.db, job.id, job.leaseToken), {
         clock: deps.clock,
         log: deps.log,
         what: 'hand-back of an expired lease',

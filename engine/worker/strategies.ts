@@ -3,6 +3,9 @@ import { effectInTransaction } from './effect-once.ts';
 import type { Clock } from '../clock.ts';
 import type { Rng } from '../rng.ts';
 import { dbErrorKind, type DbErrorKind } from '../errors.ts';
+import type { Queryable } from '../db.ts';
+import type { QueryResult } from 'pg';
+import { workerQueries } from './queries.ts';
 
 /**
  * INTERNAL. The strategies a job run calls through, gathered in one object so
@@ -39,6 +42,8 @@ export interface WorkerStrategies {
    * the database set the expiry to its own now() + leaseMs when it ran that statement, which was after it was sent.
    */
   leaseMayEndAt: (sentAt: number, leaseMs: number) => number;
+  /** Hands back, uncharged and due at once, a claim whose run gave its lease up (JobRun.handBackExpired); fenced on the token: no row when it was taken over. */
+  releaseExpired: (db: Queryable, jobId: number, leaseToken: string) => Promise<QueryResult>;
 }
 
 /**
@@ -55,4 +60,5 @@ export const workerStrategies: WorkerStrategies = {
   leaseRenewedFrom: 'claim',
   databaseFault: dbErrorKind,
   leaseMayEndAt: (sentAt, leaseMs) => sentAt + leaseMs - Math.min(LEASE_END_MARGIN_MS, leaseMs / 10),
+  releaseExpired: (db, jobId, leaseToken) => db.query(workerQueries.DeferJob, [jobId, leaseToken, 0]),
 };

@@ -78,10 +78,12 @@ export function checkHandlerAborted(history: readonly HistoryEvent[], _final: Fi
 function stoppedAt(h: Hold, starts: Map<string, number>, effects: Map<string, number>, exits: Map<string, number[]>): { t: number; kind: string } {
   const died = (exits.get(h.node) ?? []).find((t) => t >= h.claimT) ?? Number.POSITIVE_INFINITY;
   const e = h.end;
-  // Inside its effect's transaction the handler can change nothing but through it, and the transaction is fenced on
-  // the lease: a refused write or a hand-back after it means the fence held. Stopped, as far as the job goes, when it asked.
+  // Inside its effect's transaction the handler can change nothing but through it, and the transaction is fenced: on
+  // the lease token, by the job row's lock once it completed the job in it (a rescue skips a locked row), and by the
+  // key's lock against a new holder's effect. Whatever ended it (its commit, a refused write, a hand-back), the job
+  // was out of the handler's hands from the moment it asked, which must still be within its lease.
   const effectT = effects.get(`${h.jobId}:${h.attempt}:${h.node}`);
-  if (effectT !== undefined && (e?.type === 'job:deferred' || (e?.type === 'lease:lost' && e.phase === 'fail'))) return { t: Math.min(effectT, died), kind: 'fenced' };
+  if (effectT !== undefined && e !== undefined) return { t: Math.min(effectT, died), kind: 'fenced' };
   let t = Number.POSITIVE_INFINITY;
   let kind = 'died';
   if (e?.type === 'lease:lost') {

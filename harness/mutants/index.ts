@@ -58,6 +58,7 @@ import { sequenceIgnoresHead } from './sequence-ignores-head.ts';
 import { heartbeatFailureIgnored } from './heartbeat-failure-ignored.ts';
 import { dbErrorCharged } from './db-error-charged.ts';
 import { resendIgnoresKey } from './resend-ignores-key.ts';
+import { expiredClaimKept } from './expired-claim-kept.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -107,6 +108,7 @@ export const MUTANTS = {
   'heartbeat-failure-ignored': heartbeatFailureIgnored,
   'db-error-charged': dbErrorCharged,
   'resend-ignores-key': resendIgnoresKey,
+  'expired-claim-kept': expiredClaimKept,
   'enqueue-ignores-key': enqueueIgnoresKey,
   // Wake-up by NOTIFY (quiet-hours).
   'listen-wrong-channel': listenWrongChannel,

@@ -7,6 +7,7 @@ import { buildTimeline, detect, findBreaches, incidentWindow, type Breach, type 
 import { perSecondRates, type RateRow } from './series.ts';
 import { actionItems, mitigationText } from './response.ts';
 import { redactDeep } from './redact-deep.ts';
+import { writeLedger, type WriteLedger } from './write-ledger.ts';
 
 /** Everything the report says, derived once from the input; the markdown, HTML and JSON outputs all read this. */
 export interface Analysis {
@@ -22,6 +23,8 @@ export interface Analysis {
   rates: RateRow[];
   mitigation: string[];
   actions: string[];
+  /** Acknowledged writes across link and database-host faults; null without such faults. */
+  writes: WriteLedger | null;
 }
 
 export function analyze(raw: ReportInput): Analysis {
@@ -45,5 +48,6 @@ export function analyze(raw: ReportInput): Analysis {
     rates: perSecondRates(input, idx),
     mitigation: mitigationText(input, idx, rootCause, breaches, window),
     actions: actionItems(input, impact, rootCause, breaches, detection),
+    writes: writeLedger(input),
   };
 }

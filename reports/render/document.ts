@@ -4,6 +4,7 @@ import type { Analysis } from './analysis.ts';
 import type { RenderedChart } from './charts.ts';
 import { detectionText } from './timeline.ts';
 import { pageBlocks } from './pages.ts';
+import { ledgerTable } from './write-ledger.ts';
 import { fmtCount, fmtDuration, fmtList, fmtRate, fmtT, plural } from './format.ts';
 
 /**
@@ -107,6 +108,17 @@ export function buildDocument(a: Analysis, charts: RenderedChart[]): Block[] {
     { kind: 'ul', items: a.rootCause.findings },
     { kind: 'h2', text: 'Mitigation' },
     { kind: 'ul', items: a.mitigation },
+    ...(a.writes
+      ? ([
+          { kind: 'h2', text: 'Acknowledged writes across the faults' },
+          {
+            kind: 'p',
+            text: `Every write acknowledged from ${fmtT(a.writes.fromT)} (the first link or database-host fault) to ${fmtT(a.writes.toT)} (5 s after the last ended), against the final state.`,
+          },
+          { kind: 'table', header: ['Write', 'Acknowledged', 'Kept', 'Lost (cause)', 'Duplicated (cause)'], rows: ledgerTable(a.writes), numeric: [false, true, true, false, false] },
+          ...(a.writes.cuts.length ? [{ kind: 'ul', items: a.writes.cuts } as Block] : []),
+        ] as Block[])
+      : []),
     { kind: 'h2', text: 'Invariants' },
     input.invariants.length
       ? {

@@ -1,0 +1,81 @@
+import { cutWindows, DB_HOST_FAULTS } from '../../harness/checkers/fault-windows.ts';
+import type { HistoryEvent } from '../../harness/history.ts';
+import { fmtCount, fmtT } from './format.ts';
+import type { ReportInput } from './input.ts';
+
+/** Faults on the link or the database host whose windows the ledger accounts for. */
+const LEDGER_FAULTS = new Set(['partition', 'latency', 'bandwidth', 'reset', 'reset-after-commit', ...DB_HOST_FAULTS]);
+/** How long after a fault ends a write still counts as written across it (a retried write landing, a lease running out). */
+const AFTER_MS = 5_000;
+
+/** One kind of acknowledged write across the faults, as a postmortem counts it. */
+export interface LedgerRow {
+  kind: string;
+  acknowledged: number;
+  kept: number;
+  lost: { n: number; cause: string; ids: number[] };
+  duplicated: { n: number; cause: string; ids: number[] };
+}
+
+export interface WriteLedger {
+  fromT: number;
+  toT: number;
+  rows: LedgerRow[];
+  /** Each answer a reset-after-commit cut, and how it was resolved. */
+  cuts: string[];
+}
+
+/**
+ * Every write the system acknowledged from the first link or database-host
+ * fault to 5 s after the last one ended, against the final state: an
+ * enqueue kept (its job is there) or lost; a completion kept (the job ended
+ * done and was not run again) or undone, or rerun; an effect applied once
+ * or more than once. Null when the run had no such fault. Pure.
+ */
+export function writeLedger(input: ReportInput): WriteLedger | null {
+  const marks = input.history.filter((e) => e.type === 'fault:injected' && LEDGER_FAULTS.has(e.fault) && e.detail.skipped === undefined);
+  if (!marks.length) return null;
+  const windows = cutWindows(input.history, LEDGER_FAULTS);
+  const fromT = Math.min(...marks.map((e) => e.t));
+  const toT = Math.max(...marks.map((e) => e.t), ...windows.map((w) => (Number.isFinite(w.toT) ? w.toT : w.fromT))) + AFTER_MS;
+  const within = (e: HistoryEvent) => e.t >= fromT && e.t <= toT;
+  const jobs = new Map(input.final.jobs.map((j) => [j.id, j]));
+  const claimsAfter = new Map<number, number[]>();
+  for (const e of input.history) if (e.type === 'job:claimed') (claimsAfter.get(e.jobId) ?? claimsAfter.set(e.jobId, []).get(e.jobId)!).push(e.t);
+
+  const enqueues = input.history.filter((e): e is Extract<HistoryEvent, { type: 'enqueue:ok' }> => e.type === 'enqueue:ok' && within(e));
+  const lostEnqueues = enqueues.filter((e) => !jobs.has(e.jobId)).map((e) => e.jobId);
+  const completions = input.history.filter((e): e is Extract<HistoryEvent, { type: 'job:completed' }> => e.type === 'job:completed' && within(e));
+  const undone = completions.filter((e) => jobs.get(e.jobId)?.state !== 'done' && jobs.has(e.jobId)).map((e) => e.jobId);
+  const rerun = completions.filter((e) => (claimsAfter.get(e.jobId) ?? []).some((t) => t > e.t)).map((e) => e.jobId);
+  const effects = input.history.filter((e): e is Extract<HistoryEvent, { type: 'effect:applied' }> => e.type === 'effect:applied' && within(e));
+  const twice = effects.filter((e) => (input.final.effects[e.key] ?? 0) > 1).map((e) => e.jobId);
+  const missingEffects = effects.filter((e) => (input.final.effects[e.key] ?? 0) === 0).map((e) => e.jobId);
+  const row = (kind: string, acknowledged: number, lost: LedgerRow['lost'], duplicated: LedgerRow['duplicated']): LedgerRow => ({
+    kind,
+    acknowledged,
+    kept: acknowledged - lost.n - duplicated.n,
+    lost,
+    duplicated,
+  });
+  const rows = [
+    row('enqueue', enqueues.length, { n: lostEnqueues.length, cause: 'job missing from the final state', ids: lostEnqueues }, { n: 0, cause: '', ids: [] }),
+    row('completion', completions.length, { n: undone.length, cause: 'job not done at the end (completion undone)', ids: undone }, { n: rerun.length, cause: 'job claimed again after its completion (rerun)', ids: rerun }),
+    row('effect', effects.length, { n: missingEffects.length, cause: 'effect row missing at the end', ids: missingEffects }, { n: twice.length, cause: 'effect applied more than once', ids: twice }),
+  ];
+  const cuts = input.history
+    .filter((e) => e.type === 'fault:evidence' && e.fault === 'reset-after-commit')
+    .map((e) => {
+      const d = (e as Extract<HistoryEvent, { type: 'fault:evidence' }>).detail;
+      const what = d.point === 'enqueue' ? `key \`${d.key}\` (job ${d.committedJobId}, the re-send answered job ${d.resentAnswer})` : `job${(d.jobIds as number[]).length === 1 ? '' : 's'} ${(d.jobIds as number[]).join(', ')}`;
+      const states = d.point === 'enqueue' ? '' : `; at the end: ${(d.jobIds as number[]).map((id) => `${id} ${jobs.get(id)?.state ?? 'missing'}`).join(', ')}`;
+      return `${fmtT(e.t)}: the answer to a committed ${d.point} (\`${d.statement}\`, ${d.target}) was cut: ${what}${states}.`;
+    });
+  return { fromT, toT, rows, cuts };
+}
+
+/** The ledger's table rows, for the report. */
+export function ledgerTable(l: WriteLedger): string[][] {
+  const ids = (x: { n: number; cause: string; ids: number[] }) => (x.n ? `${fmtCount(x.n)}: ${x.cause} (${x.ids.slice(0, 8).map((id) => `job ${id}`).join(', ')}${x.n > 8 ? ', …' : ''})` : '0');
+  return l.rows.map((r) => [r.kind, fmtCount(r.acknowledged), fmtCount(r.kept), ids(r.lost), ids(r.duplicated)]);
+}
