@@ -23,13 +23,13 @@ const alive = (pid: number) => {
 };
 
 /** Runs the hold-postgres fixture, waits for its server, and returns its pid, dir and process. */
-async function holdPostgres() {
+async function holdPostgres(paused = false) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/hold-postgres.ts'], {
     stdio: ['ignore', 'pipe', 'ignore'],
-    env: { ...process.env, DATABASE_URL: '', STAMPEDE_LOG: 'silent' },
+    env: { ...process.env, DATABASE_URL: '', STAMPEDE_LOG: 'silent', STAMPEDE_TEST_PAUSE: paused ? '1' : '0' },
   });
   let out = '';
-  const info = await new Promise<{ pid: number; dir: string }>((resolve, reject) => {
+  const info = await new Promise<{ pid: number; dir: string; stopped: number[] }>((resolve, reject) => {
     child.stdout.on('data', (c) => {
       out += c;
       if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
@@ -49,6 +49,18 @@ describe('the embedded server leaves nothing behind', () => {
     expect(await held.exited).toBe(130);
     expect(alive(held.pid)).toBe(false);
     expect(existsSync(held.dir)).toBe(false);
+  });
+
+  // A db-pause fault SIGSTOPs every server process; an interrupted run must not leave them stopped.
+  it('paused (every process SIGSTOPped), on Ctrl-C and on SIGKILL of its owner: every process is gone', async () => {
+    for (const signal of ['SIGINT', 'SIGKILL'] as const) {
+      const held = await holdPostgres(true);
+      expect(held.stopped.length).toBeGreaterThan(1);
+      held.child.kill(signal);
+      await held.exited;
+      for (const pid of held.stopped) await until(`postgres process ${pid} gone after ${signal}`, () => !alive(pid), 15_000);
+      await until('dir removed', () => !existsSync(held.dir), 15_000);
+    }
   });
 
   it('on SIGKILL of its owner: the reaper stops postgres and removes the dir', async () => {

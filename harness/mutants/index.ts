@@ -105,10 +105,6 @@ export const MUTANTS = {
   'archive-too-young': archiveTooYoung,
   'prune-ignores-retention': pruneIgnoresRetention,
   'release-charges-attempt': releaseChargesAttempt,
-  'heartbeat-failure-ignored': heartbeatFailureIgnored,
-  'db-error-charged': dbErrorCharged,
-  'resend-ignores-key': resendIgnoresKey,
-  'expired-claim-kept': expiredClaimKept,
   'enqueue-ignores-key': enqueueIgnoresKey,
   // Wake-up by NOTIFY (quiet-hours).
   'listen-wrong-channel': listenWrongChannel,
@@ -139,6 +135,11 @@ export const MUTANTS = {
   'claim-ignores-keys': claimIgnoresKeys,
   'no-per-key-limit': noPerKeyLimit,
   'sequence-ignores-head': sequenceIgnoresHead,
+  // The link and the database host (docs/network-faults.md).
+  'heartbeat-failure-ignored': heartbeatFailureIgnored,
+  'db-error-charged': dbErrorCharged,
+  'resend-ignores-key': resendIgnoresKey,
+  'expired-claim-kept': expiredClaimKept,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

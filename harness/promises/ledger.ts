@@ -493,6 +493,62 @@ export const LEDGER: readonly PromiseEntry[] = [
     covers: { options: ['Worker.shutdownGraceMs'] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'effects-pipeline', invariant: 'hand-back' }], minJudged: 1, mutants: ['release-charges-attempt'] },
   },
+  // ---- The link and the database host (docs/network-faults.md) ------------------------------
+  {
+    id: 'recovery-after-heal',
+    promise: 'After a partition heals or a database-host fault ends, no job stays stuck with a cut-off worker: each moves again within a rescue interval and a slack.',
+    documented: [{ file: 'docs/network-faults.md', quote: 'no job stays stuck with a cut-off worker' }],
+    covers: {},
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'network-partition', invariant: 'recovers-after-heal' },
+        { scenario: 'db-host-faults', invariant: 'recovers-after-heal' },
+      ],
+      minJudged: 10,
+      mutants: ['expired-claim-kept'],
+    },
+  },
+  {
+    id: 'cut-off-handler-aborted',
+    promise: 'A worker cut off from Postgres aborts its handler before its lease can have ended, so no two holders run a job at once across a partition.',
+    documented: [{ file: 'docs/network-faults.md', quote: 'A worker cut off from Postgres aborts its handler before its lease ends' }],
+    covers: {},
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'network-partition', invariant: 'handler-aborted-on-lease-loss' },
+        { scenario: 'network-partition', invariant: 'no-concurrent-claim' },
+      ],
+      minJudged: 200,
+      mutants: ['heartbeat-failure-ignored'],
+    },
+  },
+  {
+    id: 'unknown-outcome-resolved',
+    promise: 'A write whose answer was lost after its commit is resolved without loss or duplicate: a re-sent enqueue returns the first job, a lost completion is neither rerun nor charged, an effect applies once.',
+    documented: [{ file: 'docs/network-faults.md', quote: 'A write whose answer was lost after its commit is resolved without loss or duplicate' }],
+    covers: {},
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'network-partition', invariant: 'unknown-outcome-resolved' },
+        { scenario: 'network-partition', invariant: 'idempotent-enqueue' },
+      ],
+      minJudged: 3,
+      mutants: ['resend-ignores-key'],
+    },
+  },
+  {
+    id: 'no-charge-for-db-faults',
+    promise: 'A paused, read-only, full or locked database charges no job an attempt or a crash; read-only and exhausted connections are detected (a log line, stampede_worker_db_errors_total), and work resumes once it clears.',
+    documented: [
+      { file: 'docs/network-faults.md', quote: 'A paused, read-only, full or locked database charges no job an attempt or' },
+      { file: 'docs/network-faults.md', quote: 'Database errors are counted and logged by kind.' },
+    ],
+    covers: {},
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'db-host-faults', invariant: 'no-charge-for-db-faults' }], minJudged: 200, mutants: ['db-error-charged'] },
+  },
   {
     id: 'claim-ahead-handed-back-at-stop',
     promise: 'A stopping worker hands back the jobs it claimed ahead rather than starting them.',
