@@ -430,16 +430,7 @@ export class JobRun implements Beating, PendingCompletion {
         what: 'hand-back of an expired lease',
         onError: (err) => reportDbError(deps, err, 'result'),
       });
-      const row = res.rows[0];
-      if (!row) return;
-      deps.events.emit('job:deferred', {
-        jobId: job.id,
-        queue: job.queue,
-        attempt: this.attempt,
-        workerId: deps.workerId,
-        reason: 'no renewal landed for a whole lease; handed back uncharged',
-        retryAt: (row.run_at as Date).getTime(),
-      });
+      if (res.rows[0]) this.deferred('no renewal landed for a whole lease; handed back uncharged', res.rows[0]);
     } catch (err) {
       deps.log.warn('could not hand back a job whose lease may have expired; it will be rescued', { jobId: job.id, error: (err as Error).message });
     }
@@ -455,15 +446,13 @@ export class JobRun implements Beating, PendingCompletion {
     const { job, deps } = this;
     const delayMs = EFFECT_BUSY_RETRY_MS + deps.rng.int(0, EFFECT_BUSY_RETRY_MS);
     const row = await this.writeFenced('hand-back write', q.DeferJob, [job.id, job.leaseToken, delayMs]);
-    if (!row) return;
-    deps.events.emit('job:deferred', {
-      jobId: job.id,
-      queue: job.queue,
-      attempt: this.attempt,
-      workerId: deps.workerId,
-      reason,
-      retryAt: (row.run_at as Date).getTime(),
-    });
+    if (row) this.deferred(reason, row);
+  }
+
+  /** The claim was handed back uncharged (DeferJob's row): `job:deferred`. */
+  private deferred(reason: string, row: Record<string, any>): void {
+    const { job, deps } = this;
+    deps.events.emit('job:deferred', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, reason, retryAt: (row.run_at as Date).getTime() });
   }
 
   private async recordFailure(thrown: unknown, durationMs: number): Promise<void> {
