@@ -13,6 +13,7 @@ import { workerQueries as q } from './queries.ts';
 import { writeResult } from './result-write.ts';
 import { workerStrategies } from './strategies.ts';
 import { endAttemptSpan, inAttempt, startAttemptSpan, type AttemptSpan } from '../tracing.ts';
+import { reportDbError } from './db-error-report.ts';
 import type { Beating, HeartbeatScheduler } from './heartbeats.ts';
 
 /** The reason a timeout's timer is cleared with once the handler settled (a preallocated Error: no stack captured per job). */
@@ -515,10 +516,3 @@ export class JobRun implements Beating, PendingCompletion {
   }
 }
 
-/** Tells the events (the metric, the harness) that a statement failed for a reason of the database's; nothing for any other error. */
-export function reportDbError(deps: Pick<JobRunnerDeps, 'events' | 'workerId'>, err: unknown, where: 'claim' | 'heartbeat' | 'result' | 'effect'): void {
-  const kind = workerStrategies.databaseFault(err);
-  if (!kind || !deps.events.has('db:error')) return;
-  const code = (err as { code?: unknown } | null)?.code;
-  deps.events.emit('db:error', { workerId: deps.workerId, kind, sqlstate: typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null, where, error: (err as Error).message });
-}
