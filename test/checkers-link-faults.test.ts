@@ -65,6 +65,15 @@ describe('handler-aborted-on-lease-loss', () => {
     expect(r.pass).toBe(false);
     expect(r.examples?.[0]).toMatchObject({ jobId: 7, how: 'settled', takenBy: 'worker-1' });
   });
+  it('passes a claim whose answer the partition held, given up unrun after its lease and its rescue', () => {
+    // The database claimed job 9 for worker-0 at 900 (lease to 3,900); the answer came as the link healed, after a rescue.
+    const late = h.claim(6_995, 9, 'worker-0.1', 1, { node: 'worker-0', dbTime: 900, leaseExpiresAt: 3_900 });
+    const hist = [...settings, ...partition(1_000, 7_000), h.rescuedFrom(4_500, 9, 'worker-0.1'), late, lost(7_010, 9, 'worker-0', 'expired'), claim(7_500, 9, 'worker-1', 2)];
+    const r = checkHandlerAborted(hist, empty, bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toContain('1 never started');
+    expect(checkRecoversAfterHeal(hist, doneJobs(9), { rescueIntervalMs: 500, slackMs: 1_000, heldClaimMs: 1_000 }).pass).toBe(true);
+  });
   it('is unknown with no hold during a cut', () => {
     const done: HistoryEvent = { ...h.completed(50, 7, 'worker-0.1'), node: 'worker-0' };
     expect(checkHandlerAborted([...settings, claim(0, 7, 'worker-0'), done, ...partition(1_000, 2_000)], empty, bounds).pass).toBe('unknown');

@@ -54,6 +54,9 @@ export interface Hold {
   jobId: number;
   attempt: number;
   node: string;
+  /** The holder's worker id (a rescue names it as the lease's owner). */
+  workerId: string;
+  /** When the claim was reported (a claim whose answer a partition held is reported after the database made it). */
   claimT: number;
   /** When the holder reported the hold over (completed, failed, deferred, released, lost), or Infinity. */
   endT: number;
@@ -67,7 +70,7 @@ export function holdsOf(history: readonly HistoryEvent[]): Hold[] {
   const key = (jobId: number, attempt: number, node: string) => `${jobId}:${attempt}:${node}`;
   for (const e of history) {
     if (e.type === 'job:claimed') {
-      const h: Hold = { jobId: e.jobId, attempt: e.attempt, node: e.node, claimT: e.t, endT: Number.POSITIVE_INFINITY };
+      const h: Hold = { jobId: e.jobId, attempt: e.attempt, node: e.node, workerId: e.workerId, claimT: e.t, endT: Number.POSITIVE_INFINITY };
       holds.push(h);
       openBy.set(key(e.jobId, e.attempt, e.node), h);
       continue;

@@ -15,7 +15,8 @@ export interface HandlerAbortedBounds {
  * aborted: `lease:lost`, phase `expired` or `heartbeat`; or it had settled:
  * phase `complete`/`fail`, a refused write of a handler that returned, at
  * job:started + handlerMs; or it was inside its effect's transaction, whose
- * fence then refused it; or its process died) no later than slackMs after
+ * fence then refused it; or it never started: a claim answered after its
+ * lease may have ended is given up unrun; or its process died) no later than slackMs after
  *
  * - the end of its lease on the database's clock, as the claim and the
  *   renewals the holder had heard of by then set it (database times placed
@@ -44,7 +45,7 @@ export function checkHandlerAborted(history: readonly HistoryEvent[], _final: Fi
     }
   }
   const late: unknown[] = [];
-  const how: Record<string, number> = { ended: 0, aborted: 0, settled: 0, fenced: 0, died: 0 };
+  const how: Record<string, number> = { ended: 0, aborted: 0, settled: 0, fenced: 0, 'never started': 0, died: 0 };
   let judged = 0;
   for (const [i, h] of holds.entries()) {
     if (!windows.some((w) => cuts(w, h.node) && w.fromT < h.endT && w.toT > h.claimT)) continue;
@@ -83,6 +84,8 @@ function stoppedAt(h: Hold, starts: Map<string, number>, effects: Map<string, nu
   // key's lock against a new holder's effect. Whatever ended it (its commit, a refused write, a hand-back), the job
   // was out of the handler's hands from the moment it asked, which must still be within its lease.
   const effectT = effects.get(`${h.jobId}:${h.attempt}:${h.node}`);
+  // Given up before its handler was called (a claim answered after the lease may have ended): it never ran.
+  if (e !== undefined && !starts.has(`${h.jobId}:${h.attempt}:${h.node}`) && died > e.t) return { t: Number.NEGATIVE_INFINITY, kind: 'never started' };
   if (effectT !== undefined && e !== undefined) return { t: Math.min(effectT, died), kind: 'fenced' };
   let t = Number.POSITIVE_INFINITY;
   let kind = 'died';

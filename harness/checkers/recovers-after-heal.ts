@@ -65,7 +65,10 @@ function movingAgainAt(h: Hold, w: CutWindow, holds: readonly Hold[], history: r
   const next = holds.find((o) => o.jobId === h.jobId && o.claimT > h.claimT);
   if (next) t = Math.min(t, next.claimT);
   for (const e of history) {
-    if (e.t <= h.claimT || e.t >= t) continue;
+    if (e.t >= t || e.t <= w.fromT) continue;
+    // A rescue of this hold's lease may come before the claim's report: a claim whose answer the partition held.
+    const ours = e.t > h.claimT || (e.type === 'lease:rescued' && e.owner === h.workerId);
+    if (!ours) continue;
     if ((e.type === 'lease:rescued' || e.type === 'job:deferred' || e.type === 'lease:released') && e.jobId === h.jobId) t = e.t;
     else if (e.type === 'lease:renewed' && e.jobId === h.jobId && e.node === h.node && e.attempt === h.attempt && e.t > w.toT) t = e.t;
   }
