@@ -9,7 +9,8 @@ import { firstN, fmt, type CheckerDef } from './types.ts';
  * - `enqueue`: the producer's re-send with the same key answered the job the
  *   cut commit wrote, and the database holds exactly one job for the key;
  * - `claim`: each job the lost claim took ends done (or dead), and is charged
- *   no crash for the claim nobody heard of;
+ *   no crash for the claim nobody heard of (the rescue of the lease the cut
+ *   left, owned by the cut worker, before the job's next claim);
  * - `complete`: each job whose completion's answer was lost ends done, is not
  *   claimed again after the cut (not rerun) and is charged no crash;
  * - `effect`: the job ends done and its effect was applied exactly once.
@@ -39,7 +40,13 @@ export function checkUnknownOutcomeResolved(history: readonly HistoryEvent[], fi
     for (const jobId of (e.detail.jobIds as number[] | undefined) ?? []) {
       judged++;
       const job = jobs.get(jobId);
-      const crashed = later.some((r) => r.type === 'lease:rescued' && r.jobId === jobId && r.crashed === true);
+      // Charged for the cut itself: the rescue of the lease the cut write left (its owner the cut worker's process,
+      // before anyone claimed the job again), not a crash of a later holder in some other fault.
+      const nextClaim = later.find((r) => r.type === 'job:claimed' && r.jobId === jobId);
+      const cutOwner = `${String(e.detail.target)}.`;
+      const crashed = later.some(
+        (r) => r.type === 'lease:rescued' && r.jobId === jobId && r.crashed === true && (r.owner ?? '').startsWith(cutOwner) && (!nextClaim || r.t < nextClaim.t),
+      );
       const rerun = later.some((r) => r.type === 'job:claimed' && r.jobId === jobId);
       const problems: string[] = [];
       if (job?.state !== 'done' && job?.state !== 'dead') problems.push(`ended ${job?.state ?? 'missing'}`);
