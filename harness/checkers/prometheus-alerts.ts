@@ -124,13 +124,18 @@ export function checkPrometheusAlerts(history: readonly HistoryEvent[], _final: 
     if (!b.mustFire.includes(f.alert) && !b.mayFire.includes(f.alert)) problems.push({ alert: f.alert, key: f.key, problem: `unexpected page at ${secs(f.fromT)}` });
   }
   const rows = alertRows(history, answers);
+  // The harness's condition spans sampling rounds, and the gauge Prometheus reads is set by the same rounds:
+  // a span from one round to the round that ended it was true in Prometheus for as long, less up to one
+  // scrape at its start, and firing needs evaluations a whole for: apart, so up to one evaluation more.
+  // A condition that held for: plus a scrape and an evaluation had to page; a shorter one may end before
+  // it could, and is not a case for the alert.
+  const lagMs = answers.started.scrapeIntervalMs + answers.started.evalIntervalMs;
   for (const alert of b.mustFire) {
     const rule = rules.get(alert);
     if (!rule || !ALERT_CONDITIONS[alert]) continue;
     const lastT = answers.alerts.toT;
-    // A span too short to page (it ended before for: ran out, or the record did) is not a case for this alert.
-    const telling = rows.filter((r) => r.alert === alert && r.conditionFromT !== null && (r.conditionToT ?? lastT) - r.conditionFromT! >= rule.forMs + b.fireWithinMs);
-    if (telling.length === 0) unjudged.push(`${alert}: its condition never held ${secs(rule.forMs + b.fireWithinMs)} in a row`);
+    const telling = rows.filter((r) => r.alert === alert && r.conditionFromT !== null && (r.conditionToT ?? lastT) - r.conditionFromT! >= rule.forMs + lagMs);
+    if (telling.length === 0) unjudged.push(`${alert}: its condition never held ${secs(rule.forMs + lagMs)} in a row (for:, a scrape and an evaluation)`);
     for (const r of telling) {
       const due = r.conditionFromT! + rule.forMs;
       const where = { alert, key: r.key, conditionAt: secs(r.conditionFromT!), forMs: rule.forMs };
