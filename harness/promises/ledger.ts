@@ -699,7 +699,14 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'The dashboard marks a queue whose oldest unclaimed job is older than its SLO, and gives up a page query after its statement timeout.',
     documented: [{ file: 'README.md', quote: 'oldest unclaimed against the SLO' }],
     covers: { options: ['Dashboard.sloMs', 'Dashboard.statementTimeoutMs'] },
-    vouch: { by: 'gap', why: 'no test shows the SLO marking move with sloMs, nor a page query cut off by statementTimeoutMs' },
+    vouch: {
+      by: 'test',
+      file: 'test/dashboard-settings.test.ts',
+      tests: [
+        'sloMs: a queue whose oldest due job waited past it is marked over the SLO, and not under a looser one',
+        'statementTimeoutMs: a page whose query waits on a lock answers once the timeout passes, without waiting for the lock',
+      ],
+    },
   },
   // ---- The harness's own promise ---------------------------------------------------------------
   {
