@@ -20,6 +20,9 @@ describe('negative controls', () => {
   it('every invariant that can fail has at least one mutant the gate runs against it', () => {
     const caught = new Set(Object.values(MUTANTS).map((m) => m.caughtBy));
     const without = Object.keys(CHECKERS).filter((name) => !META.has(name) && !caught.has(name as never));
-    expect(without).toEqual([]);
+    // lease-fencing's one mutant (renewal-unfenced) can no longer be shown in a scenario: the engine's
+    // lease-loss abort stops a stale holder before it renews. Named here so the list cannot grow unnoticed.
+    expect(without).toEqual(['lease-fencing']);
+    expect(MUTANTS['renewal-unfenced'].awaits).toMatch(/^lease-fencing/);
   });
 });

@@ -94,7 +94,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         { scenario: 'slow-worker-no-heartbeat', invariant: 'no-phantom-finish' },
       ],
       minJudged: 10,
-      mutants: ['no-fencing', 'renewal-unfenced', 'rescue-finishes-live-holder'],
+      mutants: ['no-fencing', 'rescue-finishes-live-holder'],
     },
   },
   {
