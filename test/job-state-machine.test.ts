@@ -41,19 +41,23 @@ async function jobIn(state: State): Promise<number> {
 
 const move = (id: number, to: State) => db.query(`UPDATE stampede.jobs SET state = $2::stampede.job_state, ${LEASE} WHERE id = $1`, [id, to]);
 
-/** Runs `write` in one transaction and returns updated_at and now() as that transaction saw them after it. */
-async function stampAfter(id: number, write: (tx: Queryable) => Promise<unknown>): Promise<{ before: Date; after: Date; now: Date }> {
-  const before = (await db.query('SELECT updated_at FROM stampede.jobs WHERE id = $1', [id])).rows[0].updated_at;
+/**
+ * Runs `write` in one transaction and returns updated_at and now() as that transaction saw them after it, in
+ * microseconds (a Date keeps milliseconds, and an enqueue and its update can fall in the same one).
+ */
+async function stampAfter(id: number, write: (tx: Queryable) => Promise<unknown>): Promise<{ before: string; after: string; now: string }> {
+  const us = (col: string) => `(extract(epoch FROM ${col}) * 1000000)::bigint::text`;
+  const before = (await db.query(`SELECT ${us('updated_at')} AS t FROM stampede.jobs WHERE id = $1`, [id])).rows[0].t;
   return db.transaction(async (tx) => {
     await write(tx);
-    const r = (await tx.query('SELECT updated_at, now() AS now FROM stampede.jobs WHERE id = $1', [id])).rows[0];
-    return { before, after: r.updated_at, now: r.now };
+    const r = (await tx.query(`SELECT ${us('updated_at')} AS after, ${us('now()')} AS now FROM stampede.jobs WHERE id = $1`, [id])).rows[0];
+    return { before, after: r.after, now: r.now };
   });
 }
 
-function expectStamped(s: { before: Date; after: Date; now: Date }) {
-  expect(s.after.getTime()).toBe(s.now.getTime());
-  expect(s.after.getTime()).toBeGreaterThan(s.before.getTime());
+function expectStamped(s: { before: string; after: string; now: string }) {
+  expect(s.after).toBe(s.now);
+  expect(BigInt(s.after)).toBeGreaterThan(BigInt(s.before));
 }
 
 it('allows exactly the transitions of 0010 and refuses every other one with the same message and SQLSTATE', async () => {
