@@ -34,6 +34,7 @@ describe('judgePromises', () => {
     promise('broken', [['a', 'z']], 1),
     promise('partial', [['a', 'x'], ['c', 'x']], 1),
     promise('only-unknown', [['b', 'y']], 1),
+    promise('one-undecided', [['a', 'x'], ['b', 'y']], 1),
   ];
   const results = [run('a', [inv('x', true, 6), inv('y', true, 40), inv('z', false, 3)]), run('b', [inv('x', true, 5), inv('y', 'unknown', 500)])];
   const rows = Object.fromEntries(judgePromises(ledger, results).map((r) => [r.id, r]));
@@ -50,6 +51,10 @@ describe('judgePromises', () => {
 
   it('an inconclusive invariant counts nothing, whatever it says it judged', () => {
     expect(rows['only-unknown']).toMatchObject({ verdict: 'unvouched', judged: 0 });
+  });
+
+  it('one undecided pair leaves the promise unvouched, even when another pair judged enough', () => {
+    expect(rows['one-undecided']).toMatchObject({ verdict: 'unvouched', judged: 6 });
   });
 
   it('a false invariant violates the promise', () => {
@@ -73,7 +78,7 @@ describe('judgePromises', () => {
     const all = Object.values(rows);
     expect(promiseTable(all)).toMatch(/too-few\s+UNVOUCHED\s+40 \(100\)/);
     const xml = promisesJunit(all);
-    expect(xml).toContain('tests="5" failures="3"');
+    expect(xml).toContain('tests="6" failures="4"');
     expect(xml).toContain('judged 40 events, below its minimum of 100');
   });
 });

@@ -3,10 +3,10 @@ import type { PromiseEntry } from './types.ts';
 
 /**
  * What one gate run says of each promise:
- * - `vouched`: every pair that ran held, and together they judged at least `minJudged` events;
+ * - `vouched`: every pair held (none undecided), and together they judged at least `minJudged` events;
  * - `violated`: an invariant of the promise came out false in one of its scenarios;
- * - `unvouched`: nothing false, but the pairs judged fewer than `minJudged` events (a check
- *   with nothing to judge is no pass);
+ * - `unvouched`: nothing false, but a pair could not decide, or the pairs judged fewer than
+ *   `minJudged` events (a check with nothing to judge is no pass);
  * - `not run`: not all of its scenarios were in this gate run (`--only`, `--skip`);
  * - `test` / `gap`: vouched for outside the gate, or not at all (listed, never counted as vouched).
  */
@@ -41,6 +41,8 @@ export function judgePromises(ledger: readonly PromiseEntry[], results: readonly
     let judged = 0;
     let ran = 0;
     let violated = false;
+    // A pair the ledger names is one that makes the situation happen: one that could not decide leaves the promise unvouched, whatever the others judged.
+    let undecided = false;
     const detail: string[] = [];
     for (const { scenario, invariant } of v.judgedBy) {
       const run = runs.get(scenario);
@@ -54,10 +56,11 @@ export function judgePromises(ledger: readonly PromiseEntry[], results: readonly
       const n = inv.pass === 'unknown' ? 0 : (inv.judged?.n ?? 0);
       judged += n;
       if (inv.pass === false) violated = true;
+      if (inv.pass === 'unknown') undecided = true;
       const state = inv.pass === true ? 'held' : inv.pass === false ? 'VIOLATED' : 'inconclusive';
       detail.push(`${scenario}/${invariant}: ${state}, ${fmt(n)} ${inv.judged?.what ?? 'events (not counted by this run)'}`);
     }
-    const verdict: PromiseVerdict = ran === 0 ? 'not run' : violated ? 'violated' : judged >= v.minJudged ? 'vouched' : 'unvouched';
+    const verdict: PromiseVerdict = ran === 0 ? 'not run' : violated ? 'violated' : !undecided && judged >= v.minJudged ? 'vouched' : 'unvouched';
     return { ...base, verdict, judged, minJudged: v.minJudged, detail };
   });
 }
