@@ -77,34 +77,62 @@ export class SystemClock implements Clock {
 /**
  * A node clock that runs `offsetMs` ahead of (or behind, when negative) a base
  * clock. `jump()` moves it, as an NTP step or an operator's `date -s` would.
- * Sleeps still take real elapsed time: skew changes what a node believes the
- * time is, not how fast time passes.
+ * By default sleeps take real elapsed time: skew changes what a node believes
+ * the time is, not how fast time passes. `setRate()` changes that too, for a
+ * node whose timekeeping runs slow (a starved VM, a host clock that loses
+ * time): at rate 0.5 its readings advance half as fast as the base clock's,
+ * and a sleep of `ms` lasts `ms / 0.5` on the base clock.
  */
 export class SkewedClock implements Clock {
+  /** The base clock's reading when the current rate took effect, and this clock's reading then. */
+  private anchorBase: number;
+  private anchorNow: number;
+  private rate = 1;
+
   constructor(
     private readonly base: Clock,
-    private offsetMs = 0,
-  ) {}
+    offsetMs = 0,
+  ) {
+    this.anchorBase = base.now();
+    this.anchorNow = this.anchorBase + offsetMs;
+  }
 
   now(): number {
-    return this.base.now() + this.offsetMs;
+    return this.readAt(this.base.now());
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return this.base.sleep(ms, signal);
+    return this.base.sleep(ms / this.rate, signal);
   }
 
   timer(ms: number, fn: () => void): ClockTimer {
-    return startTimer(this.base, ms, fn);
+    return startTimer(this.base, ms / this.rate, fn);
   }
 
   /** Steps the clock by `deltaMs` (positive: forward). */
   jump(deltaMs: number): void {
-    this.offsetMs += deltaMs;
+    this.anchorNow += deltaMs;
+  }
+
+  /**
+   * From now on, runs at `rate` times the base clock's speed (> 0; 1 is true time). The reading does not step;
+   * a sleep already under way keeps the length it started with.
+   */
+  setRate(rate: number): void {
+    if (!(rate > 0) || !Number.isFinite(rate)) throw new RangeError(`clock rate: expected a finite number above 0, got ${rate}`);
+    const base = this.base.now();
+    this.anchorNow = this.readAt(base);
+    this.anchorBase = base;
+    this.rate = rate;
   }
 
   get skewMs(): number {
-    return this.offsetMs;
+    const base = this.base.now();
+    return this.readAt(base) - base;
+  }
+
+  private readAt(base: number): number {
+    return this.anchorNow + (base - this.anchorBase) * this.rate;
   }
 }
 

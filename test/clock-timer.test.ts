@@ -39,4 +39,28 @@ describe('clock timers', () => {
     expect(sleeps).toEqual([10, 10]);
     expect(fired).toEqual(['kept']);
   });
+
+  it('a skewed clock set to a slower rate reads and times at that rate from then on, without a step; jump() still steps it', () => {
+    const base = new ManualClock(10_000);
+    const clock = new SkewedClock(base, 500);
+    base.advance(1_000);
+    expect(clock.now()).toBe(11_500);
+    clock.setRate(0.5);
+    expect(clock.now()).toBe(11_500);
+    base.advance(1_000);
+    expect(clock.now()).toBe(12_000);
+    expect(clock.skewMs).toBe(0);
+    const fired: number[] = [];
+    startTimer(clock, 100, () => fired.push(base.now()));
+    base.advance(199);
+    expect(fired).toEqual([]);
+    base.advance(1);
+    expect(fired).toEqual([12_200]);
+    clock.jump(-300);
+    expect(clock.now()).toBe(11_800);
+    clock.setRate(1);
+    base.advance(100);
+    expect(clock.now()).toBe(11_900);
+    expect(() => clock.setRate(0)).toThrow(/clock rate: expected a finite number above 0, got 0/);
+  });
 });
