@@ -84,6 +84,8 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [
       { file: 'README.md', quote: 'completion is fenced on a per-claim lease token.' },
       { file: 'README.md', quote: 'cannot overwrite the result of the worker that took the job over' },
+      { file: 'README.md', quote: "A worker whose clock runs slow against the database's learns it lost a job at its next renewal, which the fence refuses" },
+      { file: 'docs/time.md', quote: 'What keeps the job\'s outcome safe is the fence, not the deadline' },
     ],
     covers: { seed: [2] },
     vouch: {
@@ -91,10 +93,12 @@ export const LEDGER: readonly PromiseEntry[] = [
       judgedBy: [
         { scenario: 'slow-worker-no-heartbeat', invariant: 'no-stale-completion' },
         { scenario: 'worker-crash', invariant: 'lease-fencing' },
+        // A worker whose clock runs slow renews after its job was taken over: the race provoked on purpose.
+        { scenario: 'slow-clock', invariant: 'lease-fencing' },
         { scenario: 'slow-worker-no-heartbeat', invariant: 'no-phantom-finish' },
       ],
       minJudged: 10,
-      mutants: ['no-fencing', 'rescue-finishes-live-holder'],
+      mutants: ['no-fencing', 'rescue-finishes-live-holder', 'renewal-unfenced'],
     },
   },
   {
