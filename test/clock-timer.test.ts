@@ -56,11 +56,21 @@ describe('clock timers', () => {
     expect(fired).toEqual([]);
     base.advance(1);
     expect(fired).toEqual([12_200]);
-    clock.jump(-300);
-    expect(clock.now()).toBe(11_800);
-    clock.setRate(1);
+    // A sleep under way when the rate changes lasts until the clock has advanced its length: 100 ms at 0.5 is
+    // 200 on the base clock; after 100 of them (50 of its own), the rest runs at the new rate.
+    startTimer(clock, 100, () => fired.push(base.now()));
     base.advance(100);
+    clock.setRate(1);
+    base.advance(49);
+    expect(fired).toEqual([12_200]);
+    base.advance(1);
+    expect(fired).toEqual([12_200, 12_350]);
+    // A step moves the reading, not the length of a sleep.
+    startTimer(clock, 100, () => fired.push(base.now()));
+    clock.jump(-300);
     expect(clock.now()).toBe(11_900);
+    base.advance(100);
+    expect(fired).toEqual([12_200, 12_350, 12_450]);
     expect(() => clock.setRate(0)).toThrow(/clock rate: expected a finite number above 0, got 0/);
   });
 });
