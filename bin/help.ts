@@ -74,7 +74,7 @@ export const HELP = {
       'no-prepared-statements': { type: 'boolean', help: 'claim and complete with unnamed statements, for a pooler that drops prepared ones (PgBouncer transaction mode < 1.21)' },
     },
     env: { ...STD_ENV, STAMPEDE_CLOCK_SKEW_MS: SKEW },
-    notes: "ipc: {kind:'clock:jump', deltaMs} steps this node's clock (the harness)\nexit: 0 drained, 2 a bad flag or handlers module, or a database without the schema, 1 anything else",
+    notes: "ipc: {kind:'clock:jump', deltaMs} steps this node's clock, {kind:'clock:rate', rate} sets how fast it runs (the harness)\nexit: 0 drained, 2 a bad flag or handlers module, or a database without the schema, 1 anything else",
   },
   workers: {
     synopsis: '--processes N [--restart-base-ms N] [--restart-cap-ms N] -- <worker flags>',

@@ -129,8 +129,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', shutdown);
   process.on('disconnect', shutdown); // the harness that started us is gone
   shutdownWhenOrphaned(shutdown);
-  process.on('message', (m: { kind?: string; deltaMs?: number }) => {
+  process.on('message', (m: { kind?: string; deltaMs?: number; rate?: number }) => {
     if (m?.kind === 'clock:jump' && Number.isFinite(m.deltaMs)) clock.jump(m.deltaMs!);
+    if (m?.kind === 'clock:rate' && typeof m.rate === 'number' && Number.isFinite(m.rate) && m.rate > 0) clock.setRate(m.rate);
   });
   worker.start();
   sampler?.start();

@@ -77,34 +77,84 @@ export class SystemClock implements Clock {
 /**
  * A node clock that runs `offsetMs` ahead of (or behind, when negative) a base
  * clock. `jump()` moves it, as an NTP step or an operator's `date -s` would.
- * Sleeps still take real elapsed time: skew changes what a node believes the
- * time is, not how fast time passes.
+ * Sleeps take the clock's elapsed time, which a step does not change: skew
+ * changes what a node believes the time is, not how fast time passes.
+ * `setRate()` changes how fast it passes, for a node whose timekeeping runs
+ * slow (a starved VM, a host clock that loses time): at rate 0.5 its
+ * readings advance half as fast as the base clock's, and a sleep of `ms`
+ * lasts until they have advanced `ms`, twice as long on the base clock.
  */
 export class SkewedClock implements Clock {
+  /** The base clock's reading when the current rate took effect, and this clock's elapsed time then. */
+  private anchorBase: number;
+  private anchorElapsed: number;
+  private rate = 1;
+  /** The offset and every step since: now() is elapsed time plus this. */
+  private stepMs: number;
+  /** Timers under way, by the elapsed time they fire at: a change of rate re-times them. */
+  private readonly pending = new Set<{ dueAt: number; fn: () => void; base?: ClockTimer }>();
+
   constructor(
     private readonly base: Clock,
-    private offsetMs = 0,
-  ) {}
+    offsetMs = 0,
+  ) {
+    this.anchorBase = base.now();
+    this.anchorElapsed = this.anchorBase;
+    this.stepMs = offsetMs;
+  }
 
   now(): number {
-    return this.base.now() + this.offsetMs;
+    return this.elapsedAt(this.base.now()) + this.stepMs;
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return this.base.sleep(ms, signal);
+    return sleepOnTimer((done) => this.timer(ms, done), signal);
   }
 
   timer(ms: number, fn: () => void): ClockTimer {
-    return startTimer(this.base, ms, fn);
+    const t: { dueAt: number; fn: () => void; base?: ClockTimer } = { dueAt: this.elapsedAt(this.base.now()) + Math.max(0, ms), fn };
+    this.pending.add(t);
+    this.arm(t);
+    return {
+      cancel: () => {
+        t.base?.cancel();
+        this.pending.delete(t);
+      },
+    };
   }
 
-  /** Steps the clock by `deltaMs` (positive: forward). */
+  /** Steps the clock by `deltaMs` (positive: forward). Sleeps under way keep their length. */
   jump(deltaMs: number): void {
-    this.offsetMs += deltaMs;
+    this.stepMs += deltaMs;
+  }
+
+  /** From now on, runs at `rate` times the base clock's speed (> 0; 1 is true time). The reading does not step; sleeps under way are re-timed. */
+  setRate(rate: number): void {
+    if (!(rate > 0) || !Number.isFinite(rate)) throw new RangeError(`clock rate: expected a finite number above 0, got ${rate}`);
+    const base = this.base.now();
+    this.anchorElapsed = this.elapsedAt(base);
+    this.anchorBase = base;
+    this.rate = rate;
+    for (const t of this.pending) {
+      t.base?.cancel();
+      this.arm(t);
+    }
   }
 
   get skewMs(): number {
-    return this.offsetMs;
+    return this.now() - this.base.now();
+  }
+
+  private elapsedAt(base: number): number {
+    return this.anchorElapsed + (base - this.anchorBase) * this.rate;
+  }
+
+  private arm(t: { dueAt: number; fn: () => void; base?: ClockTimer }): void {
+    const left = Math.max(0, t.dueAt - this.elapsedAt(this.base.now()));
+    t.base = startTimer(this.base, left / this.rate, () => {
+      this.pending.delete(t);
+      t.fn();
+    });
   }
 }
 

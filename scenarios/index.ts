@@ -13,6 +13,7 @@ import quietHours from './quiet-hours.ts';
 import retryStorm from './retry-storm.ts';
 import slowWorker from './slow-worker.ts';
 import slowWorkerNoHeartbeat from './slow-worker-no-heartbeat.ts';
+import slowClock from './slow-clock.ts';
 import steady from './steady.ts';
 import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
@@ -27,6 +28,7 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     workerCrash,
     slowWorker,
     slowWorkerNoHeartbeat,
+    slowClock,
     cronSkew,
     dstSpringForward,
     dstFallBack,

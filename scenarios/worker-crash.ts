@@ -10,9 +10,11 @@ import { defineScenario } from '../harness/scenario.ts';
  * first worker to reach the middle of a slow job (3-4 s, within its lease by
  * heartbeats) is frozen there (SIGSTOP) with heartbeats on, past its 2 s
  * lease (a GC pause, a live-migrated VM), and resumed as soon as another
- * worker has taken the job over: its handler still runs, so its next
- * heartbeat must be refused and abort it (lease:lost) while the new owner
- * holds the job, and nothing it writes afterwards may be accepted.
+ * worker has taken the job over: its own clock says a whole lease passed
+ * since its last renewal, so it must give the lease up and abort its handler
+ * (lease:lost) while the new owner holds the job, and nothing it writes
+ * afterwards may be accepted. (A holder that still renews after a takeover
+ * needs a clock that runs slow: slow-clock.)
  */
 export default defineScenario({
   name: 'worker-crash',

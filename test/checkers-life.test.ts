@@ -131,7 +131,7 @@ describe('no-early-takeover', () => {
     ];
     const r = checkNoEarlyTakeover(history, finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 9 redeliveries and 6 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage, 1 clock-step, 1 cut-off');
+    expect(r.figure).toBe('0 taken back before their lease ended and 0 unexplained, of 9 redeliveries and 6 rescues; causes: 1 failure, 1 hand-back, 1 deferral, 1 kill, 1 freeze, 1 stall, 1 outage, 1 clock-step, 1 cut-off, 0 slow-clock');
     expect(r.judged).toEqual({ n: 15, what: 'redeliveries and rescues' });
   });
 
@@ -144,9 +144,21 @@ describe('no-early-takeover', () => {
     ];
     const r = checkNoEarlyTakeover([...fleet, step({ committedByT: 5_400 }), ...rest], finalState([]), bounds);
     expect(r.pass).toBe(true);
-    expect(r.figure).toMatch(/1 clock-step, 0 cut-off$/);
+    expect(r.figure).toMatch(/1 clock-step, 0 cut-off, 0 slow-clock$/);
     // Negative control: a step known only as its start, before the claim, explains nothing after it.
     expect(checkNoEarlyTakeover([...fleet, step({}), ...rest], finalState([]), bounds).pass).toBe(false);
+  });
+
+  it('explains the expiry of a live heartbeating holder whose clock ran slow meanwhile (negative control: the same expiry without the fault)', () => {
+    const rest = [
+      h.claim(1_000, 1, 'w1', 1, { dbTime: 1_000, leaseExpiresAt: 3_000 }),
+      h.rescuedFrom(5_000, 1, 'w1', { dbTime: 5_000, leaseExpiredAt: 3_000 }), h.claim(5_100, 1, 'w2', 2),
+    ];
+    const slow = [h.fault(500, 'clock-rate', { seq: 0, target: 'w1', rate: 0.25, forS: 13 }), h.fault(13_500, 'clock-rate', { seq: 0, target: 'w1', phase: 'end' })];
+    const r = checkNoEarlyTakeover([...fleet, ...slow, ...rest], finalState([]), bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toMatch(/1 slow-clock$/);
+    expect(checkNoEarlyTakeover([...fleet, ...rest], finalState([]), bounds).pass).toBe(false);
   });
 
   it('takes a rescue for the attempt it reports, also when the same worker claimed the job again within the same database millisecond', () => {

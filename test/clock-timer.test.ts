@@ -39,4 +39,38 @@ describe('clock timers', () => {
     expect(sleeps).toEqual([10, 10]);
     expect(fired).toEqual(['kept']);
   });
+
+  it('a skewed clock set to a slower rate reads and times at that rate from then on, without a step; jump() still steps it', () => {
+    const base = new ManualClock(10_000);
+    const clock = new SkewedClock(base, 500);
+    base.advance(1_000);
+    expect(clock.now()).toBe(11_500);
+    clock.setRate(0.5);
+    expect(clock.now()).toBe(11_500);
+    base.advance(1_000);
+    expect(clock.now()).toBe(12_000);
+    expect(clock.skewMs).toBe(0);
+    const fired: number[] = [];
+    startTimer(clock, 100, () => fired.push(base.now()));
+    base.advance(199);
+    expect(fired).toEqual([]);
+    base.advance(1);
+    expect(fired).toEqual([12_200]);
+    // A sleep under way when the rate changes lasts until the clock has advanced its length: 100 ms at 0.5 is
+    // 200 on the base clock; after 100 of them (50 of its own), the rest runs at the new rate.
+    startTimer(clock, 100, () => fired.push(base.now()));
+    base.advance(100);
+    clock.setRate(1);
+    base.advance(49);
+    expect(fired).toEqual([12_200]);
+    base.advance(1);
+    expect(fired).toEqual([12_200, 12_350]);
+    // A step moves the reading, not the length of a sleep.
+    startTimer(clock, 100, () => fired.push(base.now()));
+    clock.jump(-300);
+    expect(clock.now()).toBe(11_900);
+    base.advance(100);
+    expect(fired).toEqual([12_200, 12_350, 12_450]);
+    expect(() => clock.setRate(0)).toThrow(/clock rate: expected a finite number above 0, got 0/);
+  });
 });

@@ -67,6 +67,14 @@ describe('the promise ledger', () => {
     );
   });
 
+  it('fails when a test-vouched entry does not say why the gate does not vouch for it', () => {
+    const entry = LEDGER.find((e) => e.id === 'payload-size-refused')!;
+    const silent = { ...entry, vouch: { ...entry.vouch, notInGate: ' ' } } as typeof entry;
+    expect(auditLedger([...LEDGER.filter((e) => e !== entry), silent], world())).toEqual([
+      'promise payload-size-refused: vouched by a test, and does not say why no gate scenario vouches for it (notInGate)',
+    ]);
+  });
+
   it('fails when an entry names what does not exist, or a mutant caught by another promise’s invariant', () => {
     const entry = LEDGER.find((e) => e.id === 'aging-no-starvation')!;
     const broken = { ...entry, vouch: { by: 'gate' as const, judgedBy: [{ scenario: 'steady', invariant: 'fairness' as const }], minJudged: 0, mutants: ['no-jitter' as const] } };

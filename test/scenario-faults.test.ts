@@ -98,6 +98,9 @@ describe('fault validation', () => {
     bad({ fault: 'dependency-outage', atS: 1, forS: 2, errorRate: 1.5 }, 'scenario.faults[0].errorRate: expected a fraction in (0, 1], got 1.5');
     bad({ fault: 'worker-kill', atS: 1, point: 'sometime' }, 'scenario.faults[0].point: expected one of any, mid-handler, in-effect, after-effect, got "sometime"');
     bad({ fault: 'db-restart', atS: 1, lullS: 0.5 }, 'scenario.faults[0].lullS: applies to mode "crash" only, got mode "fast"');
+    bad({ fault: 'clock-rate', atS: 1, forS: 2 }, 'scenario.faults[0].rate: is required for clock-rate');
+    bad({ fault: 'clock-rate', atS: 1, forS: 2, rate: 2 }, 'scenario.faults[0].rate: expected a fraction in (0, 1], got 2');
+    bad({ fault: 'clock-rate', atS: 1, forS: 2, rate: 1 }, 'scenario.faults[0].rate: expected a rate below 1 (a clock that runs slow), got 1');
     expect(() => planFaults([{ fault: 'clock-skew', atS: 1, skewMs: 5 }], { ...ctx, schedulers: 0 }, new SeededRng(1))).toThrow(
       new ValidationError('faults[0].target', 'the scenario runs no scheduler processes'),
     );

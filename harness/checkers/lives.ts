@@ -114,9 +114,11 @@ export function leaseEnd(h: Hold, cutoff?: { e: HistoryEvent; i: number }): numb
 /**
  * Why a lease ran out: its holder was killed, frozen, ran on with heartbeats
  * off (a stall), could not reach the database to renew (an outage fault),
- * or the database's clock stepped past the lease's end (a db-clock-jump).
+ * the database's clock stepped past the lease's end (a db-clock-jump), or
+ * its own clock ran slow, so its heartbeat came after the lease's end on the
+ * database clock (a clock-rate fault).
  */
-export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage' | 'clock-step' | 'cut-off';
+export type ExpiryCause = 'kill' | 'freeze' | 'stall' | 'outage' | 'clock-step' | 'cut-off' | 'slow-clock';
 
 /** Faults that take the database away from the workers: a live holder's renewals may fail meanwhile (a reset, or a cut answer: a claim nobody heard of). */
 const OUTAGE_FAULTS: ReadonlySet<string> = new Set(['db-restart', 'db-terminate-backends', 'pool-exhaust', 'reset', 'reset-after-commit']);
@@ -135,6 +137,8 @@ export class Fleetline {
   /** Exits nobody asked for (a kill, a crash): a process that may have died with reports still unsent. */
   private readonly unexpectedExits = new Map<string, number[]>();
   private readonly freezes = new Map<string, Window[]>();
+  /** Windows in which a node's clock ran slow (clock-rate). */
+  private readonly slowClocks = new Map<string, Window[]>();
   private readonly settings = new Map<string, EventOf<'worker:settings'>>();
   private readonly outages: number[] = [];
   private readonly clockSteps: Window[] = [];
@@ -153,6 +157,11 @@ export class Fleetline {
       // The step took effect somewhere from its start (the event's t) to `committedByT` (absent from older stored runs).
       else if (e.type === 'fault:injected' && e.fault === 'db-clock-jump') this.clockSteps.push({ fromT: e.t, toT: typeof e.detail.committedByT === 'number' ? e.detail.committedByT : e.t });
       else if (e.type === 'worker:settings') this.settings.set(e.workerId, e);
+      else if (e.type === 'fault:injected' && e.fault === 'clock-rate' && !e.detail.skipped) {
+        const target = String(e.detail.target ?? '');
+        if (e.detail.phase !== 'end') push(this.slowClocks, target, { fromT: e.t, toT: Number.POSITIVE_INFINITY });
+        else for (const w of this.slowClocks.get(target) ?? []) if (w.toT === Number.POSITIVE_INFINITY) w.toT = e.t;
+      }
       else if (e.type === 'fault:injected' && e.fault === 'worker-stop') {
         const target = String(e.detail.target ?? '');
         if (e.detail.phase === 'end') {
@@ -229,6 +238,7 @@ export class Fleetline {
     if (this.outages.some((t) => t >= fromT && t <= untilT)) return 'outage';
     if (this.cutOffs.some((w) => cuts(w, node) && w.fromT <= untilT && w.toT >= fromT)) return 'cut-off';
     if (this.clockStepBetween(fromT, untilT)) return 'clock-step';
+    if ((this.slowClocks.get(node) ?? []).some((w) => w.fromT <= untilT && w.toT >= fromT)) return 'slow-clock';
     return undefined;
   }
 

@@ -33,7 +33,7 @@ export function checkNoEarlyTakeover(history: readonly HistoryEvent[], _final: F
   const fleet = new Fleetline(history);
   const early: unknown[] = [];
   const unexplained: unknown[] = [];
-  const causes: Record<'failure' | 'hand-back' | 'deferral' | ExpiryCause, number> = { failure: 0, 'hand-back': 0, deferral: 0, kill: 0, freeze: 0, stall: 0, outage: 0, 'clock-step': 0, 'cut-off': 0 };
+  const causes: Record<'failure' | 'hand-back' | 'deferral' | ExpiryCause, number> = { failure: 0, 'hand-back': 0, deferral: 0, kill: 0, freeze: 0, stall: 0, outage: 0, 'clock-step': 0, 'cut-off': 0, 'slow-clock': 0 };
   let redeliveries = 0;
   let rescues = 0;
   const noSettings = fleet.allSettings().length === 0;

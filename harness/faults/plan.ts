@@ -79,6 +79,7 @@ export function occurrenceTimes(spec: Pick<FaultSpec, 'atS' | 'everyS' | 'jitter
 
 const DURATION_PARAM: Partial<Record<FaultName, string>> = {
   'worker-stop': 'forS',
+  'clock-rate': 'forS',
   'pool-exhaust': 'forS',
   'xmin-hold': 'forS',
   'dependency-outage': 'forS',
@@ -125,4 +126,4 @@ function resolveTargets(spec: FaultSpec, ctx: FaultContext, rng: Rng): FaultTarg
   return [{ role: ref.role, index: ref.index === 'random' ? rng.int(0, n - 1) : ref.index }];
 }
 
-const TARGETED = new Set<FaultName>(['worker-kill', 'worker-stop', 'worker-restart', 'clock-skew', 'clock-jump', 'dst', 'partition', 'latency', 'bandwidth', 'reset']);
+const TARGETED = new Set<FaultName>(['worker-kill', 'worker-stop', 'worker-restart', 'clock-skew', 'clock-jump', 'clock-rate', 'dst', 'partition', 'latency', 'bandwidth', 'reset']);

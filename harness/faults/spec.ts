@@ -41,6 +41,15 @@ export type FaultSpec = FaultTiming &
     /** Step the node's clock by jumpMs (positive: forward), as NTP or `date -s` would. */
     | { fault: 'clock-jump'; target?: NodeRef; jumpMs: number }
     /**
+     * A worker's clock runs slow for forS seconds: it advances `rate` (0 < rate < 1) times as fast as the
+     * database's, and so do its sleeps (a starved VM, a host clock losing time). Its heartbeats and its own
+     * lease-loss deadline come late on the database clock: its lease can expire, and another worker take
+     * the job, before it either renews or gives the lease up, so its next renewal must be refused by the
+     * fence. Then its rate is true again (its reading stays behind). Evidence: renewals of the node's that
+     * the fence refused meanwhile (`lease:lost` at phase heartbeat).
+     */
+    | { fault: 'clock-rate'; target?: NodeRef; rate: number; forS: number }
+    /**
      * Set the node's clock to leadS seconds before a real transition of a real zone, so it crosses it. The
      * schedules' progress is set downS seconds before that (every scheduler was down that long; default: the
      * node's catch-up window), so the node first catches up what it missed under each catch-up policy.
@@ -167,6 +176,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   },
   'clock-skew': { target: { kind: 'node' }, skewMs: { kind: 'num', required: true } },
   'clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'num', required: true } },
+  'clock-rate': { target: { kind: 'node' }, rate: { kind: 'rate', required: true }, forS: { kind: 'posNum', required: true } },
   dst: {
     target: { kind: 'node' },
     zone: { kind: 'zone', required: true },
@@ -311,6 +321,10 @@ function validateFault(f: unknown, ctx: FaultContext, field: string): void {
     throw new ValidationError(`${field}.target`, `point "enqueue" cuts the nemesis's own producer, not a worker; leave target out`);
   }
   if (o.fault === 'reset-after-commit' && o.point === 'enqueue') return;
+  if (o.fault === 'clock-rate' && o.rate === 1) throw new ValidationError(`${field}.rate`, `expected a rate below 1 (a clock that runs slow), got 1`);
+  if (o.fault === 'clock-rate' && typeof o.target === 'string' && o.target.startsWith('scheduler:')) {
+    throw new ValidationError(`${field}.target`, `clock-rate slows a worker's clock; expected "worker:<i>", "worker:random" or "worker:all", got ${show(o.target)}`);
+  }
   if (LINK_FAULTS.has(o.fault as FaultName) && typeof o.target === 'string' && o.target.startsWith('scheduler:')) {
     throw new ValidationError(`${field}.target`, `${o.fault} acts on a worker's link to Postgres; expected "worker:<i>", "worker:random" or "worker:all", got ${show(o.target)}`);
   }
@@ -325,7 +339,7 @@ const UNTARGETED_BY_DEFAULT = new Set<FaultName>(['db-clock-jump']);
 
 /** Where a fault lands when the scenario names no target: a random worker for process faults, the first scheduler for clock faults. */
 export function defaultTarget(fault: FaultName): NodeRef {
-  return fault === 'worker-kill' || fault === 'worker-stop' || fault === 'worker-restart' || LINK_FAULTS.has(fault) ? 'worker:random' : 'scheduler:0';
+  return fault === 'worker-kill' || fault === 'worker-stop' || fault === 'worker-restart' || fault === 'clock-rate' || LINK_FAULTS.has(fault) ? 'worker:random' : 'scheduler:0';
 }
 
 function validateTarget(v: unknown, ctx: FaultContext, f2: string): void {

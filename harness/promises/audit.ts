@@ -97,6 +97,7 @@ export function auditLedger(ledger: readonly PromiseEntry[], world: LedgerWorld)
       if (text === null) problems.push(`${at}: names test file ${v.file}, which does not exist`);
       else for (const t of v.tests) if (!text.includes(t)) problems.push(`${at}: ${v.file} has no test titled "${t}"`);
       if (v.tests.length === 0) problems.push(`${at}: names no test`);
+      if (!v.notInGate?.trim()) problems.push(`${at}: vouched by a test, and does not say why no gate scenario vouches for it (notInGate)`);
     } else if (!v.why.trim()) {
       problems.push(`${at}: a gap must say why`);
     }

@@ -31,7 +31,7 @@ export function judgePromises(ledger: readonly PromiseEntry[], results: readonly
   return ledger.map((e): PromiseRow => {
     const base = { id: e.id, promise: e.promise, judged: 0, minJudged: 0 };
     const v = e.vouch;
-    if (v.by === 'test') return { ...base, verdict: 'test', detail: [`${v.file}: ${v.tests.join('; ')}`] };
+    if (v.by === 'test') return { ...base, verdict: 'test', detail: [`${v.file}: ${v.tests.join('; ')}`, `not in the gate: ${v.notInGate}`] };
     if (v.by === 'gap') return { ...base, verdict: 'gap', detail: [v.why] };
     // A promise is judged only on a gate run that ran all of its scenarios (not one cut by --only/--skip).
     if (v.judgedBy.some((p) => !runs.has(p.scenario))) {

@@ -84,6 +84,8 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [
       { file: 'README.md', quote: 'completion is fenced on a per-claim lease token.' },
       { file: 'README.md', quote: 'cannot overwrite the result of the worker that took the job over' },
+      { file: 'README.md', quote: "A worker whose clock runs slow against the database's learns it lost a job at its next renewal, which the fence refuses" },
+      { file: 'docs/time.md', quote: 'What keeps the job\'s outcome safe is the fence, not the deadline' },
     ],
     covers: { seed: [2] },
     vouch: {
@@ -91,10 +93,12 @@ export const LEDGER: readonly PromiseEntry[] = [
       judgedBy: [
         { scenario: 'slow-worker-no-heartbeat', invariant: 'no-stale-completion' },
         { scenario: 'worker-crash', invariant: 'lease-fencing' },
+        // A worker whose clock runs slow renews after its job was taken over: the race provoked on purpose.
+        { scenario: 'slow-clock', invariant: 'lease-fencing' },
         { scenario: 'slow-worker-no-heartbeat', invariant: 'no-phantom-finish' },
       ],
       minJudged: 10,
-      mutants: ['no-fencing', 'rescue-finishes-live-holder'],
+      mutants: ['no-fencing', 'rescue-finishes-live-holder', 'renewal-unfenced'],
     },
   },
   {
@@ -332,6 +336,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       by: 'test',
       file: 'test/metrics-sampler-election.test.ts',
       tests: ['three electing samplers: one runs the rounds, the others serve its figures; when it stops, another takes over', 'a follower with no fresh shared round says so and keeps its previous figures'],
+      notInGate: 'The harness\'s workers run no queue-state sampler of their own (the runner samples for the checkers), so no scenario has several electing samplers; judging it in the gate needs workers started with --sample-queue-state and their rounds in the history.',
     },
   },
   // ---- What operators deploy: the shipped alert rules and dashboard, in a real Prometheus ----------
@@ -389,6 +394,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       by: 'test',
       file: 'test/metrics-rules.test.ts',
       tests: ['passes the shipped rule tests: a firing and a quiet case for every rule', 'negative control: the same tests fail on the rules with the SLO threshold written in ms'],
+      notInGate: 'A static artifact\'s unit tests (promtool over the shipped rules): no runtime behaviour; how the rules page on a real run is alert-rules-page-on-time\'s, in the gate.',
     },
   },
   // ---- Operator controls -------------------------------------------------------------------
@@ -452,6 +458,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       by: 'test',
       file: 'test/tracing.test.ts',
       tests: ['a span tree from the enqueuing request through two attempts to the effect', 'takes an explicit traceparent, refuses a malformed one, and stores none outside a span'],
+      notInGate: 'Needs an OpenTelemetry SDK and an exporter in every worker process, which the gate\'s workers do not load; the parent-child links of spans do not change under load, and a malformed traceparent is bad input refused at enqueue.',
     },
   },
   {
@@ -463,6 +470,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       by: 'test',
       file: 'test/fair-keys.test.ts',
       tests: ['by weight: a key of weight 3 is offered three jobs a turn', 'takes the keys in turn: a claim smaller than the number of keys resumes where the last one stopped'],
+      notInGate: 'The weight is read by the fair claim\'s function in a migration (0016), which no mutant seam reaches (mutants patch the engine\'s named queries and strategies); noisy-tenant sets no weights. Gating it needs weighted keys in noisy-tenant, a share invariant, and a seam for the claim function.',
     },
   },
   // ---- Components: archiver, pruner, shutdown, idempotent enqueue, wake-up -----------------
@@ -583,7 +591,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'A payload larger than maxPayloadBytes is refused at enqueue with the field named, and nothing is written.',
     documented: [{ file: 'docs/configuration.md', quote: 'largest serialized payload' }],
     covers: { options: ['enqueue.maxPayloadBytes'] },
-    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] },
+    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] , notInGate: 'Bad input refused at the API before anything is written: no runtime situation under load; a scenario\'s generator only enqueues valid payloads, and the refusal is the same statement whatever the load.' },
   },
   {
     id: 'prepared-statements-optional',
@@ -594,6 +602,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       by: 'test',
       file: 'test/db-prepared.test.ts',
       tests: ['with preparedStatements: false, runs the same query unnamed and prepares nothing', 'a worker on either setting drains its queue; only the default prepares the claim and the completion'],
+      notInGate: 'A connection setting read at start-up, for poolers (pgbouncer in transaction mode) the harness does not run; what it changes (whether statements are prepared) is seen in pg_prepared_statements, not in a job\'s history, and the drain under it is the same engine code the gate runs.',
     },
   },
   {
@@ -601,7 +610,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'The archiver keeps day partitions ahead and drops whole partitions past their retention.',
     documented: [{ file: 'docs/scaling.md', quote: 'partition' }],
     covers: { options: ['JobArchiver.retentionDays', 'JobArchiver.partitionsAheadDays'] },
-    vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] },
+    vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] , notInGate: 'Its situation takes days (day partitions, retentionDays): a gate scenario lasts seconds; the test drives the archiver\'s runOnce over rows dated days apart.' },
   },
   // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
   {
@@ -667,7 +676,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: "The dashboard pauses and resumes a schedule's materialization.",
     documented: [{ file: 'docs/dashboard.md', quote: 'pause and resume a queue or a schedule' }],
     covers: { verbs: ['dashboard.pause-schedule', 'dashboard.resume-schedule'] },
-    vouch: { by: 'test', file: 'test/dashboard-browser.test.ts', tests: ['schedule pause and resume round-trip through the page to the row'] },
+    vouch: { by: 'test', file: 'test/dashboard-browser.test.ts', tests: ['schedule pause and resume round-trip through the page to the row'] , notInGate: 'A dashboard form over one UPDATE of a schedule\'s row: no race with load; the gate would need a scheduler scenario driving the dashboard and an invariant over materializations while paused (operator-chaos has no schedules). Worth adding when schedules run beside the operator verbs.' },
   },
   {
     id: 'rescuer-optional',
@@ -678,6 +687,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       by: 'test',
       file: 'test/worker-leases.test.ts',
       tests: ['a worker with rescue: false takes back no expired lease, while it claims and runs other work; one with the rescuer on does'],
+      notInGate: 'A start-up setting (whether a worker starts its rescuer): scenarios have no per-worker rescue flag, and the bug it guards (a rescuer started anyway) has no internal seam a mutant could swap without a production switch; the test runs both settings on real expired leases.',
     },
   },
   {
@@ -685,14 +695,14 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'The dashboard listens where it is told, 127.0.0.1:7676 by default, behind a random token.',
     documented: [{ file: 'README.md', quote: 'serves the same controls as a web page on 127.0.0.1:7676' }],
     covers: { options: ['Dashboard.port', 'Dashboard.host'] },
-    vouch: { by: 'test', file: 'test/dashboard-cli.test.ts', tests: ['prints the address with a random token on 127.0.0.1; the page needs it; SIGTERM exits 0'] },
+    vouch: { by: 'test', file: 'test/dashboard-cli.test.ts', tests: ['prints the address with a random token on 127.0.0.1; the page needs it; SIGTERM exits 0'] , notInGate: 'Where the dashboard binds and what it prints at start-up: a CLI\'s start-up behaviour, the same under any load.' },
   },
   {
     id: 'dashboard-shared-round',
     promise: "The dashboard's queues page shows the elected sampler's round while it is fresh, estimates marked, and runs its own bounded round only when none is.",
     documented: [{ file: 'docs/configuration.md', quote: 'the queues page shows the elected sampler' }],
     covers: { options: ['Dashboard.roundRowBudget', 'Dashboard.sharedRoundMaxAgeMs'] },
-    vouch: { by: 'test', file: 'test/metrics-sampler-election.test.ts', tests: ["shows the elected sampler's fresh round, estimates marked ~, and runs its own round only when none is fresh"] },
+    vouch: { by: 'test', file: 'test/metrics-sampler-election.test.ts', tests: ["shows the elected sampler's fresh round, estimates marked ~, and runs its own round only when none is fresh"] , notInGate: 'A page\'s choice between a shared round and its own: the gate\'s scenarios serve no dashboard and run no elected samplers in their workers (the harness samples queue state itself), so there is no history of rounds to judge.' },
   },
   {
     id: 'dashboard-slo-and-timeout',
@@ -706,6 +716,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         'sloMs: a queue whose oldest due job waited past it is marked over the SLO, and not under a looser one',
         'statementTimeoutMs: a page whose query waits on a lock answers once the timeout passes, without waiting for the lock',
       ],
+      notInGate: 'Two page settings (an SLO mark, a statement timeout): a rendering of one query\'s answer and one timeout; no scenario serves the dashboard, and neither changes under load.',
     },
   },
   // ---- The harness's own promise ---------------------------------------------------------------
@@ -719,6 +730,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       file: 'test/checkers-routing.test.ts',
       tests: ['faults-exercised: unknown when a fault was injected without evidence, or declared and never injected'],
       invariants: ['faults-exercised'],
+      notInGate: 'The harness\'s own rule, applied in every gate run: faults-exercised can only come out unknown, never false, so no mutant can be shown caught by it; its checker\'s unit tests are its control.',
     },
   },
 ];

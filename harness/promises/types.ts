@@ -47,7 +47,8 @@ export interface Covers {
  * - `test`: a behaviour no scenario can show (a refusal at the API, a CLI's
  *   exit code): a test file against real Postgres, with the title of a test
  *   that asserts it and of its negative control (the same test against the
- *   broken behaviour, or the refusal's own test).
+ *   broken behaviour, or the refusal's own test), and why the gate does not
+ *   vouch for it (`notInGate`).
  * - `gap`: not vouched for yet, and why. The gate lists gaps by name; a gap is
  *   never counted as vouched.
  */
@@ -69,6 +70,11 @@ export interface TestVouch {
   tests: string[];
   /** Invariants of the harness itself whose checker `file` tests (a harness promise, such as a fault shown to bite). */
   invariants?: CheckerName[];
+  /**
+   * Why no gate scenario vouches for it: not a runtime behaviour under load (a refusal, bad input, a static
+   * artifact, a setting read at start-up), or what a scenario would need that the harness does not have yet.
+   */
+  notInGate: string;
 }
 
 export interface GapVouch {

@@ -1,6 +1,6 @@
 import type { FaultAction } from '../plan.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
-import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
+import { evidence, holdUntil, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
 
 /**
  * Steps a node's clock by `deltaMs` over IPC and waits for the node to show
@@ -48,6 +48,33 @@ export const clockSkew: Injector = async (action, ctx) => {
 export const clockJump: Injector = async (action, ctx) => {
   const jumpMs = action.params.jumpMs as number;
   await Promise.all(action.targets.map((t) => stepClock(ctx, action, t.role, t.index, jumpMs, { jumpMs })));
+};
+
+/**
+ * Slows the targeted workers' clocks to `rate` for forS seconds, then sets
+ * them true again (their readings stay behind, as a clock that lost time
+ * does). It bit when the fence refused a renewal of one of them meanwhile:
+ * a lease that ran out on the database clock before the slow clock's
+ * heartbeat came, taken by someone else before the renewal landed.
+ */
+export const clockRate: Injector = async (action, ctx) => {
+  const rate = action.params.rate as number;
+  const startedT = ctx.recorder.now();
+  const nodes = action.targets.filter((t) => ctx.fleet.worker(t.index)?.send({ kind: 'clock:rate', rate })).map((t) => `worker-${t.index}`);
+  for (const t of action.targets) {
+    const node = `worker-${t.index}`;
+    injected(ctx, action, nodes.includes(node) ? { target: node, rate, forS: action.params.forS } : { target: node, skipped: 'no live process' });
+  }
+  try {
+    await holdUntil(ctx, action, startedT);
+  } finally {
+    for (const t of action.targets) ctx.fleet.worker(t.index)?.send({ kind: 'clock:rate', rate: 1 });
+  }
+  for (const node of nodes) {
+    const refused = ctx.recorder.events.filter((e) => e.type === 'lease:lost' && e.phase === 'heartbeat' && e.node === node && e.t >= startedT);
+    injected(ctx, action, { target: node, phase: 'end' });
+    if (refused.length > 0) evidence(ctx, action, { target: node, renewalsRefused: refused.length, jobIds: refused.slice(0, 20).map((e) => (e as { jobId: number }).jobId) });
+  }
 };
 
 /**

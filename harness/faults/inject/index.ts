@@ -1,6 +1,6 @@
 import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
-import { clockJump, clockSkew, cronRewind, dst } from './clocks.ts';
+import { clockJump, clockRate, clockSkew, cronRewind, dst } from './clocks.ts';
 import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
 import { cancelJobs, deadLetterJobs, queuePause, redriveJobs, retryJobs, setLimits } from './control.ts';
@@ -17,6 +17,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'worker-stop': workerStop,
   'clock-skew': clockSkew,
   'clock-jump': clockJump,
+  'clock-rate': clockRate,
   dst,
   'cron-rewind': cronRewind,
   'db-clock-jump': dbClockJump,
