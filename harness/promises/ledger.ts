@@ -672,6 +672,37 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'operator-audited' }], minJudged: 10, mutants: ['audit-skipped-on-bulk'] },
   },
   {
+    id: 'cli-control-verbs',
+    promise: 'Each `stampede control` command runs its engine verb with --by and --reason (audited), and answers bad input or a refused action with exit 2 and a message naming the input and what was expected.',
+    documented: [{ file: 'docs/operating.md', quote: 'The CLI exits 0 when done, **2** for bad input or a refused action (the message says which)' }],
+    covers: { verbs: ['cli.control.cancel', 'cli.control.retry', 'cli.control.kill', 'cli.control.dead-letter', 'cli.control.redrive', 'cli.control.pause', 'cli.control.resume', 'cli.control.audit'] },
+    vouch: {
+      by: 'test',
+      file: 'test/control-cli.test.ts',
+      tests: [
+        'cancels, pauses, limits, shows and lists the audit; exit 0',
+        'retries, dead-letters, redrives and resumes; exit 0, each audited',
+        'exit 2 for a refused action, naming the job and why',
+        'exit 2 for bad input: a missing --by, a bad id, a bad limit, an unknown command, no DATABASE_URL',
+      ],
+    },
+  },
+  {
+    id: 'cli-tenant-verbs',
+    promise:
+      "At the command line `limit --max-in-flight-per-key/--sequential` and `key-weight` set a queue's per-key cap, its sequences and a key's weight, audited as the API's verbs, and `show` shows them; bad input exits 2 naming it and changes nothing.",
+    documented: [{ file: 'docs/operating.md', quote: 'At the command line a per-key setting is audited as the API\'s is' }],
+    covers: { verbs: ['cli.control.limit', 'cli.control.key-weight', 'cli.control.show'] },
+    vouch: {
+      by: 'test',
+      file: 'test/control-cli.test.ts',
+      tests: [
+        'sets a per-key cap, sequences and key weights, shows them, and audits each with before and after; exit 0',
+        'exit 2 for bad per-key input, naming the input and what was expected; nothing changes and nothing is audited',
+      ],
+    },
+  },
+  {
     id: 'dashboard-schedule-verbs',
     promise: "The dashboard pauses and resumes a schedule's materialization.",
     documented: [{ file: 'docs/dashboard.md', quote: 'pause and resume a queue or a schedule' }],
