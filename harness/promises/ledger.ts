@@ -462,6 +462,22 @@ export const LEDGER: readonly PromiseEntry[] = [
     },
   },
   {
+    id: 'otel-red-metrics',
+    promise:
+      "With a MeterProvider registered, each worker's claims, attempt durations and failures (by error.type), and the sampler's depth and oldest age, are recorded through OpenTelemetry's metrics API, counting what the database ran; without one nothing is bound.",
+    documented: [{ file: 'docs/metrics.md', quote: 'each Worker also records its RED through `metrics.getMeter(\'stampede-queue\')`' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/otel-metrics.test.ts',
+      tests: [
+        "counts each claimed attempt and each attempt's duration, failed ones by error.type, as the database ran them",
+        "reports the sampler's depth and oldest unclaimed age per queue from its last round",
+        'records nothing, and binds nothing, without a MeterProvider (the negative control)',
+      ],
+    },
+  },
+  {
     id: 'key-weights',
     promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1.",
     documented: [{ file: 'docs/operating.md', quote: 'Each turn offers a key up to `weight` of its jobs' }],
