@@ -13,6 +13,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../engine/clock.ts';
 import { enqueueMany } from '../engine/enqueue.ts';
+import { Events } from '../engine/events.ts';
 import { QueueStateSampler } from '../engine/metrics/queue-state-sampler.ts';
 import { otelMeter } from '../engine/metrics/otel-metrics.ts';
 import { SeededRng } from '../engine/rng.ts';
@@ -45,44 +46,57 @@ async function points<T>(name: string, queue: string): Promise<DataPoint<T>[]> {
   return ((metric?.dataPoints ?? []) as DataPoint<T>[]).filter((p) => p.attributes['messaging.destination.name'] === queue);
 }
 
-/** Runs `jobs` jobs of `queue` on one worker, the first attempt of every third failing; resolves once all are done. */
-async function runJobs(queue: string, jobs: number): Promise<void> {
+/**
+ * Runs `jobs` jobs of `queue` on `workers` workers sharing one Events bus, the first attempt of every third failing;
+ * resolves once all are done, with whether anything listened for claims while they ran.
+ */
+async function runJobs(queue: string, jobs: number, workers = 1): Promise<{ claimsHeard: boolean }> {
   const failedOnce = new Set<number>();
-  const worker = new Worker({
-    db,
-    rng: new SeededRng(7),
-    pollMs: 20,
-    backoffBaseMs: 10,
-    backoffCapMs: 20,
-    handlers: {
-      [queue]: async (payload: { n: number }) => {
-        if (payload.n % 3 === 0 && !failedOnce.has(payload.n)) {
-          failedOnce.add(payload.n);
-          throw new PaymentDeclinedError('card declined');
-        }
-      },
-    },
-  });
+  const events = new Events();
+  const fleet = Array.from(
+    { length: workers },
+    (_, i) =>
+      new Worker({
+        db,
+        events,
+        rng: new SeededRng(7 + i),
+        pollMs: 20,
+        backoffBaseMs: 10,
+        backoffCapMs: 20,
+        handlers: {
+          [queue]: async (payload: { n: number }) => {
+            if (payload.n % 3 === 0 && !failedOnce.has(payload.n)) {
+              failedOnce.add(payload.n);
+              throw new PaymentDeclinedError('card declined');
+            }
+          },
+        },
+      }),
+  );
   await enqueueMany(
     db,
     Array.from({ length: jobs }, (_, n) => ({ queue, payload: { n } })),
   );
-  worker.start();
+  for (const w of fleet) w.start();
   try {
+    const claimsHeard = events.has('job:claimed');
     await until(`the ${jobs} jobs of ${queue} are done`, async () => (await countByState(db, queue)).done === jobs);
+    return { claimsHeard };
   } finally {
-    await worker.stop(0);
+    await Promise.all(fleet.map((w) => w.stop(0)));
   }
+}
+
+/** Attempts and failed attempts of `queue`'s jobs, as the database recorded them. */
+async function ran(queue: string): Promise<{ attempts: number; failures: number }> {
+  const sql = 'SELECT sum(attempts)::int AS attempts, sum(jsonb_array_length(errors))::int AS failures FROM stampede.jobs WHERE queue = $1';
+  return (await db.query(sql, [queue])).rows[0];
 }
 
 describe('RED metrics through OpenTelemetry', () => {
   it("counts each claimed attempt and each attempt's duration, failed ones by error.type, as the database ran them", async () => {
-    await runJobs('emails', 12);
-    const [{ attempts, failures }] = (
-      await db.query(
-        `SELECT sum(attempts)::int AS attempts, sum(jsonb_array_length(errors))::int AS failures FROM stampede.jobs WHERE queue = 'emails'`,
-      )
-    ).rows;
+    expect(await runJobs('emails', 12)).toEqual({ claimsHeard: true });
+    const { attempts, failures } = await ran('emails');
     expect({ attempts, failures }).toEqual({ attempts: 16, failures: 4 }); // jobs 0, 3, 6, 9 failed once
 
     const consumed = await points<number>('messaging.client.consumed.messages', 'emails');
@@ -93,6 +107,15 @@ describe('RED metrics through OpenTelemetry', () => {
     const count = (errorType: string | undefined) => durations.find((p) => p.attributes['error.type'] === errorType)?.value.count;
     expect({ completed: count(undefined), failed: count('payment_declined_error') }).toEqual({ completed: 12, failed: failures });
     expect(durations.every((p) => p.attributes['messaging.operation.name'] === 'process' && p.value.sum! >= 0)).toBe(true);
+  });
+
+  it('counts each attempt once when workers share one Events bus', async () => {
+    await runJobs('shared', 20, 3);
+    const [consumed] = await points<number>('messaging.client.consumed.messages', 'shared');
+    const durations = await points<Histogram>('messaging.process.duration', 'shared');
+    const { attempts, failures } = await ran('shared');
+    expect({ consumed: consumed.value, durations: durations.reduce((n, p) => n + p.value.count, 0) }).toEqual({ consumed: attempts, durations: attempts });
+    expect(failures).toBe(7);
   });
 
   it("reports the sampler's depth and oldest unclaimed age per queue from its last round", async () => {
@@ -117,12 +140,7 @@ describe('RED metrics through OpenTelemetry', () => {
     metrics.disable(); // the API's global is a no-op meter again
     try {
       expect(otelMeter()).toBeNull();
-      const worker = new Worker({ db, handlers: { quiet: async () => {} } });
-      worker.start();
-      const bound = worker.events.has('job:claimed');
-      await worker.stop(0);
-      expect(bound).toBe(false);
-      await runJobs('unmetered', 3);
+      expect(await runJobs('unmetered', 3)).toEqual({ claimsHeard: false });
     } finally {
       metrics.setGlobalMeterProvider(provider);
     }

@@ -472,6 +472,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       file: 'test/otel-metrics.test.ts',
       tests: [
         "counts each claimed attempt and each attempt's duration, failed ones by error.type, as the database ran them",
+        'counts each attempt once when workers share one Events bus',
         "reports the sampler's depth and oldest unclaimed age per queue from its last round",
         'records nothing, and binds nothing, without a MeterProvider (the negative control)',
       ],
