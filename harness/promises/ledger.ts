@@ -476,6 +476,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         "reports the sampler's depth and oldest unclaimed age per queue from its last round",
         'records nothing, and binds nothing, without a MeterProvider (the negative control)',
       ],
+      notInGate: 'Needs an OpenTelemetry SDK and a MeterProvider in every worker process, which the gate\'s workers do not load; the counts come from the same events as the Prometheus series, which red-metrics judges in the gate.',
     },
   },
   {
@@ -702,6 +703,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         'exit 2 for a refused action, naming the job and why',
         'exit 2 for bad input: a missing --by, a bad id, a bad limit, an unknown command, no DATABASE_URL',
       ],
+      notInGate: 'A command line\'s exit codes and messages: bad input and refusals, not behaviour under load; the engine verbs it calls are vouched in the gate (operator-chaos).',
     },
   },
   {
@@ -717,6 +719,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         'sets a per-key cap, sequences and key weights, shows them, and audits each with before and after; exit 0',
         'exit 2 for bad per-key input, naming the input and what was expected; nothing changes and nothing is audited',
       ],
+      notInGate: 'A command line\'s flags, output and refusals; the settings it writes are the engine\'s (setQueueLimits, setKeyWeight), whose effect on the claim noisy-tenant judges in the gate.',
     },
   },
   {
