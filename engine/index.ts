@@ -12,6 +12,7 @@ export {
   resumeQueue,
   setQueueLimits,
   setKeyWeight,
+  listKeyWeights,
   getQueueControl,
   listQueueControls,
   listAudit,
@@ -25,6 +26,7 @@ export {
   type RedriveSelection,
   type QueueControl,
   type QueueLimits,
+  type KeyWeight,
   type Actor,
   type AuditEntry,
 } from './control/index.ts';

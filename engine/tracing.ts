@@ -1,7 +1,7 @@
 /**
  * Trace context across the queue (W3C `traceparent`), through the
- * OpenTelemetry API when the application has it installed: an optional peer
- * dependency, loaded once here and never required. Without it nothing is
+ * OpenTelemetry API when the application has it installed (an optional peer
+ * dependency, loaded once by otel.ts, never required). Without it nothing is
  * captured at enqueue (an explicit `traceparent` is still stored) and the
  * worker starts no spans.
  *
@@ -12,17 +12,10 @@
  * hours of backoff. A job enqueued outside any trace gets no spans.
  */
 import { ValidationError } from './errors.ts';
+import { otel } from './otel.ts';
 
-type OtelApi = typeof import('@opentelemetry/api');
 type Span = import('@opentelemetry/api').Span;
 type Context = import('@opentelemetry/api').Context;
-
-// A module name the bundler and TypeScript do not resolve at build time for users: it may be absent.
-const OTEL_API = '@opentelemetry/api';
-const otel: OtelApi | null = await import(OTEL_API).then(
-  (m: OtelApi) => m,
-  () => null,
-);
 
 /** version-traceId-spanId-flags, lower-case hex (W3C Trace Context, version 00). */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;

@@ -38,7 +38,7 @@ describe('the promise ledger', () => {
     expect(w.guarantees.length).toBeGreaterThanOrEqual(7);
     expect(w.options).toEqual(expect.arrayContaining(['Worker.leaseMs', 'Worker.claimAhead', 'Queue.maxStartsPerSecond', 'Schedule.dstPolicy=skip-both', 'JobArchiver.archiveAfterMs']));
     expect(w.options).not.toContain('Worker.db');
-    expect(w.verbs).toEqual(expect.arrayContaining(['control.cancel', 'control.redrive', 'dashboard.redrive-bulk']));
+    expect(w.verbs).toEqual(expect.arrayContaining(['control.cancel', 'control.redrive', 'dashboard.redrive-bulk', 'cli.control.key-weight']));
   });
 
   // The negative controls: the audit fails on each kind of drift.

@@ -137,6 +137,10 @@ ON CONFLICT (queue, key) DO UPDATE SET weight = EXCLUDED.weight;
 -- name: GetKeyWeight
 SELECT weight FROM stampede.key_weights WHERE queue = $1 AND key = $2;
 
+-- name: ListKeyWeights
+-- A queue's weighed keys, heaviest first: the primary key's (queue, key) range.
+SELECT key, weight FROM stampede.key_weights WHERE queue = $1 ORDER BY weight DESC, key;
+
 -- name: GetQueueControl
 SELECT queue, paused, paused_at, paused_by, paused_reason, max_in_flight, max_starts_per_second, max_in_flight_per_key, sequential, max_attempts
   FROM stampede.queue_settings WHERE queue = $1;

@@ -6,7 +6,7 @@
  * docs/operating.md.
  */
 export { cancelJob, retryJob, deadLetterJob, redriveDeadLetters, type JobActionResult, type RedriveSelection } from './jobs.ts';
-export { pauseQueue, resumeQueue, setQueueLimits, setKeyWeight, getQueueControl, listQueueControls, type QueueControl, type QueueLimits } from './queues.ts';
+export { pauseQueue, resumeQueue, setQueueLimits, setKeyWeight, listKeyWeights, getQueueControl, listQueueControls, type KeyWeight, type QueueControl, type QueueLimits } from './queues.ts';
 export { listAudit, type Actor, type AuditEntry } from './audit.ts';
 export { JOB_VERBS, verbApplies, type JobVerb } from './decide.ts';
 export { ControlRefusedError, JobNotFoundError, JobStateError, UnknownQueueError, QueueStateError } from './errors.ts';

@@ -15,6 +15,7 @@ export const controlQueries = loadQueries(new URL('./control.sql', import.meta.u
   'SetQueueLimits',
   'SetKeyWeight',
   'GetKeyWeight',
+  'ListKeyWeights',
   'GetQueueControl',
   'ListQueueControls',
 ] as const);

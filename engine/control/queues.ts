@@ -179,6 +179,17 @@ export async function setKeyWeight(db: Db, queue: string, key: string, weight: n
   });
 }
 
+/** A key's weight in its queue's fair share (setKeyWeight). */
+export interface KeyWeight {
+  key: string;
+  weight: number;
+}
+
+/** The keys of `queue` that have a weight, heaviest first (keys without one weigh 1). */
+export async function listKeyWeights(db: Queryable, queue: string): Promise<KeyWeight[]> {
+  return (await db.query(q.ListKeyWeights, [validateQueueName(queue)])).rows.map((r) => ({ key: r.key, weight: r.weight }));
+}
+
 /** One queue's operating state; null when the queue has no settings row (running, unlimited). */
 export async function getQueueControl(db: Queryable, queue: string): Promise<QueueControl | null> {
   const row = (await db.query(q.GetQueueControl, [validateQueueName(queue)])).rows[0];

@@ -8,6 +8,7 @@ import { checkOptions, declareOptions } from '../options/declare.ts';
 import { refuseUnknownKeys } from '../validate.ts';
 import type { StampedeMetrics } from './registry.ts';
 import { readSharedRound, SamplerElection } from './sampler-election.ts';
+import { observeQueueState } from './otel-metrics.ts';
 import { buildSnapshot, EMPTY_QUEUE, type QueueStateSnapshot } from './queue-state-snapshot.ts';
 
 export { EMPTY_QUEUE, type QueueFigures, type QueueStateSnapshot } from './queue-state-snapshot.ts';
@@ -101,6 +102,8 @@ export class QueueStateSampler {
   private last: QueueStateSnapshot | null = null;
   private readonly election: SamplerElection | null;
   private ownRounds = 0;
+  /** Stops the OpenTelemetry gauges that read `latest` (otel-metrics.ts); null without a MeterProvider. */
+  private unobserve: (() => void) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -135,6 +138,7 @@ export class QueueStateSampler {
     if (this.loop) return;
     const abort = new AbortController();
     this.abort = abort;
+    this.unobserve = observeQueueState(() => this.last);
     this.loop = this.run(abort.signal);
   }
 
@@ -146,6 +150,8 @@ export class QueueStateSampler {
       this.loop = null;
       this.abort = null;
     }
+    this.unobserve?.();
+    this.unobserve = null;
     await this.election?.resign();
   }
 

@@ -5,6 +5,7 @@ import { setImmediate as endOfTurn } from 'node:timers/promises';
 import { startTimer, systemClock, type Clock } from '../clock.ts';
 import { DEFAULTS } from '../defaults.ts';
 import { Events } from '../events.ts';
+import { bindOtelRed } from '../metrics/otel-metrics.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
 import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
@@ -54,6 +55,8 @@ export class Worker {
   private readonly completer: CompletionBatcher;
   private readonly listener?: EnqueueListener;
   private readonly rescuer?: LeaseRescuer;
+  /** Unbinds the RED metrics through OpenTelemetry (engine/metrics/otel-metrics.ts); null without a MeterProvider. */
+  private unbindOtel: (() => void) | null = null;
   private readonly liveness: WorkerLiveness;
   private readonly heartbeats?: HeartbeatScheduler;
   /** The lines an operator reads: failures, dead letters, lost leases, and the totals when it stops. */
@@ -180,6 +183,7 @@ export class Worker {
   start(): void {
     if (this.running || this.stopping) return;
     this.running = true;
+    this.unbindOtel = bindOtelRed(this.events, this.id);
     this.report.start();
     this.liveness.start();
     this.listener?.start();
@@ -425,6 +429,7 @@ export class Worker {
     await this.completer.drain();
     await this.liveness.stop();
     this.report.stop();
+    this.unbindOtel?.();
   }
 
   private async handBack(runs: JobRun[]): Promise<void> {

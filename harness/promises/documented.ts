@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { CONTROL_COMMANDS } from '../../bin/control-commands.ts';
 import { JOB_VERBS } from '../../engine/control/decide.ts';
 import { CATCH_UP_POLICIES, DST_POLICIES } from '../../engine/cron/policy.ts';
 import { VERBS as DASHBOARD_VERBS } from '../../engine/dashboard/actions.ts';
@@ -45,8 +46,9 @@ export function documentedOptions(): string[] {
 
 /**
  * Every operator verb: the engine's job verbs (JOB_VERBS) and queue verbs
- * (engine/control/queues.ts, the bulk redrive), and every action the dashboard
- * serves (its VERBS table).
+ * (engine/control/queues.ts, the bulk redrive), every action the dashboard
+ * serves (its VERBS table), and every `stampede control` command
+ * (CONTROL_COMMANDS, as `cli.control.<command>`).
  */
 export function documentedVerbs(): string[] {
   return [
@@ -57,6 +59,7 @@ export function documentedVerbs(): string[] {
     'control.set-limits',
     'control.set-key-weight',
     ...Object.keys(DASHBOARD_VERBS).map((v) => `dashboard.${v}`),
+    ...Object.keys(CONTROL_COMMANDS).map((c) => `cli.control.${c}`),
   ];
 }
 

@@ -462,6 +462,24 @@ export const LEDGER: readonly PromiseEntry[] = [
     },
   },
   {
+    id: 'otel-red-metrics',
+    promise:
+      "With a MeterProvider registered, each worker's claims, attempt durations and failures (by error.type), and the sampler's depth and oldest age, are recorded through OpenTelemetry's metrics API, counting what the database ran; without one nothing is bound.",
+    documented: [{ file: 'docs/metrics.md', quote: 'each Worker also records its RED through `metrics.getMeter(\'stampede-queue\')`' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/otel-metrics.test.ts',
+      tests: [
+        "counts each claimed attempt and each attempt's duration, failed ones by error.type, as the database ran them",
+        'counts each attempt once when workers share one Events bus',
+        "reports the sampler's depth and oldest unclaimed age per queue from its last round",
+        'records nothing, and binds nothing, without a MeterProvider (the negative control)',
+      ],
+      notInGate: 'Needs an OpenTelemetry SDK and a MeterProvider in every worker process, which the gate\'s workers do not load; the counts come from the same events as the Prometheus series, which red-metrics judges in the gate.',
+    },
+  },
+  {
     id: 'key-weights',
     promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1.",
     documented: [{ file: 'docs/operating.md', quote: 'Each turn offers a key up to `weight` of its jobs' }],
@@ -670,6 +688,39 @@ export const LEDGER: readonly PromiseEntry[] = [
       verbs: ['control.dead-letter', 'dashboard.dead-letter', 'dashboard.pause-queue', 'dashboard.resume-queue', 'dashboard.set-limits'],
     },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'operator-audited' }], minJudged: 10, mutants: ['audit-skipped-on-bulk'] },
+  },
+  {
+    id: 'cli-control-verbs',
+    promise: 'Each `stampede control` command runs its engine verb with --by and --reason (audited), and answers bad input or a refused action with exit 2 and a message naming the input and what was expected.',
+    documented: [{ file: 'docs/operating.md', quote: 'The CLI exits 0 when done, **2** for bad input or a refused action (the message says which)' }],
+    covers: { verbs: ['cli.control.cancel', 'cli.control.retry', 'cli.control.kill', 'cli.control.dead-letter', 'cli.control.redrive', 'cli.control.pause', 'cli.control.resume', 'cli.control.audit'] },
+    vouch: {
+      by: 'test',
+      file: 'test/control-cli.test.ts',
+      tests: [
+        'cancels, pauses, limits, shows and lists the audit; exit 0',
+        'retries, dead-letters, redrives and resumes; exit 0, each audited',
+        'exit 2 for a refused action, naming the job and why',
+        'exit 2 for bad input: a missing --by, a bad id, a bad limit, an unknown command, no DATABASE_URL',
+      ],
+      notInGate: 'A command line\'s exit codes and messages: bad input and refusals, not behaviour under load; the engine verbs it calls are vouched in the gate (operator-chaos).',
+    },
+  },
+  {
+    id: 'cli-tenant-verbs',
+    promise:
+      "At the command line `limit --max-in-flight-per-key/--sequential` and `key-weight` set a queue's per-key cap, its sequences and a key's weight, audited as the API's verbs, and `show` shows them; bad input exits 2 naming it and changes nothing.",
+    documented: [{ file: 'docs/operating.md', quote: 'At the command line a per-key setting is audited as the API\'s is' }],
+    covers: { verbs: ['cli.control.limit', 'cli.control.key-weight', 'cli.control.show'] },
+    vouch: {
+      by: 'test',
+      file: 'test/control-cli.test.ts',
+      tests: [
+        'sets a per-key cap, sequences and key weights, shows them, and audits each with before and after; exit 0',
+        'exit 2 for bad per-key input, naming the input and what was expected; nothing changes and nothing is audited',
+      ],
+      notInGate: 'A command line\'s flags, output and refusals; the settings it writes are the engine\'s (setQueueLimits, setKeyWeight), whose effect on the claim noisy-tenant judges in the gate.',
+    },
   },
   {
     id: 'dashboard-schedule-verbs',

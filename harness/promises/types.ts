@@ -31,7 +31,7 @@ export type SeedParagraph = 1 | 2 | 3 | 4 | 5 | 6;
 export interface Covers {
   /** Options, as `Component.option` (`Worker.leaseMs`, `Queue.maxStartsPerSecond`, `Schedule.dstPolicy=skip-both`). */
   options?: string[];
-  /** Operator verbs, as `control.<verb>` (the engine's) or `dashboard.<action>`. */
+  /** Operator verbs, as `control.<verb>` (the engine's), `dashboard.<action>` or `cli.control.<command>`. */
   verbs?: string[];
   /** Paragraphs of the source document whose requirement this promise meets. */
   seed?: SeedParagraph[];
