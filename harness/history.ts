@@ -66,6 +66,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'worker:stopping'; workerId: string }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' | 'archiver' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
+  /** A round the workers' elected queue-state sampler wrote (stampede.queue_state_rounds): `leader` is the writing worker's id, `t` when it was written. */
+  | { type: 'sampler:round'; roundNo: number; leader: string }
   | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }
   /** A scheduler node refused to materialize: its clock was off the database's by more than its tolerance. */
   | { type: 'cron:refused'; nodeId: string; reason: string; skewMs: number; scheduleId?: string }

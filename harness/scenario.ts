@@ -84,6 +84,13 @@ export interface Scenario {
   relays: RelaySettings | null;
   /** An archiver process; null: none. */
   archiver: ArchiverSettings | null;
+  /**
+   * Every worker process started with `--sample-queue-state`: the workers elect
+   * one queue-state sampler between them, as a deployment's do, and every round
+   * the elected sampler writes is recorded (`sampler:round`). false: the workers
+   * sample nothing (the runner's own sampler reads queue state for the checkers).
+   */
+  sampleQueueState: boolean;
 }
 
 /**
@@ -189,6 +196,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   tenants: null,
   relays: null,
   archiver: null,
+  sampleQueueState: false,
 } satisfies Scenario);
 
 const FIELDS = Object.keys(BASE_SCENARIO) as (keyof Scenario)[];
@@ -271,6 +279,7 @@ export function validateScenario(s: Scenario): void {
   if (typeof s.handlers !== 'string' || s.handlers.trim() === '') throw new ValidationError(f('handlers'), `expected a module path, got ${show(s.handlers)}`);
   validateDownstream(s, f);
   validateComponents(s, f);
+  if (typeof s.sampleQueueState !== 'boolean') throw new ValidationError(f('sampleQueueState'), `expected true or false, got ${show(s.sampleQueueState)}`);
 }
 
 function validateDownstream(s: Scenario, f: (path: string) => string): void {

@@ -14,7 +14,10 @@ import { defineScenario } from '../harness/scenario.ts';
  * since its last renewal, so it must give the lease up and abort its handler
  * (lease:lost) while the new owner holds the job, and nothing it writes
  * afterwards may be accepted. (A holder that still renews after a takeover
- * needs a clock that runs slow: slow-clock.)
+ * needs a clock that runs slow: slow-clock.) Every worker runs with
+ * --sample-queue-state, so the kills also end the elected queue-state
+ * sampler's life now and then, and another worker must take the rounds over
+ * without two of them sampling in one interval.
  */
 export default defineScenario({
   name: 'worker-crash',
@@ -48,7 +51,11 @@ export default defineScenario({
     'lease-fencing': true,
     'parameters-honoured': true,
     'sampler-agrees': true,
+    // The workers elect one queue-state sampler (below): the kills move the election from worker to worker.
+    'one-round-per-interval': true,
   },
+  // Every worker samples queue state as a deployment's do (--sample-queue-state): one round per interval for them all.
+  sampleQueueState: true,
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 30,
 });

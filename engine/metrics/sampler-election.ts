@@ -3,7 +3,9 @@ import type { Db, Queryable } from '../db.ts';
 import { loadQueries } from '../sql.ts';
 import type { QueueStateSnapshot } from './queue-state-sampler.ts';
 
-const q = loadQueries(new URL('./sampler-election.sql', import.meta.url), ['TryLeadSampling', 'WriteRound', 'ReadRound'] as const);
+/** The loaded queries of sampler-election.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
+export const samplerElectionQueries = loadQueries(new URL('./sampler-election.sql', import.meta.url), ['TryLeadSampling', 'WriteRound', 'ReadRound'] as const);
+const q = samplerElectionQueries;
 
 /** The round the elected sampler last wrote (stampede.queue_state_rounds). */
 export interface SharedRound {

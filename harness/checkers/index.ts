@@ -52,6 +52,7 @@ import { recoversAfterHeal } from './recovers-after-heal.ts';
 import { handlerAbortedOnLeaseLoss } from './handler-aborted-on-lease-loss.ts';
 import { unknownOutcomeResolved } from './unknown-outcome-resolved.ts';
 import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
+import { oneRoundPerInterval } from './one-round-per-interval.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -117,6 +118,8 @@ export const CHECKERS = {
   'per-key-limit': perKeyLimit,
   'tenant-fairness': tenantFairness,
   'sequence-order': sequenceOrder,
+  // Workers that sample queue state elect one sampler (worker-crash).
+  'one-round-per-interval': oneRoundPerInterval,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

@@ -59,6 +59,7 @@ import { heartbeatFailureIgnored } from './heartbeat-failure-ignored.ts';
 import { dbErrorCharged } from './db-error-charged.ts';
 import { resendIgnoresKey } from './resend-ignores-key.ts';
 import { expiredClaimKept } from './expired-claim-kept.ts';
+import { samplerLockPerTransaction } from './sampler-lock-per-transaction.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -140,6 +141,8 @@ export const MUTANTS = {
   'db-error-charged': dbErrorCharged,
   'resend-ignores-key': resendIgnoresKey,
   'expired-claim-kept': expiredClaimKept,
+  // One queue-state sampler per database (worker-crash's workers elect one).
+  'sampler-lock-per-transaction': samplerLockPerTransaction,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -9,6 +9,7 @@ import { controlQueries } from '../../engine/control/queries.ts';
 import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
+import { samplerElectionQueries } from '../../engine/metrics/sampler-election.ts';
 import { workerQueries, rescuerQueries } from '../../engine/worker/queries.ts';
 import type { OpsFile, TextEdit } from '../prometheus/ops-files.ts';
 
@@ -23,6 +24,7 @@ export const QUERY_SOURCES = {
   'engine/enqueue.sql': enqueueQueries,
   'engine/cron/materializer.sql': materializerQueries,
   'engine/metrics/queue-state.sql': queueStateQueries,
+  'engine/metrics/sampler-election.sql': samplerElectionQueries,
   'engine/effects/outbox.sql': outboxQueries,
   'engine/effects/pruner.sql': prunerQueries,
   'engine/archive/archive.sql': archiveQueries,

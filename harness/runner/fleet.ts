@@ -162,6 +162,8 @@ export class Fleet {
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
       // /metrics on a port of the system's choosing (the ready message names it): red-metrics reads it.
       '--metrics-port', '0',
+      // The workers elect one queue-state sampler between them; its rounds are read back after the run (one-round-per-interval).
+      ...(this.scenario.sampleQueueState ? ['--sample-queue-state'] : []),
     ];
     const proc = new NodeProcess({
       // A mutant runs through the harness's own entry, which applies it and then runs bin/worker.ts.

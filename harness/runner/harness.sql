@@ -20,6 +20,23 @@ CREATE TABLE IF NOT EXISTS harness.stop_points (
   point    text NOT NULL,
   taken_by text
 );
+-- Every round the elected queue-state sampler writes (stampede.queue_state_rounds
+-- keeps only the latest): who wrote it and when, on the host's real clock
+-- (clock_timestamp(), not now(), which a simulated database clock moves), so
+-- one-round-per-interval can set rounds beside worker exits. A trigger the
+-- harness adds to its own run's database; the engine's SQL knows nothing of it.
+CREATE TABLE IF NOT EXISTS harness.sampler_rounds (
+  round_no   bigint NOT NULL,
+  leader     text NOT NULL,
+  written_at timestamptz NOT NULL
+);
+CREATE OR REPLACE FUNCTION harness.log_sampler_round() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO harness.sampler_rounds (round_no, leader, written_at) VALUES (NEW.round_no, NEW.leader, pg_catalog.clock_timestamp());
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER sampler_round_logged AFTER INSERT OR UPDATE ON stampede.queue_state_rounds
+  FOR EACH ROW EXECUTE FUNCTION harness.log_sampler_round();
 
 -- name: SetDependencyOutage
 UPDATE harness.dependency SET outage = $1, error_rate = $2;
@@ -83,6 +100,11 @@ SELECT job_id, reason, attempts, jsonb_array_length(errors) AS error_count FROM 
 -- name: FinalAudit
 -- Every operator action's audit rows: operator-audited matches them to the verbs the run issued.
 SELECT verb, queue, job_id, actor, reason FROM stampede.control_audit ORDER BY id;
+
+-- name: SamplerRounds
+-- The elected samplers' rounds, in the order they were written (sampler:round events).
+SELECT round_no::float8 AS round_no, leader, floor(extract(epoch FROM written_at) * 1000)::float8 AS written_at_ms
+  FROM harness.sampler_rounds ORDER BY round_no;
 
 -- name: FinalEffectRows
 SELECT key, job_id, worker_id, floor(extract(epoch FROM applied_at) * 1000)::float8 AS applied_at_ms

@@ -24,6 +24,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'DeadLettersOfQueue',
   'SuspectsDue',
   'FinalAudit',
+  'SamplerRounds',
   'TerminateWorkerBackends',
   'HoldXmin',
   'DbNow',

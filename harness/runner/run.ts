@@ -26,7 +26,7 @@ import { Nemesis } from './nemesis.ts';
 import { ProgressLine } from './progress.ts';
 import { harnessQueries as q } from './queries.ts';
 import { HistoryRecorder } from './recorder.ts';
-import { RunSampler } from './sampler.ts';
+import { recordSamplerRounds, RunSampler } from './sampler.ts';
 import { RunPrometheus, type OpsOverrides } from './prometheus.ts';
 import { writeStoredRun } from './stored-run.ts';
 import { Ticker } from './ticker.ts';
@@ -258,6 +258,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await dashboard?.stop();
     await components?.stop();
     await fleet?.stop();
+    if (db && s.sampleQueueState) await recordSamplerRounds(db, recorder).catch((err) => log.warn("could not read the elected sampler's rounds", { error: (err as Error).message }));
     await links?.close();
     await sink?.stop();
     await downstream?.stop();

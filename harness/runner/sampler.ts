@@ -170,3 +170,17 @@ export class RunSampler {
     this.recorder.record({ type: 'alert:crossed', node: 'sampler', signal, value, threshold, direction: nowAbove ? 'up' : 'down' });
   }
 }
+
+/**
+ * The rounds the workers' elected sampler wrote over the run, read back from
+ * the harness's log of stampede.queue_state_rounds (harness.sql), each into the
+ * history at the moment it was written (the host's clock, as a node's report
+ * is): one-round-per-interval sets them beside the workers' exits.
+ */
+export async function recordSamplerRounds(db: Db, recorder: HistoryRecorder): Promise<void> {
+  for (const r of (await db.query(q.SamplerRounds)).rows) {
+    // The node is the leader's worker slot (`worker-1.2` is slot 1's second process), as its other events are.
+    recorder.recordReported({ type: 'sampler:round', node: String(r.leader).replace(/\.\d+$/, ''), roundNo: r.round_no, leader: r.leader }, r.written_at_ms);
+  }
+}
+
