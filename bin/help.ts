@@ -5,6 +5,7 @@
 // component options; their defaults are read from the engine's own constants, not retyped.
 import { CRON } from '../engine/cron/materializer.ts';
 import { DASHBOARD_DEFAULTS } from '../engine/dashboard/server.ts';
+import { DEAD_LETTER_CODES } from '../engine/dead-letters.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ARCHIVER } from '../engine/archive/job-archiver.ts';
 import { PRUNER } from '../engine/effects/pruner.ts';
@@ -122,7 +123,7 @@ export const HELP = {
       '  cancel <job-id>                       pending, failed or claimed -> cancelled (a running handler aborts at its next heartbeat)',
       '  retry <job-id>                        a failed job runs now; a dead one is redriven with a fresh attempt budget',
       '  dead-letter <job-id>   (alias: kill)  dead-letter a live job by hand',
-      "  redrive --queue Q [--matching TEXT] [--limit N]   redrive Q's dead letters, oldest first",
+      "  redrive --queue Q [--code C] [--matching TEXT] [--limit N]   redrive Q's dead letters, oldest first",
       '  pause <queue> [--new]                 no worker claims from the queue until resume',
       '  resume <queue>',
       '  limit <queue> [--max-in-flight N|none] [--max-starts-per-second R|none] [--new]   global limits, across all workers',
@@ -133,6 +134,7 @@ export const HELP = {
       by: { type: 'string', value: 'WHO', help: 'who acts (recorded in stampede.control_audit); required for a change' },
       reason: { type: 'string', value: 'WHY', help: 'why (recorded in the audit); required for a change' },
       queue: { type: 'string', value: 'Q', help: 'redrive: whose dead letters; audit: only this queue' },
+      code: { type: 'string', value: 'C', help: `redrive: only dead letters of this code: ${DEAD_LETTER_CODES.join(', ')} (default: any)` },
       matching: { type: 'string', value: 'TEXT', help: 'redrive: only dead letters whose reason contains TEXT (default: all)' },
       limit: { type: 'string', value: 'N', help: 'redrive: at most N (default: all); audit: the newest N entries (default 100)' },
       job: { type: 'string', value: 'ID', help: "audit: only this job's entries" },

@@ -663,6 +663,28 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'redrive-reruns' }], minJudged: 4, mutants: ['redrive-keeps-attempts'] },
   },
   {
+    id: 'dead-letter-codes',
+    promise:
+      'Every dead letter carries the code of the path that killed its job (attempts_exhausted, timeout, lease_expired, crash_loop, operator) beside its message, written by one SQL function; every redrive, single or bulk, goes through one statement that audits each job it moves.',
+    documented: [
+      { file: 'docs/engine.md', quote: 'which refuses a job that is not dead, words the message and writes the row' },
+      { file: 'docs/engine.md', quote: 'writes one `stampede.control_audit` row per job in the same statement' },
+    ],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/dead-letters.test.ts',
+      tests: [
+        'the handler throws at its budget: attempts_exhausted; runs past its timeout at its budget: timeout',
+        'the rescuer: a crash at the budget is lease_expired; the maxCrashes-th crash below it is crash_loop',
+        'by hand: operator, with who and why as its message',
+        'the code set is the one of the CHECK constraint, and no SQL but stampede.dead_letter writes a dead letter',
+        'retryJob of a dead job: fresh budget, its audit row names the dead letter',
+        'redriveDeadLetters by code: only that code moves, one audit row each',
+      ],
+    },
+  },
+  {
     id: 'operator-verbs',
     promise: 'Each operator verb, from the API, the CLI or the dashboard, does what it says in one audited transaction and refuses what makes no sense.',
     documented: [{ file: 'README.md', quote: 'Each is one transaction, refuses what makes no sense with a typed error, and is audited with who and why.' }],
