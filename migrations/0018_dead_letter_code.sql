@@ -41,7 +41,7 @@ ALTER TABLE stampede.dead_letters
 -- own fence or lock); the message is worded from the code and the row:
 -- last_error is the handler's error (FailJob), the lost lease (the rescuer)
 -- or "dead-lettered by <by>: <why>" (DeadLetterJob). Returns the row written,
--- or NULL when the job already had one.
+-- or the one the job already had (written once: a redrive removes it).
 CREATE FUNCTION stampede.dead_letter(job stampede.jobs, dead_code text) RETURNS stampede.dead_letters
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -60,5 +60,8 @@ BEGIN
           job.errors)
   ON CONFLICT (job_id) DO NOTHING
   RETURNING * INTO written;
+  IF NOT FOUND THEN
+    SELECT * INTO written FROM stampede.dead_letters d WHERE d.job_id = job.id;
+  END IF;
   RETURN written;
 END $$;
