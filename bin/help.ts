@@ -4,7 +4,7 @@
 // its default from the component's declaration (engine/options/declare.ts). What is here are the flags that are not
 // component options; their defaults are read from the engine's own constants, not retyped.
 import { CRON } from '../engine/cron/materializer.ts';
-import { DASHBOARD_DEFAULTS } from '../engine/dashboard/server.ts';
+import { DASHBOARD } from '../engine/dashboard/server.ts';
 import { DEAD_LETTER_CODES } from '../engine/dead-letters.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ARCHIVER } from '../engine/archive/job-archiver.ts';
@@ -150,11 +150,8 @@ export const HELP = {
     synopsis: '[flags]',
     intro: "The operator's web dashboard; prints the address to open, access token included, on stdout. SIGTERM/SIGINT: stop, exit 0.",
     flags: {
-      port: { type: 'string', value: 'N', help: `TCP port (default ${DASHBOARD_DEFAULTS.port}; 0 picks a free one)` },
-      host: { type: 'string', value: 'ADDR', help: `interface to bind (default ${DASHBOARD_DEFAULTS.host}; anything else exposes payloads and control verbs, so say it explicitly)` },
+      ...optionFlags(DASHBOARD),
       token: { type: 'string', value: 'T', help: 'the access token, at least 16 characters (default: STAMPEDE_DASHBOARD_TOKEN, else a fresh random one)' },
-      'slo-ms': { type: 'string', value: 'N', help: `the oldest-unclaimed-age objective the queues page compares against (default ${DASHBOARD_DEFAULTS.sloMs})` },
-      'statement-timeout-ms': { type: 'string', value: 'N', help: `longest a page's query may run before it is cancelled (default ${DASHBOARD_DEFAULTS.statementTimeoutMs})` },
       'public-origin': { type: 'string', multiple: true, value: 'URL', help: 'also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host)' },
     },
     env: { ...STD_ENV, STAMPEDE_DASHBOARD_TOKEN: 'the access token when --token is not given' },
