@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterEach, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { deadLetterJob, listAudit, redriveDeadLetters, retryJob } from '../engine/control/index.ts';
-import { Db } from '../engine/db.ts';
 import { DEAD_LETTER_CODES, listDeadLetters, type DeadLetterCode } from '../engine/dead-letters.ts';
 import { enqueue } from '../engine/enqueue.ts';
 import { Events, type EngineEvents } from '../engine/events.ts';
@@ -10,8 +9,7 @@ import { migrate, readMigrations } from '../engine/migrator.ts';
 import { SeededRng } from '../engine/rng.ts';
 import { LeaseRescuer } from '../engine/worker/rescuer.ts';
 import { Worker } from '../engine/worker/worker.ts';
-import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
-import { freshDatabase } from './support/db.ts';
+import { emptyDatabase, freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
 import { until } from './support/wait.ts';
 
@@ -141,14 +139,7 @@ describe('every redrive door is the one audited redrive', () => {
 
 describe('migration 0018 codes the dead letters written before it', () => {
   it('from the messages the three statements wrote', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `stampede_dlcode_${process.pid}`;
-    await dropDatabase(adminUrl, name);
-    const old = new Db({ connectionString: await createDatabase(adminUrl, name), maxConnections: 1 });
-    onTestFinished(async () => {
-      await old.close();
-      await dropDatabase(adminUrl, name);
-    });
+    const { db: old } = await emptyDatabase('stampede_dlcode');
     const all = readMigrations();
     await migrate(old, all.filter((m) => m.name < '0018'));
     const reasons = {

@@ -1,8 +1,7 @@
-import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { Db } from '../engine/db.ts';
+import { describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../engine/migrator.ts';
-import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
 import { committedSnapshot, schemaSnapshot, snapshotDiff } from '../harness/postgres/schema-snapshot.ts';
+import { emptyDatabase } from './support/db.ts';
 
 describe('migrations', () => {
   it('are numbered 0001 to N without a gap or a repeat', () => {
@@ -11,14 +10,7 @@ describe('migrations', () => {
   });
 
   it('build exactly the committed schema snapshot (npm run schema:snapshot rewrites it)', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `stampede_snap_${process.pid}`;
-    await dropDatabase(adminUrl, name);
-    const db = new Db({ connectionString: await createDatabase(adminUrl, name), maxConnections: 1 });
-    onTestFinished(async () => {
-      await db.close();
-      await dropDatabase(adminUrl, name);
-    });
+    const { db } = await emptyDatabase('stampede_snap');
     await migrate(db);
     const diff = snapshotDiff(committedSnapshot(), await schemaSnapshot(db));
     expect(diff, `the migrations build another schema than migrations/schema.snapshot.txt (- committed, + fresh); run npm run schema:snapshot if that is intended:\n${diff}`).toBe('');
