@@ -682,6 +682,8 @@ export const LEDGER: readonly PromiseEntry[] = [
         'retryJob of a dead job: fresh budget, its audit row names the dead letter',
         'redriveDeadLetters by code: only that code moves, one audit row each',
       ],
+      notInGate:
+        "What each dying path writes and that every redrive audits is a property of the SQL, the same under any load; the gate's dead-letter-rows and operator-audited judge the rows and the audit under load (budget-then-dead-letter, operator-verbs).",
     },
   },
   {
