@@ -5,6 +5,7 @@
 // Exit status: 0 done, 2 refused (a bad flag, or an action that makes no
 // sense for what it found: the message says which and why), 1 anything else.
 import { Db } from '../engine/db.ts';
+import type { DeadLetterCode } from '../engine/dead-letters.ts';
 import {
   cancelJob,
   ControlRefusedError,
@@ -124,7 +125,7 @@ async function run(db: Db, command: string, args: string[], values: Record<strin
       return describeJob('dead-lettered', await deadLetterJob(db, jobIdArg(args[0], command), actor()));
     case 'redrive': {
       const queue = queueArg(values.queue, 'redrive --queue');
-      const ids = await redriveDeadLetters(db, { queue, reasonContains: values.matching, limit: intFlag(values, 'limit', 1), allowNew: values.new }, actor());
+      const ids = await redriveDeadLetters(db, { queue, code: values.code as DeadLetterCode | undefined, reasonContains: values.matching, limit: intFlag(values, 'limit', 1), allowNew: values.new }, actor());
       return values.json ? JSON.stringify({ redriven: ids }) + '\n' : `redrove ${ids.length} dead letter(s) of ${queue}${ids.length ? `: ${ids.join(' ')}` : ''}\n`;
     }
     case 'pause': {

@@ -1,25 +1,24 @@
-// The operator's dashboard: `stampede dashboard [--port N] [--host ADDR] [--token T] [--slo-ms N]`.
+// The operator's dashboard: `stampede dashboard [flags]` (its options: DASHBOARD in engine/dashboard/server.ts).
 // Reads DATABASE_URL. Prints the address to open, access token included, on stdout.
 // SIGTERM/SIGINT: stop serving, exit 0. Exit 2 on a bad flag or environment, 1 otherwise.
 import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
-import { DashboardServer } from '../engine/dashboard/server.ts';
+import { DASHBOARD, DashboardServer } from '../engine/dashboard/server.ts';
+import { flagged } from '../engine/options/declare.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { createLogger } from '../engine/log.ts';
 import { redactSecrets } from '../engine/redact.ts';
-import { databaseUrl, hostFlag, intFlag, listenFlagError, namedByFlag, parseFlags, portFlag, UsageError } from './cli-args.ts';
+import { databaseUrl, hostFlag, listenFlagError, namedByFlag, parseFlags, UsageError } from './cli-args.ts';
+import { readOptionFlags } from './option-flags.ts';
 import { HELP } from './help.ts';
 import { HELP_FLAG, parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('dashboard', HELP.dashboard);
 
-/** The flag behind each DashboardServer option the engine may refuse. */
+/** The flag behind each DashboardServer option the engine may refuse: the declared ones', and the wiring's. */
 const FLAG_OF_OPTION: Record<string, string> = {
-  port: '--port',
-  host: '--host',
+  ...Object.fromEntries(flagged(DASHBOARD).map((key) => [key, `--${DASHBOARD.options[key].flag}`])),
   token: '--token',
-  sloMs: '--slo-ms',
-  statementTimeoutMs: '--statement-timeout-ms',
   publicOrigins: '--public-origin',
 };
 
@@ -34,13 +33,13 @@ async function main(): Promise<void> {
   if (token !== undefined && token.length < 16) {
     throw new UsageError(`${values.token !== undefined ? '--token' : 'STAMPEDE_DASHBOARD_TOKEN'}: expected at least 16 characters (it is the only thing between the network and your jobs)`);
   }
-  const port = portFlag(values, 'port');
-  const host = hostFlag(values, 'host');
+  // The declared flags, read by the declaration; --host also refuses blank text, which would bind every interface.
+  const options = { ...readOptionFlags(DASHBOARD, values), host: hostFlag(values, 'host') };
   const log = createLogger('dashboard');
   const db = new Db({ connectionString: url, maxConnections: 4, applicationName: 'stampede:dashboard' });
   let server: DashboardServer;
   try {
-    server = new DashboardServer(db, systemClock, { port, host, token, sloMs: intFlag(values, 'slo-ms', 1), statementTimeoutMs: intFlag(values, 'statement-timeout-ms', 1), publicOrigins: values['public-origin'] }, log);
+    server = new DashboardServer(db, systemClock, { ...options, token, publicOrigins: values['public-origin'] }, log);
   } catch (err) {
     await db.close();
     const named = namedByFlag(err, FLAG_OF_OPTION);

@@ -4,7 +4,8 @@
 // its default from the component's declaration (engine/options/declare.ts). What is here are the flags that are not
 // component options; their defaults are read from the engine's own constants, not retyped.
 import { CRON } from '../engine/cron/materializer.ts';
-import { DASHBOARD_DEFAULTS } from '../engine/dashboard/server.ts';
+import { DASHBOARD } from '../engine/dashboard/server.ts';
+import { DEAD_LETTER_CODES } from '../engine/dead-letters.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ARCHIVER } from '../engine/archive/job-archiver.ts';
 import { PRUNER } from '../engine/effects/pruner.ts';
@@ -122,7 +123,7 @@ export const HELP = {
       '  cancel <job-id>                       pending, failed or claimed -> cancelled (a running handler aborts at its next heartbeat)',
       '  retry <job-id>                        a failed job runs now; a dead one is redriven with a fresh attempt budget',
       '  dead-letter <job-id>   (alias: kill)  dead-letter a live job by hand',
-      "  redrive --queue Q [--matching TEXT] [--limit N]   redrive Q's dead letters, oldest first",
+      "  redrive --queue Q [--code C] [--matching TEXT] [--limit N]   redrive Q's dead letters, oldest first",
       '  pause <queue> [--new]                 no worker claims from the queue until resume',
       '  resume <queue>',
       '  limit <queue> [--max-in-flight N|none] [--max-starts-per-second R|none] [--new]   global limits, across all workers',
@@ -135,6 +136,7 @@ export const HELP = {
       by: { type: 'string', value: 'WHO', help: 'who acts (recorded in stampede.control_audit); required for a change' },
       reason: { type: 'string', value: 'WHY', help: 'why (recorded in the audit); required for a change' },
       queue: { type: 'string', value: 'Q', help: 'redrive: whose dead letters; audit: only this queue' },
+      code: { type: 'string', value: 'C', help: `redrive: only dead letters of this code: ${DEAD_LETTER_CODES.join(', ')} (default: any)` },
       matching: { type: 'string', value: 'TEXT', help: 'redrive: only dead letters whose reason contains TEXT (default: all)' },
       limit: { type: 'string', value: 'N', help: 'redrive: at most N (default: all); audit: the newest N entries (default 100)' },
       job: { type: 'string', value: 'ID', help: "audit: only this job's entries" },
@@ -152,11 +154,8 @@ export const HELP = {
     synopsis: '[flags]',
     intro: "The operator's web dashboard; prints the address to open, access token included, on stdout. SIGTERM/SIGINT: stop, exit 0.",
     flags: {
-      port: { type: 'string', value: 'N', help: `TCP port (default ${DASHBOARD_DEFAULTS.port}; 0 picks a free one)` },
-      host: { type: 'string', value: 'ADDR', help: `interface to bind (default ${DASHBOARD_DEFAULTS.host}; anything else exposes payloads and control verbs, so say it explicitly)` },
+      ...optionFlags(DASHBOARD),
       token: { type: 'string', value: 'T', help: 'the access token, at least 16 characters (default: STAMPEDE_DASHBOARD_TOKEN, else a fresh random one)' },
-      'slo-ms': { type: 'string', value: 'N', help: `the oldest-unclaimed-age objective the queues page compares against (default ${DASHBOARD_DEFAULTS.sloMs})` },
-      'statement-timeout-ms': { type: 'string', value: 'N', help: `longest a page's query may run before it is cancelled (default ${DASHBOARD_DEFAULTS.statementTimeoutMs})` },
       'public-origin': { type: 'string', multiple: true, value: 'URL', help: 'also accept POSTs whose Origin is URL (a TLS proxy in front that rewrites Host)' },
     },
     env: { ...STD_ENV, STAMPEDE_DASHBOARD_TOKEN: 'the access token when --token is not given' },

@@ -1,7 +1,7 @@
 // The CLI flags of a component's options, derived from its declaration (engine/options/declare.ts): the flag table
 // entries bin/help.ts spreads into a command's flags (so --help shows the declared doc and default), and the reading
 // of those flags into the component's options, with the range the declaration gives.
-import { defaultShown, type OptionSpec, type OptionsDeclaration } from '../engine/options/declare.ts';
+import { defaultShown, type IntSpec, type OptionSpec, type OptionsDeclaration } from '../engine/options/declare.ts';
 import { boundedIntFlag, intFlag } from './cli-args.ts';
 import type { FlagSpec } from './usage.ts';
 
@@ -16,6 +16,9 @@ function inWords(ms: number): string {
   }
   return '';
 }
+
+/** A bounded int's range as its flag's refusal says it: a period by its most (`at most 3600000 (1 hour)`), else min-max (`0-65535`). */
+const bounds = (spec: IntSpec, max: number): string => (spec.unit === 'ms' ? `at most ${max}${inWords(max)}` : `${spec.min}-${max}`);
 
 /** The least value a number flag takes: an int's min; a period of ms 1, or 0 where 0 is allowed. */
 const least = (spec: OptionSpec): number => (spec.type === 'int' ? spec.min : spec.type === 'ms' && spec.zero ? 0 : 1);
@@ -40,7 +43,7 @@ export function readOptionFlags<O extends Record<string, OptionSpec>>(decl: Opti
     if (spec.flag === undefined) continue;
     if (spec.type === 'boolean') out[key] = values[spec.flag] === true ? true : undefined;
     else if (spec.type === 'string' || spec.type === 'enum') out[key] = values[spec.flag] as string | undefined;
-    else if (spec.type === 'int' && spec.max !== undefined) out[key] = boundedIntFlag(values, spec.flag, spec.max, `at most ${spec.max}${spec.unit === 'ms' ? inWords(spec.max) : ''}`);
+    else if (spec.type === 'int' && spec.max !== undefined) out[key] = boundedIntFlag(values, spec.flag, spec.max, bounds(spec, spec.max));
     else out[key] = intFlag(values, spec.flag, least(spec));
   }
   return out as Read<O>;

@@ -5,14 +5,28 @@ import { validateInt, validateQueueName } from './validate.ts';
 const q = loadQueries(new URL('./dead-letters.sql', import.meta.url), [
   'DeadLetterDepth',
   'ListDeadLetters',
-  'RedriveDeadLetter',
 ] as const);
+
+/**
+ * Why a job died, as stampede.dead_letters.code holds it (its CHECK lists the
+ * same set; migration 0018 says which path writes which):
+ * - `attempts_exhausted`: the handler threw on the last attempt of its budget;
+ * - `timeout`: the last attempt of its budget ran past its timeout;
+ * - `lease_expired`: the last attempt of its budget lost its lease (its worker died or stalled);
+ * - `crash_loop`: the rescuer convicted it of crashing its worker `maxCrashes` times (a poison pill);
+ * - `operator`: dead-lettered by hand (deadLetterJob, `control dead-letter`, the dashboard).
+ */
+export const DEAD_LETTER_CODES = ['attempts_exhausted', 'timeout', 'lease_expired', 'crash_loop', 'operator'] as const;
+export type DeadLetterCode = (typeof DEAD_LETTER_CODES)[number];
 
 export interface DeadLetter {
   jobId: number;
   queue: string;
   payload: unknown;
   attempts: number;
+  /** Why it died, as a code (DEAD_LETTER_CODES). */
+  code: DeadLetterCode;
+  /** Why it died, in words: "attempts exhausted: <last error>", "crashed its worker N times", "dead-lettered by <by>: <why>". */
   reason: string;
   /** Every failed attempt: {attempt, at, kind, error}. */
   errors: { attempt: number; at: string; kind: string; error: string }[];
@@ -35,14 +49,9 @@ export async function listDeadLetters(db: Queryable, options: { queue?: string; 
     queue: r.queue,
     payload: r.payload,
     attempts: r.attempts,
+    code: r.code,
     reason: r.reason,
     errors: r.errors,
     diedAt: r.died_at,
   }));
-}
-
-/** Moves a dead job back to pending with a fresh attempt budget. Returns false when the job is not dead. */
-export async function redrive(db: Queryable, jobId: number): Promise<boolean> {
-  const res = await db.query(q.RedriveDeadLetter, [validateInt(jobId, 'jobId', 1)]);
-  return (res.rowCount ?? 0) > 0;
 }

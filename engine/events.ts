@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { DeadLetterCode } from './dead-letters.ts';
 
 /**
  * Every event the engine emits, by name (`noun:verb`). The same events feed
@@ -24,7 +25,8 @@ export interface EngineEvents {
   'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };
   /** `attempt` of `maxAttempts` (the job's budget); at the budget the job is dead and `job:dead` follows. */
   'job:failed': { jobId: number; queue: string; attempt: number; maxAttempts: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
-  'job:dead': { jobId: number; queue: string; attempt: number; reason: string };
+  /** `code` says why it died (DEAD_LETTER_CODES), `reason` in words: the dead letter's own. */
+  'job:dead': { jobId: number; queue: string; attempt: number; code: DeadLetterCode; reason: string };
   /** A heartbeat found the lease gone, or completion was refused by the fence. */
   /** The claim was handed back uncharged for a retry at `retryAt` (its effect was held by another holder's open transaction). */
   'job:deferred': { jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number };

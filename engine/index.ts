@@ -2,7 +2,7 @@
 export { Db, type DbOptions, type Queryable } from './db.ts';
 export { migrate, readMigrations } from './migrator.ts';
 export { enqueue, enqueueMany, setQueueMaxAttempts, type EnqueueOptions, type EnqueuedJob, type BulkJob } from './enqueue.ts';
-export { deadLetterDepth, listDeadLetters, redrive, type DeadLetter } from './dead-letters.ts';
+export { DEAD_LETTER_CODES, deadLetterDepth, listDeadLetters, type DeadLetter, type DeadLetterCode } from './dead-letters.ts';
 export {
   cancelJob,
   retryJob,

@@ -124,3 +124,11 @@ export function validateKey(value: unknown, field: string): string {
   if (why) throw new ValidationError(field, why);
   return value;
 }
+
+/** One of a fixed set of strings (a code, a policy name). */
+export function validateOneOf<T extends string>(value: unknown, field: string, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw new ValidationError(field, `${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}

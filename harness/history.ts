@@ -9,6 +9,7 @@
  * generator, the nemesis). `nodeTime` is that node's own (possibly skewed)
  * clock, `dbTime` the database's now() where the event came from a query.
  */
+import type { DeadLetterCode } from '../engine/dead-letters.ts';
 import type { LoadedRule } from './prometheus/rules.ts';
 
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
@@ -43,7 +44,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
   | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
   | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number; durationMs?: number }
-  | { type: 'job:dead'; jobId: number; queue: string; attempt: number; reason: string }
+  | { type: 'job:dead'; jobId: number; queue: string; attempt: number; code: DeadLetterCode; reason: string }
   | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
   /** `handlerMs`: for a refused write (phase complete, fail), how long the handler had run when it returned. */
   | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string; handlerMs?: number }

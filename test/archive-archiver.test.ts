@@ -24,8 +24,8 @@ async function seed(state: 'pending' | 'claimed' | 'done' | 'failed' | 'dead', n
   const ids = res.rows.map((r) => r.id as number);
   if (state === 'dead') {
     await db.query(
-      `INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
-       SELECT id, queue, payload, attempts, 'attempts exhausted', errors FROM stampede.jobs WHERE id = ANY($1)`,
+      `INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, code, reason, errors)
+       SELECT id, queue, payload, attempts, 'attempts_exhausted', 'attempts exhausted', errors FROM stampede.jobs WHERE id = ANY($1)`,
       [ids],
     );
   }

@@ -27,8 +27,8 @@ describe('redCounts', () => {
     events.emit('lease:lost', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', phase: 'complete' });
     events.emit('lease:rescued', { jobId: 4, queue: 'sms', attempts: 1, crashCount: 1, dead: false, crashed: true });
     events.emit('lease:rescued', { jobId: 5, queue: 'sms', attempts: 2, crashCount: 2, dead: true, crashed: true });
-    events.emit('job:dead', { jobId: 5, queue: 'sms', attempt: 2, reason: 'crashed its worker 2 times' });
-    events.emit('job:dead', { jobId: 6, queue: 'mail', attempt: 3, reason: 'attempts exhausted: TypeError: x' });
+    events.emit('job:dead', { jobId: 5, queue: 'sms', attempt: 2, code: 'crash_loop', reason: 'crashed its worker 2 times' });
+    events.emit('job:dead', { jobId: 6, queue: 'mail', attempt: 3, code: 'attempts_exhausted', reason: 'attempts exhausted: TypeError: x' });
     expect(redCounts(await metrics.registry.metrics())).toEqual({
       claimed: { mail: 2, sms: 1 },
       completed: { mail: 1 },
@@ -72,7 +72,7 @@ describe('red-metrics', () => {
     const settings = (t: number, node: string, workerId: string) => ({ ...h.settings(t, workerId), node }) as HistoryEvent;
     const rescued = (t: number, node: string, jobId: number, dead: boolean) =>
       ({ t, node, type: 'lease:rescued', jobId, queue: 'default', attempts: 2, crashCount: 2, dead, crashed: true }) as HistoryEvent;
-    const died = (t: number, node: string, jobId: number) => ({ t, node, type: 'job:dead', jobId, queue: 'default', attempt: 2, reason: 'crashed its worker 2 times' }) as HistoryEvent;
+    const died = (t: number, node: string, jobId: number) => ({ t, node, type: 'job:dead', jobId, queue: 'default', attempt: 2, code: 'crash_loop', reason: 'crashed its worker 2 times' }) as HistoryEvent;
     const history = [
       settings(0, 'worker-0', 'w-0.1'),
       rescued(50, 'worker-0', 7, false), // the process before the restart: its counters died with it

@@ -17,7 +17,7 @@ let cronJobId = 0;
 
 beforeAll(async () => {
   deadId = (await enqueue(db, 'mail', { to: SCRIPT })).id;
-  await makeDead(db, deadId, `attempts exhausted: ${SCRIPT}`);
+  await makeDead(db, deadId, SCRIPT);
   cronJobId = (await enqueue(db, 'reports', { cron: { scheduleId: 'nightly', occurrence: '2026-12-01T02:00:00.000Z' } }, { idempotencyKey: 'cron:nightly:2026-12-01T02:00:00.000Z' })).id;
   await addSchedule(db, { id: 'nightly', cron: '0 2 * * *', queue: 'reports' });
 });

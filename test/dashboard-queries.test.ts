@@ -51,7 +51,7 @@ beforeAll(async () => {
   await db.query(`INSERT INTO stampede.jobs (queue, state, attempts, lease_owner, lease_token, lease_expires_at)
                   SELECT 'mail', 'claimed', 1, 'w1', gen_random_uuid(), now() + interval '30 s' FROM generate_series(1, 5)`);
   await db.query(`WITH d AS (INSERT INTO stampede.jobs (queue, state, attempts) SELECT 'sms', 'dead', 6 FROM generate_series(1, 7) RETURNING id, queue, payload, attempts, errors)
-                  INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors) SELECT id, queue, payload, attempts, 'attempts exhausted: boom', errors FROM d`);
+                  INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, code, reason, errors) SELECT id, queue, payload, attempts, 'attempts_exhausted', 'attempts exhausted: boom', errors FROM d`);
   await db.query(`INSERT INTO stampede.jobs (queue, state, finished_at, payload, idempotency_key)
                   VALUES ('rare', 'done', now(), '{"cron":{"scheduleId":"nightly","occurrence":"2026-12-01T02:00:00.000Z"}}', 'cron:nightly:2026-12-01T02:00:00.000Z')`);
   doneId = (await db.query(`SELECT id FROM stampede.jobs WHERE queue = 'rare'`)).rows[0].id;

@@ -65,8 +65,8 @@ beforeAll(async () => {
   await db.query(`WITH d AS (
                     INSERT INTO stampede.jobs (queue, state, attempts) SELECT 'sms', 'dead', 6 FROM generate_series(1, 7)
                     RETURNING id, queue, payload, attempts, errors)
-                  INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
-                  SELECT id, queue, payload, attempts, 'attempts exhausted', errors FROM d`);
+                  INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, code, reason, errors)
+                  SELECT id, queue, payload, attempts, 'attempts_exhausted', 'attempts exhausted', errors FROM d`);
   await db.query('ANALYZE stampede.jobs');
   await db.query('ANALYZE stampede.dead_letters');
 });

@@ -1,23 +1,14 @@
-import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { Db } from '../engine/db.ts';
 import { migrate, readMigrations, unappliedMigrations } from '../engine/migrator.ts';
 import { enqueue } from '../engine/enqueue.ts';
-import { createDatabase, dropDatabase } from '../harness/postgres/databases.ts';
-import { freshDatabase } from './support/db.ts';
+import { emptyDatabase, freshDatabase } from './support/db.ts';
 
 describe('migrator', () => {
   it('two nodes migrating an empty database at once apply each migration exactly once', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `stampede_mig_${process.pid}`;
-    await dropDatabase(adminUrl, name);
-    const url = await createDatabase(adminUrl, name);
-    const a = new Db({ connectionString: url, maxConnections: 2 });
+    const { db: a, url } = await emptyDatabase('stampede_mig', 2);
     const b = new Db({ connectionString: url, maxConnections: 2 });
-    onTestFinished(async () => {
-      await a.close();
-      await b.close();
-      await dropDatabase(adminUrl, name);
-    });
+    onTestFinished(() => b.close());
     const [ranA, ranB] = await Promise.all([migrate(a), migrate(b)]);
     const all = readMigrations().map((m) => m.name);
     expect([...ranA, ...ranB].sort()).toEqual(all);
@@ -29,14 +20,7 @@ describe('migrator', () => {
 
 describe('unappliedMigrations', () => {
   it('names what a database still lacks, in order, and creates nothing to find out', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `stampede_lack_${process.pid}`;
-    await dropDatabase(adminUrl, name);
-    const db = new Db({ connectionString: await createDatabase(adminUrl, name), maxConnections: 1 });
-    onTestFinished(async () => {
-      await db.close();
-      await dropDatabase(adminUrl, name);
-    });
+    const { db } = await emptyDatabase('stampede_lack');
     const all = readMigrations();
     expect(await unappliedMigrations(db)).toEqual(all.map((m) => m.name));
     expect((await db.query(`SELECT to_regnamespace('stampede') AS schema`)).rows[0].schema).toBeNull();

@@ -23,7 +23,7 @@ describe('options declared once', () => {
   });
 
   it("every option with a flag is in its command's --help with its declared doc and default", () => {
-    const commands = { Worker: HELP.worker, CronMaterializer: HELP.scheduler, OutboxRelay: HELP.relay, Pruner: HELP.relay, JobArchiver: HELP.archiver } as const;
+    const commands = { Worker: HELP.worker, CronMaterializer: HELP.scheduler, OutboxRelay: HELP.relay, Pruner: HELP.relay, JobArchiver: HELP.archiver, DashboardServer: HELP.dashboard } as const;
     for (const decl of DECLARATIONS) {
       for (const spec of Object.values(decl.options)) {
         if (spec.flag === undefined) continue;

@@ -43,7 +43,7 @@ describe('report analysis on hand-written histories', () => {
 
     h.push(...start(5_500, 10, 'w2', 2, 2), ...start(5_600, 12, 'w2', 2), crash(5_800, 'w2', 2));
     h.push({ t: 10_800, node: 'rescuer', type: 'lease:rescued', jobId: 10, queue: 'q', attempts: 2, crashCount: 2, dead: true });
-    h.push({ t: 10_800, node: 'rescuer', type: 'job:dead', jobId: 10, queue: 'q', attempt: 2, reason: 'crash loop' });
+    h.push({ t: 10_800, node: 'rescuer', type: 'job:dead', jobId: 10, queue: 'q', attempt: 2, code: 'crash_loop', reason: 'crash loop' });
     const a = analyze(run(h));
     expect(a.rootCause.crashers.map((c) => [c.jobId, c.crashes, c.pids])).toEqual([[10, 2, [1, 2]]]);
     expect(a.rootCause.findings).toContain('Job 10 (queue `q`) crashed 2 worker processes (pids 1 and 2 on w1 and w2) between t=+0.4 s and t=+5.8 s before it was dead-lettered at t=+10.8 s after 2 attempts: "crash loop".');
@@ -54,7 +54,7 @@ describe('report analysis on hand-written histories', () => {
   it('a poison that outran crash-loop detection: dead by its attempt budget, and a relapse after the window while it looped', () => {
     const h = [proc(0, 'w1', 1), proc(0, 'w2', 2), ...start(100, 10, 'w1', 1), crash(400, 'w1', 1), ...start(3_500, 10, 'w2', 2, 2), crash(3_800, 'w2', 2)];
     h.push({ t: 7_000, node: 'rescuer', type: 'lease:rescued', jobId: 10, queue: 'q', attempts: 2, crashCount: 2, dead: false });
-    h.push({ t: 12_000, node: 'rescuer', type: 'job:dead', jobId: 10, queue: 'q', attempt: 8, reason: 'attempts exhausted: lease expired; worker presumed dead' });
+    h.push({ t: 12_000, node: 'rescuer', type: 'job:dead', jobId: 10, queue: 'q', attempt: 8, code: 'lease_expired', reason: 'attempts exhausted: lease expired; worker presumed dead' });
     h.push(sample(8_000, 0), sample(9_000, 6_000), sample(10_000, 0));
     const a = analyze(run(h.sort((x, y) => x.t - y.t), { incidentWindow: { fromT: 0, toT: 8_500 } }));
     expect(a.mitigation).toContain(
@@ -63,7 +63,7 @@ describe('report analysis on hand-written histories', () => {
     expect(a.mitigation).toContain('Oldest-unclaimed-age went over the SLO again at t=+9.0 s, after the incident window, while job 10 still crash-looped (dead-lettered at t=+12.0 s).');
     expect(a.actions.some((x) => x.startsWith('Crash-loop detection missed job 10: 2 crashes of its worker did not convict it'))).toBe(true);
     // Negative control: convicted by the crash-loop verdict, it is said to be routed by crash-loop detection.
-    const convicted = analyze(run(h.map((e) => (e.type === 'job:dead' ? { ...e, attempt: 2, reason: 'crashed its worker 2 times' } : e)), { incidentWindow: { fromT: 0, toT: 8_500 } }));
+    const convicted = analyze(run(h.map((e) => (e.type === 'job:dead' ? { ...e, attempt: 2, code: 'crash_loop', reason: 'crashed its worker 2 times' } : e)), { incidentWindow: { fromT: 0, toT: 8_500 } }));
     expect(convicted.mitigation.some((x) => x.startsWith('Crash-loop detection routed job 10 to the dead-letter queue'))).toBe(true);
     expect(convicted.mitigation.some((x) => x.includes('did not convict'))).toBe(false);
   });

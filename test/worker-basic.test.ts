@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { enqueue, enqueueMany } from '../engine/enqueue.ts';
-import { deadLetterDepth, listDeadLetters, redrive } from '../engine/dead-letters.ts';
+import { deadLetterDepth, listDeadLetters } from '../engine/dead-letters.ts';
+import { listAudit, retryJob } from '../engine/control/index.ts';
 import { DEFAULTS } from '../engine/defaults.ts';
 import { ManualClock, systemClock } from '../engine/clock.ts';
 import { Events } from '../engine/events.ts';
@@ -131,10 +132,12 @@ describe('worker', () => {
     startWorker({ handlers: { redrive: () => { if (fail) throw new Error('not yet'); } } });
     await until('dead', async () => (await jobRow(db, job.id)).state === 'dead');
     fail = false;
-    expect(await redrive(db, job.id)).toBe(true);
+    const ops = { by: 'test', reason: 'fixed the handler' };
+    expect(await retryJob(db, job.id, ops)).toMatchObject({ from: 'dead' });
     await until('done after redrive', async () => (await jobRow(db, job.id)).state === 'done');
     expect(await deadLetterDepth(db, 'redrive')).toBe(0);
-    expect(await redrive(db, job.id)).toBe(false);
+    await expect(retryJob(db, job.id, ops)).rejects.toThrow(/it is done/);
+    expect(await listAudit(db, { jobId: job.id })).toMatchObject([{ verb: 'retry', detail: { from: 'dead', deadCode: 'attempts_exhausted', deadReason: 'attempts exhausted: Error: not yet' } }]);
   });
 
   it('a heartbeat after effectOnce committed is not mistaken for a lost lease', async () => {

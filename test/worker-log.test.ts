@@ -121,10 +121,10 @@ describe('the lines from engine events', () => {
     const base = { queue: 'mail', workerId: 'w1', durationMs: 5, dbFailedAt: at };
     events.emit('job:failed', { ...base, jobId: 7, attempt: 2, maxAttempts: 5, error: 'TypeError: bad field\n  at x', retryAt: at + 3_200 });
     events.emit('job:failed', { ...base, jobId: 8, attempt: 5, maxAttempts: 5, error: 'Error: gone', retryAt: at + 9_000 });
-    events.emit('job:dead', { jobId: 8, queue: 'mail', attempt: 5, reason: 'attempts exhausted: Error: gone' });
+    events.emit('job:dead', { jobId: 8, queue: 'mail', attempt: 5, code: 'attempts_exhausted', reason: 'attempts exhausted: Error: gone' });
     events.emit('lease:rescued', { jobId: 9, queue: 'mail', attempts: 1, crashCount: 1, dead: false, crashed: true, owner: 'w0' });
     events.emit('lease:rescued', { jobId: 9, queue: 'mail', attempts: 2, crashCount: 2, dead: true, crashed: true, owner: 'w2' });
-    events.emit('job:dead', { jobId: 9, queue: 'mail', attempt: 2, reason: 'crashed its worker 2 times' });
+    events.emit('job:dead', { jobId: 9, queue: 'mail', attempt: 2, code: 'crash_loop', reason: 'crashed its worker 2 times' });
     events.emit('lease:lost', { jobId: 10, queue: 'mail', attempt: 1, workerId: 'w1', phase: 'heartbeat' });
     events.emit('job:failed', { ...base, workerId: 'another worker sharing the Events', jobId: 11, attempt: 1, maxAttempts: 5, error: 'Error: not ours', retryAt: at });
     report.completed = 1234;

@@ -22,43 +22,53 @@ RETURNING id;
 UPDATE stampede.jobs SET run_at = now(), updated_at = now() WHERE id = $1 AND state = 'failed' RETURNING id;
 
 -- name: DeadLetterJob
--- pending | failed | claimed -> dead by hand, with its dead-letter row, in
--- one statement. A claimed job's worker learns it at its next heartbeat.
+-- pending | failed | claimed -> dead by hand, with its dead-letter row
+-- (stampede.dead_letter, code `operator`, message $2), in one statement. A
+-- claimed job's worker learns it at its next heartbeat.
 WITH dead AS (
   UPDATE stampede.jobs j
      SET state = 'dead', finished_at = now(), last_error = $2,
          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
          updated_at = now()
    WHERE j.id = $1
-  RETURNING j.id, j.queue, j.payload, j.attempts, j.errors
+  RETURNING j AS job
 )
-INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
-SELECT id, queue, payload, attempts, $2, errors FROM dead
-RETURNING job_id;
+SELECT d.job_id FROM dead CROSS JOIN LATERAL stampede.dead_letter(dead.job, 'operator') d;
 
 -- name: RedriveMany
--- Bulk redrive of the dead letters of queue $1 whose reason contains $2
--- (NULL: any), oldest first, at most $3, with an audit row per job. Rides
--- dead_letters_queue_idx. SKIP LOCKED: a second operator redriving the same
--- set at once takes the rest instead of waiting.
-WITH picked AS (
+-- The one redrive: every door (retryJob of a dead job, the bulk
+-- redriveDeadLetters, the CLI, the dashboard) runs this statement, which
+-- moves dead letters back to pending with a fresh budget and writes an audit
+-- row per job, verb $7, in the same statement. Selects either job $6 alone,
+-- or the dead letters of queue $1 with code $8 (NULL: any) whose message
+-- contains $2 (NULL: any), oldest first, at most $3. The queue selection
+-- rides dead_letters_queue_idx; SKIP LOCKED: a second operator redriving the
+-- same set at once takes the rest instead of waiting. ($6 IS NULL is decided
+-- once per execution, so each branch keeps its index in a generic plan.)
+WITH one AS (
+  SELECT d.job_id FROM stampede.dead_letters d WHERE d.job_id = $6::bigint FOR UPDATE
+), many AS (
   SELECT d.job_id
     FROM stampede.dead_letters d
-   WHERE d.queue = $1 AND ($2::text IS NULL OR position($2::text IN d.reason) > 0)
+   WHERE $6::bigint IS NULL AND d.queue = $1
+     AND ($8::text IS NULL OR d.code = $8::text)
+     AND ($2::text IS NULL OR position($2::text IN d.reason) > 0)
    ORDER BY d.died_at, d.job_id
    LIMIT $3
      FOR UPDATE SKIP LOCKED
+), picked AS (
+  SELECT job_id FROM one UNION ALL SELECT job_id FROM many
 ), removed AS (
-  DELETE FROM stampede.dead_letters d USING picked WHERE d.job_id = picked.job_id RETURNING d.job_id, d.reason
+  DELETE FROM stampede.dead_letters d USING picked WHERE d.job_id = picked.job_id RETURNING d.job_id, d.queue, d.code, d.reason
 ), moved AS (
   UPDATE stampede.jobs j
      SET state = 'pending', attempts = 0, crash_count = 0, run_at = now(), finished_at = NULL, updated_at = now()
     FROM removed
    WHERE j.id = removed.job_id AND j.state = 'dead'
-  RETURNING j.id, removed.reason
+  RETURNING j.id, removed.queue, removed.code, removed.reason
 ), audit AS (
   INSERT INTO stampede.control_audit (actor, reason, verb, queue, job_id, detail)
-  SELECT $4, $5, 'redrive', $1, id, jsonb_build_object('from', 'dead', 'deadReason', reason) FROM moved
+  SELECT $4, $5, $7, queue, id, jsonb_build_object('from', 'dead', 'deadCode', code, 'deadReason', reason) FROM moved
 )
 SELECT id FROM moved ORDER BY id;
 

@@ -14,7 +14,8 @@ import {
 import { pauseSchedule, resumeSchedule, validateScheduleId } from '../cron/schedule.ts';
 import { ValidationError } from '../errors.ts';
 import type { JobState } from '../job.ts';
-import { validateQueueName } from '../validate.ts';
+import { DEAD_LETTER_CODES, type DeadLetterCode } from '../dead-letters.ts';
+import { validateOneOf, validateQueueName } from '../validate.ts';
 import { html, type Html } from './html.ts';
 import type { DeadLetterGroup, JobView } from './queries.ts';
 import { actionButton, type PageContext } from './pages/layout.ts';
@@ -62,7 +63,7 @@ const scheduleField = (form: URLSearchParams) => ({ id: validateScheduleId(field
 type JobArgs = { jobId: number };
 type QueueArgs = { queue: string };
 type ScheduleArgs = { id: string };
-type BulkArgs = { queue: string; reasonContains: string | null };
+type BulkArgs = { queue: string; code: DeadLetterCode | null; reasonContains: string | null };
 
 /** An optional number field: empty means null (no limit). */
 function optionalNumber(form: URLSearchParams, name: string, check: (n: number) => boolean, expected: string): number | null {
@@ -117,11 +118,15 @@ export const VERBS: Record<string, DashboardVerb<any>> = {
   },
   'redrive-bulk': {
     label: 'Redrive all',
-    parse: (form) => ({ ...queueField(form), reasonContains: form.get('reasonContains') || null }),
+    parse: (form) => ({
+      ...queueField(form),
+      code: form.get('code') ? validateOneOf(form.get('code'), 'code', DEAD_LETTER_CODES) : null,
+      reasonContains: form.get('reasonContains') || null,
+    }),
     describe: (a) =>
-      `Redrive the dead letters of queue ${a.queue}${a.reasonContains === null ? '' : ` whose reason contains "${a.reasonContains}"`}, oldest first, at most ${BULK_REDRIVE_LIMIT} in this go, each with a fresh attempt budget.`,
+      `Redrive the dead letters of queue ${a.queue}${a.code === null ? '' : ` of code ${a.code}`}${a.reasonContains === null ? '' : ` whose reason contains "${a.reasonContains}"`}, oldest first, at most ${BULK_REDRIVE_LIMIT} in this go, each with a fresh attempt budget.`,
     async run(db, a, who) {
-      const ids = await redriveDeadLetters(db, { queue: a.queue, reasonContains: a.reasonContains ?? undefined, limit: BULK_REDRIVE_LIMIT }, who);
+      const ids = await redriveDeadLetters(db, { queue: a.queue, code: a.code ?? undefined, reasonContains: a.reasonContains ?? undefined, limit: BULK_REDRIVE_LIMIT }, who);
       return `${ids.length} dead letter${ids.length === 1 ? '' : 's'} of ${a.queue} redriven${ids.length === BULK_REDRIVE_LIMIT ? ' (the limit of one go: more may remain)' : ''}.`;
     },
   } satisfies DashboardVerb<BulkArgs>,
@@ -181,9 +186,9 @@ export function jobActionButtons(ctx: PageContext, job: JobView): Html {
   return html`${buttons}`;
 }
 
-/** Redrive one queue's dead letters of one reason, in bulk. */
+/** Redrive one queue's dead letters of one code and reason, in bulk. */
 export function bulkRedriveButton(ctx: PageContext, group: DeadLetterGroup): Html {
-  return actionButton(ctx, 'redrive-bulk', { queue: group.queue, reasonContains: group.reason }, `Redrive these ${group.jobs}`);
+  return actionButton(ctx, 'redrive-bulk', { queue: group.queue, code: group.code, reasonContains: group.reason }, `Redrive these ${group.jobs}`);
 }
 
 /** Opens the limits form, prefilled with the queue's current limits. */

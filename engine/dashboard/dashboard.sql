@@ -128,16 +128,16 @@ SELECT h.id, h.queue, h.priority, h.state::text, h.run_at, h.attempts, h.max_att
  LIMIT $2;
 
 -- name: DeadLetterOfJob
-SELECT job_id, queue, attempts, reason, errors, died_at FROM stampede.dead_letters WHERE job_id = $1;
+SELECT job_id, queue, attempts, code, reason, errors, died_at FROM stampede.dead_letters WHERE job_id = $1;
 
 -- name: DeadLetterReasons
--- Dead letters grouped by queue and reason, the largest groups first: what a
--- bulk redrive would pick. dead_letters is one row per dead job and a
+-- Dead letters grouped by queue, code and reason, the largest groups first:
+-- what a bulk redrive would pick. dead_letters is one row per dead job and a
 -- redrive removes it, so this reads a small table.
-SELECT queue, reason, count(*)::int8 AS jobs, min(died_at) AS first_died_at, max(died_at) AS last_died_at
+SELECT queue, code, reason, count(*)::int8 AS jobs, min(died_at) AS first_died_at, max(died_at) AS last_died_at
   FROM stampede.dead_letters
- GROUP BY queue, reason
- ORDER BY jobs DESC, queue, reason
+ GROUP BY queue, code, reason
+ ORDER BY jobs DESC, queue, code, reason
  LIMIT $1;
 
 -- name: RecentAudit

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db.ts';
 import { ValidationError } from '../errors.ts';
 import type { AuditEntry } from '../control/index.ts';
+import type { DeadLetterCode } from '../dead-letters.ts';
 import { jobFromRow, type Job } from '../job.ts';
 import { loadQueries } from '../sql.ts';
 import { validateInt, validateKey, validateQueueName } from '../validate.ts';
@@ -117,17 +118,19 @@ export async function getJob(db: Queryable, id: number): Promise<JobView | null>
 }
 
 export interface DeadLetterInfo {
+  code: DeadLetterCode;
   reason: string;
   diedAt: Date;
 }
 
 export async function deadLetterOfJob(db: Queryable, id: number): Promise<DeadLetterInfo | null> {
   const row = (await db.query(q.DeadLetterOfJob, [validateInt(id, 'id', 1)])).rows[0];
-  return row ? { reason: row.reason, diedAt: row.died_at } : null;
+  return row ? { code: row.code, reason: row.reason, diedAt: row.died_at } : null;
 }
 
 export interface DeadLetterGroup {
   queue: string;
+  code: DeadLetterCode;
   reason: string;
   jobs: number;
   firstDiedAt: Date;
@@ -136,7 +139,7 @@ export interface DeadLetterGroup {
 
 export async function deadLetterReasons(db: Queryable, limit = 50): Promise<DeadLetterGroup[]> {
   const rows = (await db.query(q.DeadLetterReasons, [validateInt(limit, 'limit', 1, 1000)])).rows;
-  return rows.map((r) => ({ queue: r.queue, reason: r.reason, jobs: r.jobs, firstDiedAt: r.first_died_at, lastDiedAt: r.last_died_at }));
+  return rows.map((r) => ({ queue: r.queue, code: r.code, reason: r.reason, jobs: r.jobs, firstDiedAt: r.first_died_at, lastDiedAt: r.last_died_at }));
 }
 
 /** Where a cron job came from: its schedule and occurrence, from the key the materializer gives it. */

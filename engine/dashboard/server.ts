@@ -4,8 +4,9 @@ import type { Db } from '../db.ts';
 import { HttpListener } from '../http-listener.ts';
 import { ValidationError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { QUEUE_STATE_SAMPLER_DEFAULTS, QueueStateSampler, refuseDepthCapRows } from '../metrics/queue-state-sampler.ts';
-import { validateInt } from '../validate.ts';
+import { QueueStateSampler, refuseDepthCapRows, SAMPLER } from '../metrics/queue-state-sampler.ts';
+import { checkOptions, declareOptions } from '../options/declare.ts';
+import { refuseUnknownKeys } from '../validate.ts';
 import { DashboardAuth, newSecret } from './auth.ts';
 import { handleRequest, type RouteDeps } from './routes.ts';
 
@@ -38,14 +39,38 @@ export interface DashboardConfig {
   sharedRoundMaxAgeMs?: number;
 }
 
-export const DASHBOARD_DEFAULTS = {
-  port: 7676,
-  host: '127.0.0.1',
-  sloMs: 60_000,
-  statementTimeoutMs: 5_000,
-  roundRowBudget: QUEUE_STATE_SAMPLER_DEFAULTS.roundRowBudget,
-  sharedRoundMaxAgeMs: 10_000,
-} as const;
+/**
+ * The dashboard's options, declared once (engine/options/declare.ts): their defaults, their checks and messages,
+ * the `stampede dashboard` flags and --help, and docs/configuration.md's table are derived from this. The token and
+ * the public origins are wiring: the token is a secret, which a refusal must never echo (the CLI checks its length
+ * without printing it, and it has an environment fallback), and the origins are a list, checked by validateOrigin.
+ */
+export const DASHBOARD = declareOptions<DashboardConfig>()(
+  'DashboardServer',
+  {
+    port: { type: 'int', min: 0, max: 65_535, default: 7676, defaultText: '7676', flag: 'port', doc: 'TCP port; 0 picks a free one' },
+    host: {
+      type: 'string', minLength: 1, maxLength: 255, default: '127.0.0.1', flag: 'host',
+      doc: 'interface to bind; anything else exposes payloads and control verbs, so say it explicitly',
+      note: "'0.0.0.0' or a pod IP, behind TLS: the dashboard shows payloads and can redrive, pause and cancel",
+    },
+    sloMs: {
+      type: 'int', min: 1, unit: 'ms', default: 60_000, flag: 'slo-ms',
+      doc: 'the oldest-unclaimed-age objective the queues page compares against',
+      note: 'the same 60 s as ops/prometheus/alerts.yml',
+    },
+    statementTimeoutMs: { type: 'int', min: 1, unit: 'ms', default: 5_000, flag: 'statement-timeout-ms', doc: "longest a page's query may run before it is cancelled" },
+    roundRowBudget: { ...SAMPLER.options.roundRowBudget, doc: 'the budget of a round the queues page runs itself (the sampler\'s roundRowBudget)', note: undefined },
+    sharedRoundMaxAgeMs: {
+      type: 'int', min: 0, unit: 'ms', default: 10_000,
+      doc: "the queues page shows the elected sampler's round when it is younger than this, and runs its own only otherwise (0: always its own)",
+      note: "two of the sampler's default intervals",
+    },
+  },
+  ['token', 'publicOrigins'],
+);
+
+export const DASHBOARD_DEFAULTS = DASHBOARD.defaults;
 
 /**
  * The operator's web page, served over node:http: queues, job search and
@@ -60,18 +85,13 @@ export class DashboardServer {
 
   constructor(db: Db, clock: Clock, config: DashboardConfig = {}, logger: Logger = createLogger('dashboard')) {
     refuseDepthCapRows(config);
+    refuseUnknownKeys(config, DASHBOARD.names, (k) => k, 'a DashboardServer option');
+    checkOptions(DASHBOARD, config);
     this.config = {
       ...DASHBOARD_DEFAULTS,
       ...Object.fromEntries(Object.entries(config).filter(([k, v]) => v !== undefined && k !== 'token' && k !== 'publicOrigins')),
     };
     const publicOrigins = (config.publicOrigins ?? []).map(validateOrigin);
-    validateInt(this.config.port, 'port', 0, 65_535);
-    validateInt(this.config.sloMs, 'sloMs', 1);
-    validateInt(this.config.statementTimeoutMs, 'statementTimeoutMs', 1);
-    validateInt(this.config.sharedRoundMaxAgeMs, 'sharedRoundMaxAgeMs', 0);
-    if (typeof this.config.host !== 'string' || this.config.host.length === 0) {
-      throw new TypeError(`host: ${String(this.config.host)} is not an interface address; expected e.g. '127.0.0.1' or '0.0.0.0'`);
-    }
     this.accessToken = config.token ?? newSecret();
     const sampler = new QueueStateSampler(db, clock, null, { roundRowBudget: this.config.roundRowBudget, statementTimeoutMs: this.config.statementTimeoutMs }, logger.child('sampler'));
     // The cookie name carries the configured port: cookies are per host, and two dashboards may share one.

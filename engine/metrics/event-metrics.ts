@@ -30,18 +30,6 @@ export function failureReason(error: string): string {
   return 'error';
 }
 
-/**
- * A dead-letter reason reduced to `attempts_exhausted`, `crashed` or `other`.
- * Pure. Anchored on the engine's own prefixes ("attempts exhausted: <last
- * error>", "crashed its worker N times"), so an error message that happens
- * to say "crash" does not change the class.
- */
-export function deadReason(reason: string): string {
-  if (/^attempts exhausted\b/i.test(reason)) return 'attempts_exhausted';
-  if (/^crashed its worker\b/i.test(reason)) return 'crashed';
-  return 'other';
-}
-
 function snakeCase(name: string): string {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
@@ -77,7 +65,7 @@ export const redRecorders: { [E in RedEvent]: RedRecorder<E> } = {
     m.failures.inc({ queue: e.queue, reason: reason(e.error) });
     m.duration.observe({ queue: e.queue, outcome: 'failed' }, e.durationMs / 1000);
   },
-  'job:dead': (m, e) => m.deadLettered.inc({ queue: e.queue, reason: deadReason(e.reason) }),
+  'job:dead': (m, e) => m.deadLettered.inc({ queue: e.queue, reason: e.code }),
   'lease:lost': (m, e) => m.leasesLost.inc({ queue: e.queue, phase: e.phase }),
   'lease:rescued': (m, e) => m.leasesExpired.inc({ queue: e.queue }),
   'db:error': (m, e) => m.dbErrors.inc({ kind: e.kind, where: e.where }),

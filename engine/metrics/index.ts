@@ -14,7 +14,7 @@
  *   await server.stop(); await sampler.stop(); unbind();
  */
 export { createMetrics, exportedSeriesNames, DURATION_BUCKETS_SECONDS, CLAIM_DELAY_BUCKETS_SECONDS, type StampedeMetrics, type MetricsOptions } from './registry.ts';
-export { bindEngineEvents, failureReason, deadReason, MAX_FAILURE_REASONS } from './event-metrics.ts';
+export { bindEngineEvents, failureReason, MAX_FAILURE_REASONS } from './event-metrics.ts';
 export {
   QueueStateSampler,
   QUEUE_STATE_SAMPLER_DEFAULTS,

@@ -59,7 +59,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     }),
     deadLettered: new Counter({
       name: 'stampede_jobs_dead_lettered_total',
-      help: 'Jobs moved to the dead-letter table, by reason class (attempts_exhausted, crashed, other).',
+      help: 'Jobs moved to the dead-letter table, by reason code (attempts_exhausted, timeout, lease_expired, crash_loop, operator).',
       labelNames: ['queue', 'reason'] as const,
       registers,
     }),

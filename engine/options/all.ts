@@ -7,6 +7,7 @@ import { RELAY } from '../effects/relay.ts';
 import { SAMPLER } from '../metrics/queue-state-sampler.ts';
 import { WORKER } from '../worker/options.ts';
 import { RESCUER } from '../worker/rescuer.ts';
+import { DASHBOARD } from '../dashboard/server.ts';
 import type { OptionsDeclaration } from './declare.ts';
 
-export const DECLARATIONS: readonly OptionsDeclaration[] = [WORKER, RESCUER, CRON, RELAY, PRUNER, ARCHIVER, SAMPLER];
+export const DECLARATIONS: readonly OptionsDeclaration[] = [WORKER, RESCUER, CRON, RELAY, PRUNER, ARCHIVER, SAMPLER, DASHBOARD];

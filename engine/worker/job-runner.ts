@@ -477,7 +477,7 @@ export class JobRun implements Beating, PendingCompletion {
       retryAt: (row.run_at as Date).getTime(),
     });
     if (row.state === 'dead') {
-      deps.events.emit('job:dead', { jobId: job.id, queue: job.queue, attempt: row.attempts, reason: `attempts exhausted: ${message}` });
+      deps.events.emit('job:dead', { jobId: job.id, queue: job.queue, attempt: row.attempts, code: row.dead_code, reason: row.dead_reason });
     }
   }
 

@@ -15,7 +15,7 @@
 --    clock (NTP correcting a drifted host, a VM resumed) expires every row
 --    at once; a live worker clears its suspicion at its next renewal. A job
 --    that crashed its worker $2 times, or is out of attempts, goes to the
---    dead-letter table in the same statement.
+--    dead-letter table in the same statement (stampede.dead_letter).
 --  * holder seen alive after the lease expired: a live worker that lost the
 --    lease (a stall with heartbeats off, a result write that could not reach
 --    the database in time). The job is taken back, and no crash is counted.
@@ -63,16 +63,16 @@ WITH suspected AS (
          updated_at = now()
     FROM expired
    WHERE j.id = expired.id
-  RETURNING j.id, j.queue, j.payload, j.attempts, j.crash_count, j.errors, j.state, expired.dead AS crashed,
-            expired.lease_owner AS owner, expired.lease_expires_at AS expired_at,
-            CASE WHEN j.state = 'dead' THEN
-              CASE WHEN j.attempts >= j.max_attempts THEN 'attempts exhausted: ' || j.last_error
-                   ELSE 'crashed its worker ' || j.crash_count || ' times' END
-            END AS reason
+  RETURNING j.id, j.queue, j.attempts, j.crash_count, j.state, expired.dead AS crashed,
+            expired.lease_owner AS owner, expired.lease_expires_at AS expired_at, j AS job,
+            -- Why a job that dies here died: its budget ran out first, else its crashes convicted it.
+            CASE WHEN j.attempts >= j.max_attempts THEN 'lease_expired' ELSE 'crash_loop' END AS dead_code
 ), dead AS (
-  INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
-  SELECT id, queue, payload, attempts, reason, errors FROM rescued WHERE state = 'dead'
-  ON CONFLICT (job_id) DO NOTHING
+  SELECT d.job_id, d.code, d.reason
+    FROM rescued r
+   CROSS JOIN LATERAL stampede.dead_letter(r.job, r.dead_code) d
+   WHERE r.state = 'dead'
 )
 -- owner, expired_at and db_now say whose lease it was, when it ran out and when it was taken back.
-SELECT id, queue, attempts, crash_count, state, crashed, reason, owner, expired_at, now() AS db_now FROM rescued;
+SELECT r.id, r.queue, r.attempts, r.crash_count, r.state, r.crashed, d.code AS dead_code, d.reason, r.owner, r.expired_at, now() AS db_now
+  FROM rescued r LEFT JOIN dead d ON d.job_id = r.id;

@@ -98,7 +98,7 @@ export class LeaseRescuer {
           dbRescuedAt: (r.db_now as Date).getTime(),
           dbLeaseExpiredAt: (r.expired_at as Date).getTime(),
         });
-        if (dead) this.events.emit('job:dead', { jobId: r.id, queue: r.queue, attempt: r.attempts, reason: r.reason });
+        if (dead) this.events.emit('job:dead', { jobId: r.id, queue: r.queue, attempt: r.attempts, code: r.dead_code, reason: r.reason });
       }
       total += res.rowCount ?? 0;
       if ((res.rowCount ?? 0) < batch) {

@@ -1,7 +1,6 @@
 import { startTimer, type Clock, type ClockTimer } from '../clock.ts';
 import type { EngineEvents, Events } from '../events.ts';
 import type { Logger } from '../log.ts';
-import { deadReason } from '../metrics/event-metrics.ts';
 import { redactSecrets } from '../redact.ts';
 
 /** Repeats of one cause within this long of the line that showed it are counted, not printed. */
@@ -131,15 +130,17 @@ export function errorLine(text: string): string {
   return first.length > MAX_ERROR_CHARS ? `${first.slice(0, MAX_ERROR_CHARS - 1)}…` : first;
 }
 
-/** Why a job was dead-lettered, in an operator's words, from the engine's reason text. */
-function deadCause(reason: string): string {
-  switch (deadReason(reason)) {
+/** Why a job was dead-lettered, in an operator's words, from its dead letter's code and message. */
+function deadCause(e: EngineEvents['job:dead']): string {
+  switch (e.code) {
     case 'attempts_exhausted':
-      return `attempt budget exhausted; last error ${errorLine(reason.replace(/^attempts exhausted:?\s*/i, ''))}`;
-    case 'crashed':
-      return `crash loop convicted: ${errorLine(reason)}`;
-    default:
-      return errorLine(reason);
+    case 'timeout':
+    case 'lease_expired':
+      return `attempt budget exhausted; last error ${errorLine(e.reason.replace(/^attempts exhausted: /, ''))}`;
+    case 'crash_loop':
+      return `crash loop convicted: ${errorLine(e.reason)}`;
+    case 'operator':
+      return errorLine(e.reason);
   }
 }
 
@@ -212,7 +213,7 @@ export class WorkerLog {
 
   private jobDead(e: EngineEvents['job:dead']): void {
     this.dead++;
-    this.folder.add({ level: 'error', jobId: e.jobId, verb: 'dead-lettered', queue: e.queue, cause: deadCause(e.reason), detail: `after ${plural(e.attempt, 'attempt', 'attempts')}` });
+    this.folder.add({ level: 'error', jobId: e.jobId, verb: 'dead-lettered', queue: e.queue, cause: deadCause(e), detail: `after ${plural(e.attempt, 'attempt', 'attempts')}` });
   }
 
   private leaseLost(e: EngineEvents['lease:lost']): void {

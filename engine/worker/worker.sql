@@ -208,8 +208,10 @@ RETURNING j.id;
 -- name: FailJob
 -- Records a failed attempt, fenced on the lease token. Below the attempt
 -- budget the job waits in `failed` until run_at = now() + $4 ms (the jittered
--- backoff); at the budget it dies, and its dead-letter row is written in the
--- same statement, with the whole error history.
+-- backoff); at the budget it dies, and stampede.dead_letter writes its
+-- dead-letter row in the same statement, with the whole error history, coded
+-- `timeout` when the last attempt ran past its timeout ($5), else
+-- `attempts_exhausted`.
 WITH failed AS (
   UPDATE stampede.jobs j
      SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'failed' END::stampede.job_state,
@@ -220,13 +222,15 @@ WITH failed AS (
          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
          updated_at = now()
    WHERE j.id = $1 AND j.state = 'claimed' AND j.lease_token = $2
-  RETURNING j.id, j.queue, j.payload, j.attempts, j.errors, j.state, j.run_at
+  RETURNING j.id, j.attempts, j.state, j.run_at, j AS job
 ), dead AS (
-  INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors)
-  SELECT id, queue, payload, attempts, 'attempts exhausted: ' || $3, errors FROM failed WHERE state = 'dead'
-  ON CONFLICT (job_id) DO NOTHING
+  SELECT d.job_id, d.code, d.reason
+    FROM failed f
+   CROSS JOIN LATERAL stampede.dead_letter(f.job, CASE WHEN $5::text = 'timeout' THEN 'timeout' ELSE 'attempts_exhausted' END) d
+   WHERE f.state = 'dead'
 )
-SELECT id, state, attempts, run_at, now() AS failed_at FROM failed;
+SELECT f.id, f.state, f.attempts, f.run_at, now() AS failed_at, d.code AS dead_code, d.reason AS dead_reason
+  FROM failed f LEFT JOIN dead d ON d.job_id = f.id;
 
 -- name: ReleaseJobs
 -- Graceful shutdown: hands back claims this worker could not finish, without

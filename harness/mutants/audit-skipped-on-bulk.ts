@@ -12,7 +12,11 @@ export const auditSkippedOnBulk: Mutant = {
   runsIn: 'runner',
   changes: [
     queryPatch('engine/control/control.sql', 'RedriveMany', [
-      { find: "jsonb_build_object('from', 'dead', 'deadReason', reason) FROM moved", replace: "jsonb_build_object('from', 'dead', 'deadReason', reason) FROM moved WHERE false" },
+      // Only the bulk selection loses its rows: a single job's redrive (retry of a dead job, $6) is still audited.
+      {
+        find: "jsonb_build_object('from', 'dead', 'deadCode', code, 'deadReason', reason) FROM moved",
+        replace: "jsonb_build_object('from', 'dead', 'deadCode', code, 'deadReason', reason) FROM moved WHERE $6::bigint IS NOT NULL",
+      },
     ]),
   ],
 };

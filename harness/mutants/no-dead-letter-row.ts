@@ -8,8 +8,8 @@ export const noDeadLetterRow: Mutant = {
   changes: [
     queryPatch('engine/worker/rescuer.sql', 'RescueExpiredLeases', [
       {
-        find: "SELECT id, queue, payload, attempts, reason, errors FROM rescued WHERE state = 'dead'",
-        replace: "SELECT id, queue, payload, attempts, reason, errors FROM rescued WHERE state = 'dead' AND reason IS NULL",
+        find: "   WHERE r.state = 'dead'\n",
+        replace: "   WHERE r.state = 'dead' AND r.dead_code <> 'crash_loop'\n",
       },
     ]),
   ],

@@ -3,7 +3,6 @@ import { CONTROL_COMMANDS } from '../../bin/control-commands.ts';
 import { JOB_VERBS } from '../../engine/control/decide.ts';
 import { CATCH_UP_POLICIES, DST_POLICIES } from '../../engine/cron/policy.ts';
 import { VERBS as DASHBOARD_VERBS } from '../../engine/dashboard/actions.ts';
-import { DASHBOARD_DEFAULTS } from '../../engine/dashboard/server.ts';
 import { ENQUEUE_OPTIONS } from '../../engine/enqueue.ts';
 import { DECLARATIONS } from '../../engine/options/all.ts';
 
@@ -40,7 +39,6 @@ export function documentedOptions(): string[] {
     'Schedule.timezone',
     ...DST_POLICIES.map((p) => `Schedule.dstPolicy=${p}`),
     ...CATCH_UP_POLICIES.map((p) => `Schedule.catchUp=${p}`),
-    ...behavioural('Dashboard', Object.keys(DASHBOARD_DEFAULTS)),
   ];
 }
 

@@ -681,6 +681,30 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'redrive-reruns' }], minJudged: 4, mutants: ['redrive-keeps-attempts'] },
   },
   {
+    id: 'dead-letter-codes',
+    promise:
+      'Every dead letter carries the code of the path that killed its job (attempts_exhausted, timeout, lease_expired, crash_loop, operator) beside its message, written by one SQL function; every redrive, single or bulk, goes through one statement that audits each job it moves.',
+    documented: [
+      { file: 'docs/engine.md', quote: 'which refuses a job that is not dead, words the message and writes the row' },
+      { file: 'docs/engine.md', quote: 'writes one `stampede.control_audit` row per job in the same statement' },
+    ],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/dead-letters.test.ts',
+      tests: [
+        'the handler throws at its budget: attempts_exhausted; runs past its timeout at its budget: timeout',
+        'the rescuer: a crash at the budget is lease_expired; the maxCrashes-th crash below it is crash_loop',
+        'by hand: operator, with who and why as its message',
+        'the code set is the one of the CHECK constraint, and no SQL but stampede.dead_letter writes a dead letter',
+        'retryJob of a dead job: fresh budget, its audit row names the dead letter',
+        'redriveDeadLetters by code: only that code moves, one audit row each',
+      ],
+      notInGate:
+        "What each dying path writes and that every redrive audits is a property of the SQL, the same under any load; the gate's dead-letter-rows and operator-audited judge the rows and the audit under load (budget-then-dead-letter, operator-verbs).",
+    },
+  },
+  {
     id: 'operator-verbs',
     promise: 'Each operator verb, from the API, the CLI or the dashboard, does what it says in one audited transaction and refuses what makes no sense.',
     documented: [{ file: 'README.md', quote: 'Each is one transaction, refuses what makes no sense with a typed error, and is audited with who and why.' }],
@@ -745,21 +769,36 @@ export const LEDGER: readonly PromiseEntry[] = [
     id: 'dashboard-address',
     promise: 'The dashboard listens where it is told, 127.0.0.1:7676 by default, behind a random token.',
     documented: [{ file: 'README.md', quote: 'serves the same controls as a web page on 127.0.0.1:7676' }],
-    covers: { options: ['Dashboard.port', 'Dashboard.host'] },
+    covers: { options: ['DashboardServer.port', 'DashboardServer.host'] },
     vouch: { by: 'test', file: 'test/dashboard-cli.test.ts', tests: ['prints the address with a random token on 127.0.0.1; the page needs it; SIGTERM exits 0'] , notInGate: 'Where the dashboard binds and what it prints at start-up: a CLI\'s start-up behaviour, the same under any load.' },
+  },
+  {
+    id: 'dashboard-token-and-origins',
+    promise: 'The dashboard answers only a request with its access token (given, from STAMPEDE_DASHBOARD_TOKEN, or a fresh random one), and takes a POST only from its own origin or a listed public origin.',
+    documented: [{ file: 'docs/dashboard.md', quote: 'also accept POSTs whose `Origin` is URL: a TLS proxy in front that rewrites `Host`' }],
+    covers: { options: ['DashboardServer.token', 'DashboardServer.publicOrigins'] },
+    vouch: {
+      by: 'test',
+      file: 'test/dashboard-http.test.ts',
+      tests: [
+        'refuses a GET of an action, a POST without the CSRF token, with a wrong one, from another Origin, and with none',
+        'accepts the same host over https (a TLS proxy keeping Host) and refuses a configured-looking but unlisted origin',
+      ],
+      notInGate: "Refusals of a request at the dashboard's door (no token, a foreign Origin): no scenario serves the dashboard, and a refusal is the same under any load.",
+    },
   },
   {
     id: 'dashboard-shared-round',
     promise: "The dashboard's queues page shows the elected sampler's round while it is fresh, estimates marked, and runs its own bounded round only when none is.",
     documented: [{ file: 'docs/configuration.md', quote: 'the queues page shows the elected sampler' }],
-    covers: { options: ['Dashboard.roundRowBudget', 'Dashboard.sharedRoundMaxAgeMs'] },
+    covers: { options: ['DashboardServer.roundRowBudget', 'DashboardServer.sharedRoundMaxAgeMs'] },
     vouch: { by: 'test', file: 'test/metrics-sampler-election.test.ts', tests: ["shows the elected sampler's fresh round, estimates marked ~, and runs its own round only when none is fresh"] , notInGate: 'A page\'s choice between a shared round and its own: worker-crash runs elected samplers and records their rounds (sampler:round), but no gate scenario serves the dashboard\'s queues page beside them; gating it needs the page read under chaos (its answers, shared or own, in the history) and an invariant that a fresh round was shown and not recomputed.' },
   },
   {
     id: 'dashboard-slo-and-timeout',
     promise: 'The dashboard marks a queue whose oldest unclaimed job is older than its SLO, and gives up a page query after its statement timeout.',
     documented: [{ file: 'README.md', quote: 'oldest unclaimed against the SLO' }],
-    covers: { options: ['Dashboard.sloMs', 'Dashboard.statementTimeoutMs'] },
+    covers: { options: ['DashboardServer.sloMs', 'DashboardServer.statementTimeoutMs'] },
     vouch: {
       by: 'test',
       file: 'test/dashboard-settings.test.ts',

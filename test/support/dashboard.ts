@@ -23,10 +23,10 @@ export async function login(base: string, token: string): Promise<{ cookie: stri
   return { cookie, csrf };
 }
 
-/** Makes a job dead as the engine leaves one: a dead row with its error, plus its dead-letter row. */
-export async function makeDead(db: Queryable, id: number, reason: string): Promise<void> {
+/** Makes a job dead as the engine leaves one out of attempts: a dead row with its last error, plus its dead letter ("attempts exhausted: <lastError>"). */
+export async function makeDead(db: Queryable, id: number, lastError: string): Promise<void> {
   await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 't', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 min' WHERE id = $1`, [id]);
   await db.query(`UPDATE stampede.jobs SET state = 'dead', attempts = 6, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
-                         last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, reason]);
-  await db.query(`INSERT INTO stampede.dead_letters (job_id, queue, payload, attempts, reason, errors) SELECT id, queue, payload, attempts, $2, errors FROM stampede.jobs WHERE id = $1`, [id, reason]);
+                         last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, lastError]);
+  await db.query(`SELECT stampede.dead_letter(j, 'attempts_exhausted') FROM stampede.jobs j WHERE j.id = $1`, [id]);
 }

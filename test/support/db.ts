@@ -30,3 +30,21 @@ export async function freshDatabase(options: { maxConnections?: number } = {}): 
   else onTestFinished(drop);
   return { db, url, name, adminUrl };
 }
+
+/**
+ * An empty database (not cloned from the migrated template: nothing of
+ * stampede in it), made inside a test and dropped after it, with a Db of
+ * `maxConnections` on it. For tests of the migrations themselves.
+ */
+export async function emptyDatabase(prefix: string, maxConnections = 1): Promise<{ db: Db; url: string }> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `${prefix}_${process.pid}`;
+  await dropDatabase(adminUrl, name);
+  const url = await createDatabase(adminUrl, name);
+  const db = new Db({ connectionString: url, maxConnections });
+  onTestFinished(async () => {
+    await db.close();
+    await dropDatabase(adminUrl, name);
+  });
+  return { db, url };
+}

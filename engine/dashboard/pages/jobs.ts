@@ -70,7 +70,7 @@ export function jobPage(ctx: PageContext, d: JobDetail): Html {
 <dt>idempotency key</dt><dd>${j.idempotencyKey ?? html`<span class="muted">none</span>`}</dd>
 <dt>cron origin</dt><dd>${origin ? html`schedule <a href="/schedules#${origin.scheduleId}">${origin.scheduleId}</a>, occurrence ${origin.occurrence}${d.schedule ? html` (${d.schedule.cron}, ${d.schedule.timezone}, ${d.schedule.enabled ? 'enabled' : 'paused'})` : ' (schedule removed)'}` : html`<span class="muted">not from a schedule</span>`}</dd>
 <dt>created</dt><dd>${j.createdAt}</dd><dt>updated</dt><dd>${j.updatedAt}</dd><dt>finished</dt><dd>${j.finishedAt ?? html`<span class="muted">–</span>`}</dd>
-${d.deadLetter ? html`<dt>dead because</dt><dd class="bad"><pre>${d.deadLetter.reason}</pre> at ${d.deadLetter.diedAt}</dd>` : ''}
+${d.deadLetter ? html`<dt>dead because</dt><dd class="bad"><code>${d.deadLetter.code}</code> <pre>${d.deadLetter.reason}</pre> at ${d.deadLetter.diedAt}</dd>` : ''}
 </dl>
 <p>${jobActionButtons(ctx, j)}</p>
 <h2>Payload</h2><pre id="payload">${prettyJson(j.payload)}</pre>
