@@ -10,7 +10,7 @@ import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
 import { runCheckers, strictRun, verdictOf, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
-import type { FinalState, InvariantResult } from '../history.ts';
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { applyMutant, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
@@ -56,6 +56,9 @@ export interface RunResult {
   dir: string;
   invariants: InvariantResult[];
   report: ReturnType<typeof buildReportJson>;
+  /** What the invariants were judged on: the history and the final state (the side-by-side figures read them). */
+  history: readonly HistoryEvent[];
+  final: FinalState;
 }
 
 /**
@@ -304,5 +307,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     dir,
     invariants,
     report: buildReportJson(input),
+    history: recorder.events,
+    final,
   };
 }
