@@ -173,7 +173,9 @@ async function sampleLoop(engine: PeerAdapter, db: Db, recorder: HistoryRecorder
   while (!signal.aborted) {
     try {
       const s = await engine.sample(db);
-      recorder.record({ type: 'sample', node: 'harness', ...s, deadLetterDepth: 0, claimed: 0, done: 0, failed: 0, dead: 0 });
+      // The oldest-age checkers read the harness's own reading (`harness`): for a peer, the adapter's is it.
+      const harness = { oldestUnclaimedAgeMs: s.oldestUnclaimedAgeMs, deadLetterDepth: 0, xminAgeMs: 0, queues: {}, done: 0 };
+      recorder.record({ type: 'sample', node: 'harness', ...s, deadLetterDepth: 0, claimed: 0, done: 0, failed: 0, dead: 0, harness });
     } catch {
       // The server is restarting (a db-restart fault): no sample this round.
     }
