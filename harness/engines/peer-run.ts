@@ -15,7 +15,7 @@ import { planScenario } from '../scenario.ts';
 import { ComponentNodes } from '../runner/component-nodes.ts';
 import { Fleet } from '../runner/fleet.ts';
 import { LoadGenerator } from '../runner/generator.ts';
-import { Nemesis } from '../runner/nemesis.ts';
+import { drainWhileSettling, nemesisFor } from '../runner/nemesis.ts';
 import { harnessQueries } from '../runner/queries.ts';
 import { HistoryRecorder } from '../runner/recorder.ts';
 import type { RunSampler } from '../runner/sampler.ts';
@@ -87,8 +87,8 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
       clock.sleep(60_000).then(() => Promise.reject(new Error(`${engine.name} worker processes did not start within 60 s`))),
     ]);
     const sampler = sampleLoop(engine, db, recorder, sampling.signal);
-    const faultsOver = new AbortController();
-    const nemesis = new Nemesis(
+    const { nemesis, faultsOver } = nemesisFor(
+      s,
       plan.faults,
       {
         db,
@@ -101,28 +101,19 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
         sampler: { latest: null } as unknown as RunSampler,
         recorder,
         clock,
-        log: log.child('nemesis'),
-        maxAttempts: s.engine.maxAttempts,
-        defaultQueue: s.lanes[0].queue,
-        signal: AbortSignal.any([opts.interrupt, faultsOver.signal]),
       },
-      clock,
       log.child('nemesis'),
+      opts.interrupt,
     );
     recorder.record({ type: 'run:phase', node: 'harness', phase: 'load' });
     const loadStartT = recorder.now();
     await Promise.all([generator.run(plan.arrivals, loadStartT, opts.interrupt), nemesis.run(loadStartT)]);
     loadWindow = { fromT: loadStartT, toT: recorder.now() };
     recorder.record({ type: 'run:phase', node: 'harness', phase: 'drain' });
-    const drainUntil = clock.now() + s.drainTimeoutS * 1000;
-    let settled = false;
-    const settling = nemesis.settle().then(() => (settled = true));
-    while (!opts.interrupt.aborted && clock.now() < drainUntil) {
-      if (settled && (await engine.unfinished(db).catch(() => ({ n: 1 }))).n === 0) break;
-      await clock.sleep(250, opts.interrupt).catch(() => {});
-    }
-    faultsOver.abort();
-    await settling;
+    const peerDb = db;
+    await drainWhileSettling(s, nemesis, faultsOver, clock, opts.interrupt, async () =>
+      (await engine.unfinished(peerDb).catch(() => ({ n: 1 }))).n === 0 ? true : undefined,
+    );
     sampling.abort();
     await sampler;
   } catch (err) {

@@ -22,7 +22,7 @@ import { OutboxSink } from './outbox-sink.ts';
 import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
 import { LoadGenerator } from './generator.ts';
-import { Nemesis } from './nemesis.ts';
+import { drainWhileSettling, nemesisFor } from './nemesis.ts';
 import { ProgressLine } from './progress.ts';
 import { harnessQueries as q } from './queries.ts';
 import { HistoryRecorder } from './recorder.ts';
@@ -184,8 +184,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     }
     await prometheus?.start(fleet);
 
-    const faultsOver = new AbortController();
-    const nemesis = new Nemesis(
+    const { nemesis, faultsOver } = nemesisFor(
+      s,
       plan.faults,
       {
         db,
@@ -200,14 +200,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         recorder,
         sampler,
         clock,
-        log: log.child('nemesis'),
-        maxAttempts: s.engine.maxAttempts,
-        defaultQueue: s.lanes[0].queue,
-        // Lasting faults and evidence watchers end at the interrupt, or when the drain is over.
-        signal: AbortSignal.any([opts.interrupt, faultsOver.signal]),
       },
-      clock,
       log.child('nemesis'),
+      opts.interrupt,
     );
     const ticker = new Ticker(clock, 1000, () => progress.update('load'));
     try {
@@ -221,25 +216,13 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       await fleet.stopSchedulers();
 
       recorder.record({ type: 'run:phase', node: 'harness', phase: 'drain' });
-      const drainUntil = clock.now() + s.drainTimeoutS * 1000;
       ticker.phase = () => progress.update('drain');
-      // Drain while the faults settle (an outage may still be on); done when both are, or at the deadline.
-      let settled = false;
-      const settling = nemesis.settle().then(() => (settled = true));
-      while (!opts.interrupt.aborted && clock.now() < drainUntil) {
-        if (settled) {
-          const left = (await db.query(q.Unfinished)).rows[0];
-          // With relays, drained also means every committed intent has been delivered (or given up on).
-          const undelivered = s.relays ? (await db.query(q.UndeliveredIntents)).rows[0].n : 0;
-          if (left.n === 0 && undelivered === 0) {
-            drainedAt = left.db_now;
-            break;
-          }
-        }
-        await clock.sleep(250, opts.interrupt).catch(() => {});
-      }
-      faultsOver.abort();
-      await settling;
+      // Drained also means, with relays, that every committed intent has been delivered (or given up on).
+      drainedAt = await drainWhileSettling(s, nemesis, faultsOver, clock, opts.interrupt, async () => {
+        const left = (await db!.query(q.Unfinished)).rows[0];
+        const undelivered = s.relays ? (await db!.query(q.UndeliveredIntents)).rows[0].n : 0;
+        return left.n === 0 && undelivered === 0 ? (left.db_now as Date) : undefined;
+      });
       await sampler.runOnce();
       // Twice, a moment apart: a worker whose counters did not move in between was idle, so its
       // counters and the events it reported must match (red-metrics).
