@@ -12,7 +12,13 @@ const DOCS = 'https://timgit.github.io/pg-boss';
  * its docs ask for more than the longest job, and the harness's longest (a slow job) takes 4 s.
  */
 export const PGBOSS_EXPIRE_S = 5;
-/** How often the supervisor looks for expired jobs (its minimum): the harness's runs are seconds long. */
+/**
+ * How often the supervisor runs (`superviseIntervalSeconds`) and how often a pass may expire a
+ * queue's jobs (`monitorIntervalSeconds`): both at their minimum, 1 s, since the harness's runs are
+ * seconds long. Both are needed: a pass expires jobs only for the queues whose monitor claim is due
+ * (pg-boss 12.38.0 dist/boss.js:329-405, the `trySetQueueMonitorTime` gate in dist/plans.js:1360),
+ * and the monitor interval defaults to 60 s (dist/attorney.js:669), longer than a run's drain.
+ */
 const SUPERVISE_S = 1;
 /** A queue's dead-letter queue: failed jobs are copied there. */
 const deadLetterOf = (queue: string) => `${queue}__dead`;
@@ -29,6 +35,7 @@ function newBoss(mod: PgBossModule, url: string, role: 'install' | 'producer' | 
     // The workers supervise (expire and retry), as a deployment would; the producer and the installer do not.
     supervise: role === 'worker',
     superviseIntervalSeconds: SUPERVISE_S,
+    monitorIntervalSeconds: SUPERVISE_S,
     schedule: false,
   } as never);
   b.on('error', (err: unknown) => process.stderr.write(`pg-boss ${role}: ${String(err)}\n`));
