@@ -5,10 +5,44 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCheckers } from '../harness/checkers/index.ts';
+import { stampedeAdapter } from '../harness/engines/index.ts';
+import { pgBossAdapter } from '../harness/engines/pg-boss.ts';
+import { splitByPromise } from '../harness/engines/promises.ts';
+import type { EngineAdapter } from '../harness/engines/types.ts';
+import type { FinalState } from '../harness/history.ts';
 import { scenarioCli as cli } from './support/scenario-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'stampede-peers-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** One effect job, done, whose effect was applied twice: what an at-least-once engine may leave after a kill. */
+const twiceApplied: FinalState = {
+  jobs: [{ id: 1, queue: 'default', state: 'done', attempts: 2, priority: 0, idempotencyKey: 'op:1' }],
+  deadLetters: [],
+  effects: { 'op:1': 2 },
+};
+
+/** The verdict of exactly-one-effect on `twiceApplied` for `engine`, through the same split the peer runner uses. */
+function judgeTwiceApplied(engine: EngineAdapter) {
+  const { judged, notPromised } = splitByPromise(engine, ['exactly-one-effect']);
+  return [...runCheckers(judged, [], twiceApplied), ...notPromised][0];
+}
+
+describe('an invariant an engine does not promise', () => {
+  it('reports "not promised" for a peer without the promise, never pass or fail, even over a history that breaks it', () => {
+    const r = judgeTwiceApplied(pgBossAdapter);
+    expect(r.pass).toBe('not-promised');
+    expect(r.notPromised).toContain('pg-boss does not promise effectOnce');
+    expect(r.judged.n).toBe(0);
+  });
+
+  it('negative control: the same history fails the invariant for an engine that makes the promise', () => {
+    expect(judgeTwiceApplied(stampedeAdapter).pass).toBe(false);
+    // And for the same peer, were it to promise it: the answer follows the declaration, not the engine's name.
+    expect(judgeTwiceApplied({ ...pgBossAdapter, promises: { ...pgBossAdapter.promises, effectOnce: true } }).pass).toBe(false);
+  });
+});
 
 describe('peer engines under the harness', () => {
   for (const engine of ['graphile-worker', 'pg-boss']) {
