@@ -192,6 +192,7 @@ export const HELP = {
       workers: { type: 'string', value: 'N', help: "worker processes (default: the scenario's)" },
       mutant: { type: 'string', value: 'NAME', help: 'run the engine with this known bug, to see the run fail (--list-mutants)' },
       engine: { type: 'string', value: 'NAME', help: 'judge another engine: stampede (default), graphile-worker or pg-boss (installed beside stampede-queue; docs/peers.md)' },
+      'peer-package': { type: 'string', value: 'NAME', help: "with --engine graphile-worker|pg-boss: load the peer from this npm alias of another release (a known bug's control; docs/peers.md)" },
       engines: { type: 'string', value: 'A,B,...', help: 'run the same scenario and seed against each engine and print one side-by-side table (docs/peers.md)' },
       out: { type: 'string', value: 'DIR', help: 'write the report here (default reports/<scenario>/<run-id>)' },
       json: { type: 'boolean', help: 'print the report as JSON instead of the summary' },

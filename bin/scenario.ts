@@ -84,6 +84,7 @@ async function main(): Promise<number> {
   if (values.engine !== undefined && values.engines !== undefined) throw new UsageError('give --engine (one engine) or --engines (a side-by-side run), not both');
   const engines = values.engines !== undefined ? parseEngines('engines', values.engines) : parseEngines('engine', values.engine ?? 'stampede');
   if (values.engines === undefined) refuseInapplicable(engines[0], scenario);
+  const peerPackage = parsePeerPackage(values['peer-package'], values.engines === undefined ? engines[0] : undefined);
   const replay = [
     'npx stampede-queue scenario',
     positionals[0],
@@ -94,7 +95,10 @@ async function main(): Promise<number> {
     ...(values.mutant ? [`--mutant ${values.mutant}`] : []),
     ...(ops.alertRules ? [`--alert-rules ${ops.alertRules}`] : []),
     ...(ops.grafanaDashboard ? [`--grafana-dashboard ${ops.grafanaDashboard}`] : []),
+    ...(peerPackage ? [`--peer-package ${peerPackage}`] : []),
   ].join(' ');
+  // The adapters, and the worker processes they start, load the peer through this name (harness/engines/peer-common.ts).
+  if (peerPackage) process.env.STAMPEDE_PEER_PACKAGE = peerPackage;
   if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
   const interrupts = interruptCounter();
@@ -146,6 +150,19 @@ function parseEngines(flag: string, value: unknown): EngineName[] {
   if (names.length === 0) throw new UsageError(`--${flag}: expected one or more of ${ENGINE_NAMES.join(', ')}, got nothing`);
   for (const n of names) if (!isEngineName(n)) throw new UsageError(`--${flag}: unknown engine "${n}"; expected one of ${ENGINE_NAMES.join(', ')}`);
   return names as EngineName[];
+}
+
+/**
+ * `--peer-package NAME`: the peer's package under another name, an npm alias of
+ * another release (`graphile-worker-0-17-2@npm:graphile-worker@0.17.2`): how a
+ * known bug of a past release is shown to the harness. Only with one peer engine.
+ */
+function parsePeerPackage(value: unknown, engine: EngineName | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const name = String(value);
+  if (engine === undefined || engine === 'stampede') throw new UsageError('--peer-package: needs --engine graphile-worker or --engine pg-boss (one peer engine)');
+  if (!/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(name)) throw new UsageError(`--peer-package: expected an npm package name (an alias such as ${engine}-old), got ${JSON.stringify(name)}`);
+  return name;
 }
 
 /** A scenario that cannot run against the engine asked for: exit 2, saying why. */
