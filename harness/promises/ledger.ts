@@ -352,6 +352,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         'reports "not promised" for a peer without the promise, never pass or fail, even over a history that breaks it',
         'negative control: the same history fails the invariant for an engine that makes the promise',
       ],
+      notInGate: "The gate judges stampede, which makes every promise the invariants rest on; the fourth outcome appears only in a peer's run, and a peer is a package the gate does not install.",
     },
   },
   // ---- What operators deploy: the shipped alert rules and dashboard, in a real Prometheus ----------
