@@ -131,6 +131,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     db = openDb();
     await migrate(db);
     await db.query(q.CreateHarnessTables);
+    // On stampede's own table: a peer's run (harness/engines/peer-run.ts) has no elected sampler to log.
+    await db.query(q.LogSamplerRounds);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
     const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
     for (const [queue, l] of Object.entries(s.queueLimits)) {
