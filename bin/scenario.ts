@@ -11,7 +11,12 @@ import { MUTANTS, isMutantName } from '../harness/mutants/index.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { defineScenario, loadScenarioFile, type Scenario, type ScenarioInput } from '../harness/scenario.ts';
 import { recheck } from '../harness/runner/recheck.ts';
-import { runScenario } from '../harness/runner/run.ts';
+import { runScenario, type RunOptions, type RunResult } from '../harness/runner/run.ts';
+import { ENGINES, peerAdapter } from '../harness/engines/index.ts';
+import { keyFigures, renderComparison, type EngineColumn } from '../harness/engines/compare.ts';
+import { runPeerScenario } from '../harness/engines/peer-run.ts';
+import { PeerMissingError } from '../harness/engines/peer-common.ts';
+import { ENGINE_NAMES, isEngineName, type EngineName } from '../harness/engines/types.ts';
 import { printSummary } from '../harness/runner/summary.ts';
 import { fmtRateNumber } from '../reports/render/format.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
@@ -76,6 +81,10 @@ async function main(): Promise<number> {
     throw err;
   }
   const ops = { alertRules: fileFlag(values, 'alert-rules'), grafanaDashboard: fileFlag(values, 'grafana-dashboard') };
+  if (values.engine !== undefined && values.engines !== undefined) throw new UsageError('give --engine (one engine) or --engines (a side-by-side run), not both');
+  const engines = values.engines !== undefined ? parseEngines('engines', values.engines) : parseEngines('engine', values.engine ?? 'stampede');
+  if (values.engines === undefined) refuseInapplicable(engines[0], scenario);
+  const peerPackage = parsePeerPackage(values['peer-package'], values.engines === undefined ? engines[0] : undefined);
   const replay = [
     'npx stampede-queue scenario',
     positionals[0],
@@ -86,7 +95,10 @@ async function main(): Promise<number> {
     ...(values.mutant ? [`--mutant ${values.mutant}`] : []),
     ...(ops.alertRules ? [`--alert-rules ${ops.alertRules}`] : []),
     ...(ops.grafanaDashboard ? [`--grafana-dashboard ${ops.grafanaDashboard}`] : []),
+    ...(peerPackage ? [`--peer-package ${peerPackage}`] : []),
   ].join(' ');
+  // The adapters, and the worker processes they start, load the peer through this name (harness/engines/peer-common.ts).
+  if (peerPackage) process.env.STAMPEDE_PEER_PACKAGE = peerPackage;
   if (process.env.DATABASE_URL) databaseUrl(); // a given server must at least be a well-formed URL
   const interrupt = new AbortController();
   const interrupts = interruptCounter();
@@ -100,10 +112,63 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
   const log = createLogger('scenario');
   process.stderr.write(`scenario ${scenario.name}: seed ${scenario.seed}, ${fmtRateNumber(scenario.load.rate)} jobs/s for ${scenario.durationS} s, ${scenario.workers} workers${scenario.engine.mutant ? `, MUTANT ${scenario.engine.mutant}` : ''}\n`);
-  const result = await runScenario({ scenario, replayCommand: replay, log, interrupt: interrupt.signal, ops, ...(values.out ? { outDir: values.out } : {}) });
+  const run = (engine: EngineName, o: RunOptions): Promise<RunResult> => {
+    const peer = peerAdapter(engine);
+    return peer ? runPeerScenario({ ...o, engine: peer }) : runScenario(o);
+  };
+  const withEngine = (engine: EngineName) => (engine === 'stampede' ? replay : `${replay} --engine ${engine}`);
+  if (values.engines !== undefined) {
+    const cols: EngineColumn[] = [];
+    let worst = 0;
+    for (const engine of engines) {
+      const a = ENGINES[engine];
+      const skipped = a.inapplicable(scenario);
+      const base = { engine, version: a.version(), command: withEngine(engine) };
+      if (skipped) {
+        cols.push({ ...base, verdict: 'not run', invariants: [], figures: null, skipped: `not run: ${skipped}` });
+        continue;
+      }
+      process.stderr.write(`-- ${engine} ${a.version()}\n`);
+      const r = await run(engine, { scenario, replayCommand: withEngine(engine), log, interrupt: interrupt.signal, ops, ...(values.out ? { outDir: `${values.out}/${engine}` } : {}) });
+      cols.push({ ...base, verdict: r.verdict, invariants: r.invariants, figures: keyFigures(r.history, r.final, scenario.thresholds.oldestAgeSloMs) });
+      worst = Math.max(worst, r.exitCode);
+      if (interrupt.signal.aborted) break;
+    }
+    process.stdout.write(renderComparison(scenario.name, scenario.seed, cols));
+    // The table is the product: a violation in a peer is a finding, not this command's failure, unless the user asked for one engine.
+    return interrupt.signal.aborted ? 130 : worst === 2 ? 2 : 0;
+  }
+  const result = await run(engines[0], { scenario, replayCommand: withEngine(engines[0]), log, interrupt: interrupt.signal, ops, ...(values.out ? { outDir: values.out } : {}) });
   if (values.json) process.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
   else printSummary(result.report, result.dir);
   return result.exitCode;
+}
+
+/** `--engine` / `--engines`: engine names from the list, or a usage error naming the flag and the choices. */
+function parseEngines(flag: string, value: unknown): EngineName[] {
+  const names = String(value).split(',').map((n) => n.trim()).filter(Boolean);
+  if (names.length === 0) throw new UsageError(`--${flag}: expected one or more of ${ENGINE_NAMES.join(', ')}, got nothing`);
+  for (const n of names) if (!isEngineName(n)) throw new UsageError(`--${flag}: unknown engine "${n}"; expected one of ${ENGINE_NAMES.join(', ')}`);
+  return names as EngineName[];
+}
+
+/**
+ * `--peer-package NAME`: the peer's package under another name, an npm alias of
+ * another release (`graphile-worker-0-17-2@npm:graphile-worker@0.17.2`): how a
+ * known bug of a past release is shown to the harness. Only with one peer engine.
+ */
+function parsePeerPackage(value: unknown, engine: EngineName | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const name = String(value);
+  if (engine === undefined || engine === 'stampede') throw new UsageError('--peer-package: needs --engine graphile-worker or --engine pg-boss (one peer engine)');
+  if (!/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(name)) throw new UsageError(`--peer-package: expected an npm package name (an alias such as ${engine}-old), got ${JSON.stringify(name)}`);
+  return name;
+}
+
+/** A scenario that cannot run against the engine asked for: exit 2, saying why. */
+function refuseInapplicable(engine: EngineName, scenario: Scenario): void {
+  const why = ENGINES[engine].inapplicable(scenario);
+  if (why) throw new UsageError(why, false);
 }
 
 /** A file flag's path, refused with exit 2 when nothing is there to read. */
@@ -117,7 +182,7 @@ function fileFlag(values: Record<string, unknown>, name: string): string | undef
 main().then(
   (code) => process.exit(code),
   (err) => {
-    const usage = err instanceof UsageError;
+    const usage = err instanceof UsageError || err instanceof PeerMissingError;
     process.stderr.write(`stampede scenario: ${usage ? '' : 'setup failed: '}${errorText(err)}\n` + (usage ? `${USAGE}\n` : ''));
     if (!usage && process.env.STAMPEDE_LOG === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
     process.exit(2);

@@ -18,12 +18,12 @@ interface Payload {
 }
 
 /** Tells the harness something only this process saw (over the worker's IPC channel); resolves once it is sent. */
-function report(name: string, payload: Record<string, unknown>): Promise<void> {
+export function report(name: string, payload: Record<string, unknown>): Promise<void> {
   return sendToHarness(eventMessage(name, payload, systemClock.now()));
 }
 
 /** Resolves once every report queued on the IPC channel so far is written to it (messages go out in order; the harness ignores this one). */
-function flushReports(): Promise<void> {
+export function flushReports(): Promise<void> {
   return sendToHarness({ kind: 'flush' });
 }
 
@@ -54,26 +54,36 @@ process.on('message', (m: { kind?: string; point?: string; seq?: number }) => {
   if (m?.kind === 'arm-stop') armedStops.set(m.point as StopPoint, Number(m.seq));
 });
 
-function killHere(point: KillPoint, ctx: JobContext): void {
+/** Who reached a kill or stop point: the job (its history id), its attempt and the worker. */
+export interface AtPoint {
+  jobId: number;
+  attempt: number;
+  workerId: string;
+}
+
+const at = (ctx: JobContext): AtPoint => ({ jobId: ctx.job.id, attempt: ctx.attempt, workerId: ctx.workerId });
+
+/** SIGKILLs this process if the harness armed `point` (a peer engine's handler reaches the same points). */
+export function killHere(point: KillPoint, ctx: AtPoint): void {
   if (armedKill !== point) return;
-  void report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.job.id, workerId: ctx.workerId });
+  void report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.jobId, workerId: ctx.workerId });
   process.kill(process.pid, 'SIGKILL');
 }
 
-async function stopHere(point: StopPoint, ctx: JobContext): Promise<void> {
+export async function stopHere(point: StopPoint, ctx: AtPoint): Promise<void> {
   const seq = armedStops.get(point);
   if (seq === undefined) return;
   armedStops.delete(point);
   const taken = await harnessDb().query(q.TakeStopPoint, [seq, ctx.workerId]);
   if (!taken.rowCount) return; // another worker got there first
   // The report must be sent before the process freezes: it is how the harness learns whom to resume.
-  await report('fault:bit', { fault: 'worker-stop', point, jobId: ctx.job.id, attempt: ctx.attempt, workerId: ctx.workerId });
+  await report('fault:bit', { fault: 'worker-stop', point, jobId: ctx.jobId, attempt: ctx.attempt, workerId: ctx.workerId });
   process.kill(process.pid, 'SIGSTOP');
 }
 
 let db: Db | undefined;
 /** The harness's own tables (the dependency flag, stop points), through a small pool of this process. */
-function harnessDb(): Db {
+export function harnessDb(): Db {
   db ??= new Db({ connectionString: process.env.DATABASE_URL!, maxConnections: 2, applicationName: 'stampede:worker:harness' });
   return db;
 }
@@ -117,7 +127,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
     case 'outbox': {
       await callDependency(ctx);
       await systemClock.sleep(ms / 2, ctx.signal);
-      killHere('mid-handler', ctx);
+      killHere('mid-handler', at(ctx));
       const key = effectKey(ctx.job);
       // When the effect was asked for: no-effect-lock-wait times the engine's answer (the lock, or a
       // hand-back when another holder has the key open) from here.
@@ -130,12 +140,12 @@ const handle: Handler<Payload> = async (payload, ctx) => {
         // The payload names the attempt that wrote it: the sink reports it, so a delivered intent of an attempt
         // that rolled back shows (its effect row, if any, names another writer).
         if (payload.kind === 'outbox') await recordIntent(tx, { topic: 'notify', key: intentKeyOf(key), payload: { jobId: ctx.job.id, writer: ctx.workerId } });
-        killHere('in-effect', ctx); // written, not committed: the transaction rolls back with the connection
-        await stopHere('in-effect', ctx);
+        killHere('in-effect', at(ctx)); // written, not committed: the transaction rolls back with the connection
+        await stopHere('in-effect', at(ctx));
         if (ms > 0) await systemClock.sleep(ms / 2);
       });
       if (applied) void report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
-      killHere('after-effect', ctx);
+      killHere('after-effect', at(ctx));
       return;
     }
     case 'downstream': {
@@ -154,10 +164,10 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       // normal and slow: work for the planned time (a slow job's is its stall).
       await callDependency(ctx);
       await systemClock.sleep(ms / 2, ctx.signal);
-      killHere('mid-handler', ctx);
-      if (payload.kind === 'slow') await stopHere('mid-slow-job', ctx);
+      killHere('mid-handler', at(ctx));
+      if (payload.kind === 'slow') await stopHere('mid-slow-job', at(ctx));
       await systemClock.sleep(ms - ms / 2, ctx.signal);
-      if (payload.kind === 'slow') await stopHere('before-report', ctx);
+      if (payload.kind === 'slow') await stopHere('before-report', at(ctx));
   }
 };
 

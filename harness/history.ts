@@ -348,7 +348,11 @@ export interface FinalState {
 /** Invariant outcome, three-valued as in Jepsen: a checker that cannot decide says unknown. */
 export interface InvariantResult {
   name: string;
-  pass: boolean | 'unknown';
+  /**
+   * Held (true), violated (false), undecided ('unknown'), or 'not-promised': the engine under test does not make
+   * the promise this invariant judges (harness/engines/promises.ts), so it is neither passed nor failed.
+   */
+  pass: boolean | 'unknown' | 'not-promised';
   /** The measured figure, in words with units (e.g. "0 lost of 15,000"). */
   figure: string;
   /** The bound it was held to (e.g. "0"). */
@@ -369,6 +373,8 @@ export interface InvariantResult {
    * lists it as not checked here.
    */
   notHere?: string;
+  /** Set with pass 'not-promised': which promise the engine does not make, and where it says so. */
+  notPromised?: string;
 }
 
 /** A count of judged events and what they were, as a plural noun phrase for reports ("retries in backoff"). */

@@ -214,6 +214,8 @@ export type Verdict = 'pass' | 'fail' | 'inconclusive';
  * A check that could not run here for want of a tool (`notHere`) is listed
  * apart and, unless `strict` (CI, the gate), left out of the verdict: it
  * never passes, and a developer without the tool still gets a verdict on the rest.
+ * A 'not-promised' result (a peer engine judged on a promise it does not make)
+ * is left out of the verdict; a run with nothing else is inconclusive.
  */
 export function verdictOf(
   results: readonly InvariantResult[],
@@ -223,8 +225,10 @@ export function verdictOf(
   const failed = results.filter((r) => r.pass === false).map((r) => r.name);
   const unknown = results.filter((r) => r.pass === 'unknown' && !skipped(r)).map((r) => r.name);
   const notHere = results.filter(skipped).map((r) => r.name);
+  // A promise the engine does not make is outside its verdict, strict or not: judged, it could only mislead.
+  const notPromised = results.filter((r) => r.pass === 'not-promised').length;
   if (failed.length) return { verdict: 'fail', exitCode: 1, failed, unknown, notHere };
-  if (unknown.length || results.length === notHere.length) return { verdict: 'inconclusive', exitCode: 3, failed, unknown, notHere };
+  if (unknown.length || results.length === notHere.length + notPromised) return { verdict: 'inconclusive', exitCode: 3, failed, unknown, notHere };
   return { verdict: 'pass', exitCode: 0, failed, unknown, notHere };
 }
 

@@ -339,6 +339,22 @@ export const LEDGER: readonly PromiseEntry[] = [
     // worker-crash's 3 workers run --sample-queue-state; its kills end the leader's process, and the election moves.
     vouch: { by: 'gate', judgedBy: [{ scenario: 'worker-crash', invariant: 'one-round-per-interval' }], minJudged: 3, mutants: ['sampler-lock-per-transaction'] },
   },
+  // ---- Judging other engines (docs/peers.md) ------------------------------------------------
+  {
+    id: 'peer-not-promised',
+    promise: 'Run against another engine (--engine, --engines), an invariant resting on a promise that engine does not make reports "not promised": never pass, never fail, left out of the verdict.',
+    documented: [{ file: 'docs/peers.md', quote: 'An invariant resting on a promise the engine does not make answers not promised' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/peers.test.ts',
+      tests: [
+        'reports "not promised" for a peer without the promise, never pass or fail, even over a history that breaks it',
+        'negative control: the same history fails the invariant for an engine that makes the promise',
+      ],
+      notInGate: "The gate judges stampede, which makes every promise the invariants rest on; the fourth outcome appears only in a peer's run, and a peer is a package the gate does not install.",
+    },
+  },
   // ---- What operators deploy: the shipped alert rules and dashboard, in a real Prometheus ----------
   {
     id: 'alert-rules-page-on-time',

@@ -12,6 +12,7 @@ import { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT, mutantRunsIn } from '../
 import { BASE_SCENARIO, engineSettingsFor, schedulerNodeOptions, workerFlagSettings, type Scenario, type SchedulerNode } from '../scenario.ts';
 import { redCounts } from './metrics-scrape.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
+import type { WorkerProcessSpec } from '../engines/types.ts';
 
 /** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
 const PASSED_THROUGH = new Set([
@@ -73,6 +74,8 @@ export class Fleet {
     private readonly workerEnv: Record<string, string> = {},
     /** The database URL a worker slot connects to: through its link proxy when the scenario has link faults (runner/links.ts). */
     private readonly workerUrl: (slot: number) => string = () => url,
+    /** Another engine's worker process for a slot (a peer's, harness/engines/); default: stampede's bin/worker.ts. */
+    private readonly peerWorker?: (slot: number, gen: number) => WorkerProcessSpec,
   ) {
     const events = new Events();
     this.supervisor = new ProcessSupervisor({
@@ -152,9 +155,30 @@ export class Fleet {
   }
 
   private spawnWorker(slot: number): NodeProcess {
-    const e = engineSettingsFor(this.scenario, slot);
     const gen = (this.generation.get(slot) ?? 0) + 1;
     this.generation.set(slot, gen);
+    const peer = this.peerWorker?.(slot, gen);
+    const proc = peer
+      ? new NodeProcess({
+          ...peer,
+          env: { ...peer.env, DATABASE_URL: this.workerUrl(slot), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
+          stderr: 'lines',
+          onStderrLine: this.relayLog,
+        })
+      : this.spawnStampedeWorker(slot, gen);
+    this.current.set(slot, proc);
+    proc.ready.then(
+      (r) => r.workerId && r.metricsPort !== undefined && proc.alive && this.endpoints.set(slot, { workerId: r.workerId, pid: r.pid, port: r.metricsPort }),
+      () => {},
+    );
+    const flying = new Set<number>();
+    this.inFlight.set(slot, flying);
+    proc.onEvent = (name, payload, nodeTime, hostTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime, hostTime);
+    return proc;
+  }
+
+  private spawnStampedeWorker(slot: number, gen: number): NodeProcess {
+    const e = engineSettingsFor(this.scenario, slot);
     const args = [
       '--handlers', handlersModule(this.scenario.handlers),
       ...optionArgv(WORKER, { concurrency: this.scenario.concurrency, ...workerFlagSettings(e), shutdownGraceMs: 2000 }),
@@ -179,14 +203,6 @@ export class Fleet {
       stderr: 'lines',
       onStderrLine: this.relayLog,
     });
-    this.current.set(slot, proc);
-    proc.ready.then(
-      (r) => r.workerId && r.metricsPort !== undefined && proc.alive && this.endpoints.set(slot, { workerId: r.workerId, pid: r.pid, port: r.metricsPort }),
-      () => {},
-    );
-    const flying = new Set<number>();
-    this.inFlight.set(slot, flying);
-    proc.onEvent = (name, payload, nodeTime, hostTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime, hostTime);
     return proc;
   }
 

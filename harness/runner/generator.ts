@@ -13,6 +13,11 @@ export interface GeneratorOptions {
   lateMs: number;
   /** Attempt budget given to each job. */
   maxAttempts: number;
+  /**
+   * Enqueues one arrival through another engine (a peer's adapter, harness/engines/): its answer's job id
+   * (the history's) and run_at (epoch ms). Default: stampede's enqueue.
+   */
+  enqueue?: (a: Arrival) => Promise<{ jobId: number; runAtMs: number }>;
 }
 
 export interface GeneratorStats {
@@ -76,6 +81,17 @@ export class LoadGenerator {
     };
   }
 
+  private async enqueueStampede(a: Arrival): Promise<{ jobId: number; runAtMs: number }> {
+    const job = await enqueue(this.db, a.queue, { kind: a.kind, op: a.op, params: a.params }, {
+      priority: a.priority,
+      idempotencyKey: opKey(a.op),
+      maxAttempts: this.options.maxAttempts,
+      ...(a.params.delayMs ? { delayMs: a.params.delayMs } : {}),
+      ...(a.fairnessKey ? { fairnessKey: a.fairnessKey } : {}),
+    });
+    return { jobId: job.id, runAtMs: job.runAt.getTime() };
+  }
+
   private async offer(a: Arrival, intendedT: number): Promise<void> {
     const node = 'generator';
     this.stats.offered++;
@@ -86,17 +102,11 @@ export class LoadGenerator {
       this.recorder.record({ type: 'enqueue:late', node, op: a.op, intendedAt: intendedT, sentAt });
     }
     try {
-      const job = await enqueue(this.db, a.queue, { kind: a.kind, op: a.op, params: a.params }, {
-        priority: a.priority,
-        idempotencyKey: opKey(a.op),
-        maxAttempts: this.options.maxAttempts,
-        ...(a.params.delayMs ? { delayMs: a.params.delayMs } : {}),
-        ...(a.fairnessKey ? { fairnessKey: a.fairnessKey } : {}),
-      });
+      const job = await (this.options.enqueue ?? ((x: Arrival) => this.enqueueStampede(x)))(a);
       this.stats.acknowledged++;
       const delayed = a.params.delayMs ? { delayMs: a.params.delayMs } : {};
       const keyed = a.fairnessKey ? { fairnessKey: a.fairnessKey } : {};
-      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.id, queue: a.queue, runAt: job.runAt.getTime(), intendedAt: intendedT, sentAt, ...delayed, ...keyed });
+      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.jobId, queue: a.queue, runAt: job.runAtMs, intendedAt: intendedT, sentAt, ...delayed, ...keyed });
     } catch (err) {
       const error = (err as Error).message;
       if (err instanceof ValidationError || !isRetryableDbError(err)) {

@@ -20,6 +20,8 @@ CREATE TABLE IF NOT EXISTS harness.stop_points (
   point    text NOT NULL,
   taken_by text
 );
+
+-- name: LogSamplerRounds
 -- Every round the elected queue-state sampler writes (stampede.queue_state_rounds
 -- keeps only the latest): who wrote it and when, on the host's real clock
 -- (clock_timestamp(), not now(), which a simulated database clock moves), so

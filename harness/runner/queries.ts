@@ -2,6 +2,7 @@ import { loadQueries } from '../../engine/sql.ts';
 
 export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.url), [
   'CreateHarnessTables',
+  'LogSamplerRounds',
   'SetDependencyOutage',
   'ReadDependency',
   'ArmStopPoint',

@@ -10,7 +10,7 @@ import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
 import { runCheckers, strictRun, verdictOf, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
-import type { FinalState, InvariantResult } from '../history.ts';
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { applyMutant, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
@@ -22,7 +22,7 @@ import { OutboxSink } from './outbox-sink.ts';
 import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
 import { LoadGenerator } from './generator.ts';
-import { Nemesis } from './nemesis.ts';
+import { drainWhileSettling, nemesisFor } from './nemesis.ts';
 import { ProgressLine } from './progress.ts';
 import { harnessQueries as q } from './queries.ts';
 import { HistoryRecorder } from './recorder.ts';
@@ -56,6 +56,9 @@ export interface RunResult {
   dir: string;
   invariants: InvariantResult[];
   report: ReturnType<typeof buildReportJson>;
+  /** What the invariants were judged on: the history and the final state (the side-by-side figures read them). */
+  history: readonly HistoryEvent[];
+  final: FinalState;
 }
 
 /**
@@ -128,6 +131,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     db = openDb();
     await migrate(db);
     await db.query(q.CreateHarnessTables);
+    // On stampede's own table: a peer's run (harness/engines/peer-run.ts) has no elected sampler to log.
+    await db.query(q.LogSamplerRounds);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
     const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
     for (const [queue, l] of Object.entries(s.queueLimits)) {
@@ -181,8 +186,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     }
     await prometheus?.start(fleet);
 
-    const faultsOver = new AbortController();
-    const nemesis = new Nemesis(
+    const { nemesis, faultsOver } = nemesisFor(
+      s,
       plan.faults,
       {
         db,
@@ -197,14 +202,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         recorder,
         sampler,
         clock,
-        log: log.child('nemesis'),
-        maxAttempts: s.engine.maxAttempts,
-        defaultQueue: s.lanes[0].queue,
-        // Lasting faults and evidence watchers end at the interrupt, or when the drain is over.
-        signal: AbortSignal.any([opts.interrupt, faultsOver.signal]),
       },
-      clock,
       log.child('nemesis'),
+      opts.interrupt,
     );
     const ticker = new Ticker(clock, 1000, () => progress.update('load'));
     try {
@@ -218,25 +218,13 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       await fleet.stopSchedulers();
 
       recorder.record({ type: 'run:phase', node: 'harness', phase: 'drain' });
-      const drainUntil = clock.now() + s.drainTimeoutS * 1000;
       ticker.phase = () => progress.update('drain');
-      // Drain while the faults settle (an outage may still be on); done when both are, or at the deadline.
-      let settled = false;
-      const settling = nemesis.settle().then(() => (settled = true));
-      while (!opts.interrupt.aborted && clock.now() < drainUntil) {
-        if (settled) {
-          const left = (await db.query(q.Unfinished)).rows[0];
-          // With relays, drained also means every committed intent has been delivered (or given up on).
-          const undelivered = s.relays ? (await db.query(q.UndeliveredIntents)).rows[0].n : 0;
-          if (left.n === 0 && undelivered === 0) {
-            drainedAt = left.db_now;
-            break;
-          }
-        }
-        await clock.sleep(250, opts.interrupt).catch(() => {});
-      }
-      faultsOver.abort();
-      await settling;
+      // Drained also means, with relays, that every committed intent has been delivered (or given up on).
+      drainedAt = await drainWhileSettling(s, nemesis, faultsOver, clock, opts.interrupt, async () => {
+        const left = (await db!.query(q.Unfinished)).rows[0];
+        const undelivered = s.relays ? (await db!.query(q.UndeliveredIntents)).rows[0].n : 0;
+        return left.n === 0 && undelivered === 0 ? (left.db_now as Date) : undefined;
+      });
       await sampler.runOnce();
       // Twice, a moment apart: a worker whose counters did not move in between was idle, so its
       // counters and the events it reported must match (red-metrics).
@@ -304,5 +292,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     dir,
     invariants,
     report: buildReportJson(input),
+    history: recorder.events,
+    final,
   };
 }

@@ -13,7 +13,7 @@ function notCheckedHere(report: ReportJson): string[] {
 
 /** The invariants table and the verdict, for a person at a terminal or reading a CI log. */
 export function printSummary(report: ReportJson, dir: string): void {
-  const rows = report.invariants.map((i) => [i.pass === true ? 'PASS' : i.pass === false ? 'FAIL' : '????', i.name, i.figure, `judged ${judgedText(i.judged)}`, i.bound]);
+  const rows = report.invariants.map((i) => [i.pass === true ? 'PASS' : i.pass === false ? 'FAIL' : i.pass === 'not-promised' ? 'N/P ' : '????', i.name, i.figure, `judged ${judgedText(i.judged)}`, i.bound]);
   const w = [4, ...[1, 2, 3].map((c) => Math.min(60, Math.max(...rows.map((r) => String(r[c]).length), 8)))];
   const out = [
     '',

@@ -1,4 +1,4 @@
-import { judgedText } from '../../harness/history.ts';
+import { judgedText, type InvariantResult } from '../../harness/history.ts';
 import { toEpochMs } from './input.ts';
 import type { Analysis } from './analysis.ts';
 import type { RenderedChart } from './charts.ts';
@@ -27,8 +27,8 @@ function noPeak(samples: number, quiet: string): string {
   return samples === 0 ? 'no samples recorded' : `0 in every lane over ${plural(samples, 'sample')} (${quiet} when sampled)`;
 }
 
-function passCell(pass: boolean | 'unknown'): string {
-  return pass === true ? 'pass' : pass === false ? 'FAIL' : 'unknown';
+function passCell(pass: InvariantResult['pass']): string {
+  return pass === true ? 'pass' : pass === false ? 'FAIL' : pass === 'not-promised' ? 'not promised' : 'unknown';
 }
 
 function summary(a: Analysis): string {

@@ -92,8 +92,8 @@ export function validateReportInput(input: ReportInput): void {
   }
   if (!Array.isArray(input.invariants)) fail('invariants', 'an array of InvariantResult', input.invariants);
   input.invariants.forEach((r, i) => {
-    if (typeof r?.name !== 'string' || !(r.pass === true || r.pass === false || r.pass === 'unknown')) {
-      fail(`invariants[${i}]`, "{name: string, pass: true | false | 'unknown', figure, bound}", r);
+    if (typeof r?.name !== 'string' || !(r.pass === true || r.pass === false || r.pass === 'unknown' || r.pass === 'not-promised')) {
+      fail(`invariants[${i}]`, "{name: string, pass: true | false | 'unknown' | 'not-promised', figure, bound}", r);
     }
   });
   const th = input.thresholds;

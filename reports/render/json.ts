@@ -26,7 +26,7 @@ export function buildReportJson(raw: ReportInput, analysis: Analysis = analyze(r
     verdict: input.verdict,
     offeredRate: input.offeredRate,
     achievedRate: input.achievedRate,
-    invariants: input.invariants.map((r) => ({ name: r.name, pass: r.pass, figure: r.figure, bound: r.bound, judged: r.judged, ...(r.notHere ? { notHere: r.notHere } : {}) })),
+    invariants: input.invariants.map((r) => ({ name: r.name, pass: r.pass, figure: r.figure, bound: r.bound, judged: r.judged, ...(r.notHere ? { notHere: r.notHere } : {}), ...(r.notPromised ? { notPromised: r.notPromised } : {}) })),
     thresholds: input.thresholds,
     impact: {
       jobsEnqueued: impact.jobsEnqueued,

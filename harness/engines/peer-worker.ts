@@ -1,0 +1,85 @@
+// A peer engine's worker process (graphile-worker, pg-boss): the engine's own
+// worker, started as its docs say, running the harness's handler, which does
+// what each kind of job does (harness/handlers.ts) and reports what the
+// history needs: the claim and start (at the handler's entry: a peer tells
+// its handler nothing earlier), the effect, the completion or failure.
+// Flags: --engine NAME --worker-id ID --concurrency N; env DATABASE_URL, STAMPEDE_QUEUES.
+import { parseArgs } from 'node:util';
+import { systemClock } from '../../engine/clock.ts';
+import { flushReports, harnessDb, killHere, report, stopHere } from '../handlers.ts';
+import { harnessQueries } from '../runner/queries.ts';
+import { historyIdOf, peerQueries } from './peer-common.ts';
+import { PEER_WORKERS, type PeerJob } from './peer-workers.ts';
+
+interface Payload {
+  kind?: string;
+  key: string;
+  params?: { durationMs?: number; failAttempts?: number };
+}
+
+const { values } = parseArgs({ options: { engine: { type: 'string' }, 'worker-id': { type: 'string' }, concurrency: { type: 'string' } } });
+const engine = values.engine as keyof typeof PEER_WORKERS;
+const workerId = values['worker-id']!;
+
+/** One job, start to end, as every peer's handler runs it; throws to fail the attempt. */
+async function runJob(job: PeerJob): Promise<void> {
+  const p = job.payload as unknown as Payload;
+  const jobId = historyIdOf(p.key);
+  const at = { jobId, attempt: job.attempt, workerId };
+  const base = { jobId, queue: job.queue, attempt: job.attempt, workerId };
+  void report('job:claimed', { ...base, priority: job.priority, runAt: job.runAtMs });
+  void report('job:started', base);
+  const began = systemClock.now();
+  // As in harness/handlers.ts: a redelivered slow job or effect works half its planned time.
+  const ms = (p.params?.durationMs ?? 0) * (job.attempt > 1 && (p.kind === 'slow' || p.kind === 'effect') ? 0.5 : 1);
+  try {
+    switch (p.kind) {
+      case 'poison':
+        await flushReports();
+        process.kill(process.pid, 'SIGKILL');
+        return;
+      case 'failing':
+        throw new Error(`failing: planned failure on attempt ${job.attempt}`);
+      case 'flaky':
+        if (job.attempt <= (p.params?.failAttempts ?? 2)) throw new Error(`flaky: planned failure on attempt ${job.attempt}`);
+        break;
+      case 'effect':
+        await systemClock.sleep(ms / 2);
+        killHere('mid-handler', at);
+        void report('effect:started', { jobId, attempt: job.attempt, workerId });
+        // A peer has no transaction of its own around the handler: the effect commits on its own, as it would in a user's handler.
+        await harnessDb().query(harnessQueries.RecordEffect, [p.key, jobId, workerId]);
+        void report('effect:applied', { jobId, key: p.key, workerId });
+        await systemClock.sleep(ms / 2);
+        killHere('after-effect', at);
+        break;
+      default:
+        await systemClock.sleep(ms / 2);
+        killHere('mid-handler', at);
+        if (p.kind === 'slow') await stopHere('mid-slow-job', at);
+        await systemClock.sleep(ms - ms / 2);
+        if (p.kind === 'slow') await stopHere('before-report', at);
+    }
+  } catch (err) {
+    void report('job:failed', { ...base, error: (err as Error).message, retryAt: 0, durationMs: systemClock.now() - began });
+    throw err;
+  }
+  await harnessDb().query(peerQueries.RecordCompletion, [jobId, job.attempt, workerId]);
+  void report('job:completed', { ...base, durationMs: systemClock.now() - began });
+}
+
+const worker = await PEER_WORKERS[engine]({
+  url: process.env.DATABASE_URL!,
+  queues: (process.env.STAMPEDE_QUEUES ?? 'default').split(','),
+  concurrency: Number(values.concurrency ?? 1),
+  workerId,
+  run: runJob,
+});
+let stopping = false;
+process.on('SIGTERM', () => {
+  if (stopping) return;
+  stopping = true;
+  void report('worker:stopping', { workerId });
+  worker.stop().finally(() => process.exit(0));
+});
+process.send?.({ kind: 'ready', pid: process.pid, workerId });

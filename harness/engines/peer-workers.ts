@@ -1,0 +1,28 @@
+import { startGraphileWorker } from './graphile-worker.ts';
+import { startPgBossWorker } from './pg-boss.ts';
+
+/** A job as a peer's worker hands it to the harness's handler. */
+export interface PeerJob {
+  payload: Record<string, unknown>;
+  /** 1 for the first attempt. */
+  attempt: number;
+  queue: string;
+  /** On the harness's scale (0 lowest, 9 highest). */
+  priority: number;
+  runAtMs: number;
+}
+
+export interface PeerWorkerOptions {
+  url: string;
+  queues: string[];
+  concurrency: number;
+  workerId: string;
+  /** The harness's handler: resolves when the job succeeded, throws when it failed. */
+  run: (job: PeerJob) => Promise<void>;
+}
+
+/** Each peer's worker, started in its process as the peer's docs say. */
+export const PEER_WORKERS = {
+  'graphile-worker': startGraphileWorker,
+  'pg-boss': startPgBossWorker,
+} satisfies Record<string, (o: PeerWorkerOptions) => Promise<{ stop(): Promise<void> }>>;
