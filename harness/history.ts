@@ -328,6 +328,8 @@ export interface FinalState {
     archivedAtMs?: number;
     /** The payload's producerKey (jobs the enqueue-retry fault enqueued), so a key's jobs can be counted without trusting the key column. */
     producerKey?: string;
+    /** The payload's op: which offer of the load generator enqueued it (a failover that reuses an id shows as another op). */
+    op?: number;
   }[];
   /** `attempts` and `errorCount` as the dead-letter row carries them (absent from older stored runs). */
   deadLetters: { jobId: number; reason: string; attempts?: number; errorCount?: number }[];
