@@ -31,7 +31,7 @@ export const failover: Injector = async (action, ctx) => {
   const startedT = ctx.recorder.now();
   const before = await replica.state();
   replica.link.setShape(['toServer', 'toClient'], { held: true });
-  injected(ctx, action, { replication: replica.mode, lagS: action.params.lagS, replicationBefore: before }, startedT);
+  injected(ctx, action, { replication: replica.mode, lagS: action.params.lagS, replicationBefore: before });
   await holdUntil(ctx, action, startedT);
   if (ctx.signal.aborted) {
     replica.link.setShape(['toServer', 'toClient'], { held: false });
@@ -40,7 +40,6 @@ export const failover: Injector = async (action, ctx) => {
   }
 
   const atKill = await replica.state();
-  const atKillT = ctx.recorder.now();
   const pid = replica.primary.pid;
   await replica.primary.crash();
   const killT = ctx.recorder.now();
@@ -52,9 +51,10 @@ export const failover: Injector = async (action, ctx) => {
   const promotedT = ctx.recorder.now();
   await replica.link.close();
   injected(ctx, action, { phase: 'end', promoted: true });
-  // The primary's clock and the harness's are the same machine's: one offset turns database times into harness times.
-  const dbToT = (dbMs: number) => dbMs - atKill.atMs + atKillT;
-  const lastReplayedCommitT = position.lastReplayedCommitMs === null ? null : dbToT(position.lastReplayedCommitMs);
+  // The embedded server's clock is this machine's, as the harness's is: a database time is a harness time less
+  // the epoch of the run's t = 0, read at one instant (not across an await, which a busy event loop stretches).
+  const epochOfT0 = ctx.clock.now() - ctx.recorder.now();
+  const lastReplayedCommitT = position.lastReplayedCommitMs === null ? null : position.lastReplayedCommitMs - epochOfT0;
   const resumed = await watchFor(ctx, (e) => e.type === 'job:claimed' && e.t > promotedT, RESUME_WAIT_MS);
   evidence(ctx, action, {
     replication: replica.mode,
@@ -70,6 +70,7 @@ export const failover: Injector = async (action, ctx) => {
     lagBytes: position.behindBytes,
     lagMs: position.lastReplayedCommitMs === null ? null : atKill.atMs - position.lastReplayedCommitMs,
     primaryReplayLagMs: atKill.replayLagMs,
+    lastReplayedCommitMs: position.lastReplayedCommitMs,
     lastReplayedCommitT,
     promotedT,
     promoteMs: promotedT - killT,
