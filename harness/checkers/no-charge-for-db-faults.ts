@@ -70,7 +70,7 @@ export function checkNoChargeForDbFaults(history: readonly HistoryEvent[], _fina
 
 export const noChargeForDbFaults: CheckerDef<NoChargeBounds> = {
   name: 'no-charge-for-db-faults',
-  says: 'a paused, read-only, full or locked database charges no job an attempt or a crash; read-only and exhausted connections are detected; work resumes after',
+  says: 'a paused, read-only, full or locked database, or a failover, charges no job an attempt or a crash; read-only and exhausted connections are detected; work resumes after',
   check: checkNoChargeForDbFaults,
   bounds: { graceMs: 'number', resumeMs: 'number' },
   defaults: { graceMs: 2_000, resumeMs: 5_000 },
