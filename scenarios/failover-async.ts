@@ -1,4 +1,5 @@
 import { defineScenario } from '../harness/scenario.ts';
+import { FAILOVER_RUN } from './failover-sync.ts';
 
 /**
  * Failover to an asynchronous standby (docs/failover.md): as failover-sync,
@@ -26,15 +27,7 @@ export default defineScenario({
   description:
     'The primary dies after its asynchronous standby fell 2 s behind; the standby is promoted and the proxy re-pointed. Every acknowledged write lost is listed by id and kind, inside the measured lag, and the lost enqueues equal an independent SQL count.',
   seed: 46,
-  durationS: 22,
-  load: { model: 'poisson', rate: 60 },
-  workers: 2,
-  concurrency: 8,
-  mix: [
-    { kind: 'normal', share: 7, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
-    { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
-  ],
-  engine: { leaseMs: 8_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
+  ...FAILOVER_RUN,
   faults: [{ fault: 'failover', atS: 10, replication: 'async', lagS: 2 }],
   checkers: {
     'no-job-lost': false,
@@ -43,6 +36,4 @@ export default defineScenario({
     'no-stale-completion': false,
     'failover-async': true,
   },
-  thresholds: { oldestAgeSloMs: 10_000 },
-  drainTimeoutS: 40,
 });

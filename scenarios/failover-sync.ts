@@ -1,4 +1,19 @@
-import { defineScenario } from '../harness/scenario.ts';
+import { defineScenario, type ScenarioInput } from '../harness/scenario.ts';
+
+/** The load, fleet and engine both failover scenarios run: only the replication mode and the checks differ. */
+export const FAILOVER_RUN: Partial<ScenarioInput> = {
+  durationS: 22,
+  load: { model: 'poisson', rate: 60 },
+  workers: 2,
+  concurrency: 8,
+  mix: [
+    { kind: 'normal', share: 7, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
+    { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
+  ],
+  engine: { leaseMs: 8_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
+  thresholds: { oldestAgeSloMs: 10_000 },
+  drainTimeoutS: 40,
+};
 
 /**
  * Failover to a synchronous standby (docs/failover.md). The run's embedded
@@ -17,21 +32,11 @@ export default defineScenario({
   description:
     'The primary dies after its synchronous standby fell 2 s behind; the standby is promoted and the proxy every client uses re-pointed. 0 acknowledged enqueues, completions or effects lost; no job charged; work resumes after the promotion.',
   seed: 45,
-  durationS: 22,
-  load: { model: 'poisson', rate: 60 },
-  workers: 2,
-  concurrency: 8,
-  mix: [
-    { kind: 'normal', share: 7, durationMs: { dist: 'lognormal', medianMs: 20, p99Ms: 200 } },
-    { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
-  ],
-  engine: { leaseMs: 8_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
+  ...FAILOVER_RUN,
   faults: [{ fault: 'failover', atS: 10, replication: 'sync', lagS: 2 }],
   checkers: {
     'failover-sync': true,
     'no-charge-for-db-faults': true,
     'no-phantom-finish': true,
   },
-  thresholds: { oldestAgeSloMs: 10_000 },
-  drainTimeoutS: 40,
 });
