@@ -1,4 +1,5 @@
-import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { sameHold, type HoldReport } from './lives.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 /**
@@ -50,12 +51,19 @@ export function failoverFacts(history: readonly HistoryEvent[]): FailoverFacts |
   };
 }
 
-export type LostKind = 'enqueue lost' | 'id reused' | 'completion undone and rerun' | 'effect ran twice' | 'effect lost' | 'cron occurrence fired twice';
+export type LostKind = 'enqueue lost' | 'id reused' | 'claim undone and made again' | 'completion undone and rerun' | 'effect ran twice' | 'effect lost' | 'cron occurrence fired twice';
+
+/** The acknowledged writes a failover can lose, by what the client wrote. */
+export type AckedWrite = 'enqueue' | 'claim' | 'completion' | 'effect';
 
 /** One acknowledged write the database no longer has, or had to redo. */
 export interface LostWrite {
   kind: LostKind;
+  /** Which write it was (a cron occurrence fired twice is a completion's or an effect's). */
+  write: AckedWrite;
   jobId: number;
+  /** The effect's key, for an effect's loss. */
+  key?: string;
   /** When the client heard the commit (harness time). */
   ackedT: number;
   /** Acknowledged after the last commit the standby had replayed and before the promotion: the replication lag explains it. */
@@ -74,47 +82,79 @@ const WINDOW_SLACK_MS = 50;
  * effect's transaction committed). Lost:
  * - an enqueue with no row of its id, or a row of its id holding another
  *   offer (the id was handed out again: `id reused`);
+ * - a claim (`job:claimed`: the claiming UPDATE returned the job) made
+ *   before the promotion and made again after it with the same attempt
+ *   number under another fencing token, its hold not handed back: the
+ *   promoted primary never had the first claim, so a second holder ran the
+ *   job beside the first until the first's renewal was refused (`claim
+ *   undone and made again`);
  * - a completion whose job did not end done, or was claimed again after it
  *   (`completion undone and rerun`; `cron occurrence fired twice` when the
  *   job is a cron occurrence);
  * - an effect applied again after it was acknowledged (`effect ran twice`:
- *   the handler's outside work ran twice), or with no row at the end.
+ *   the handler's outside work ran twice; `cron occurrence fired twice` when
+ *   its key is a cron occurrence's), or with no row at the end.
  * Pure.
  */
-export function lostWrites(history: readonly HistoryEvent[], final: FinalState, f: FailoverFacts): { acknowledged: Record<'enqueue' | 'completion' | 'effect', number>; lost: LostWrite[] } {
+export function lostWrites(history: readonly HistoryEvent[], final: FinalState, f: FailoverFacts): { acknowledged: Record<AckedWrite, number>; lost: LostWrite[] } {
   const jobs = new Map(final.jobs.map((j) => [j.id, j]));
-  const claims = new Map<number, number[]>();
+  const claims = new Map<number, { e: EventOf<'job:claimed'>; i: number }[]>();
+  const handedBack: { e: HistoryEvent & HoldReport; i: number }[] = [];
   const applied = new Map<string, number[]>();
-  for (const e of history) {
-    if (e.type === 'job:claimed') (claims.get(e.jobId) ?? claims.set(e.jobId, []).get(e.jobId)!).push(e.t);
+  history.forEach((e, i) => {
+    if (e.type === 'job:claimed') (claims.get(e.jobId) ?? claims.set(e.jobId, []).get(e.jobId)!).push({ e, i });
+    if (e.type === 'lease:released' || e.type === 'job:deferred') handedBack.push({ e, i });
     if (e.type === 'effect:applied') (applied.get(e.key) ?? applied.set(e.key, []).get(e.key)!).push(e.t);
-  }
+  });
   const windowFrom = (f.lastReplayedCommitT ?? f.killT) - WINDOW_SLACK_MS;
   const lost: LostWrite[] = [];
-  const lose = (kind: LostKind, jobId: number, ackedT: number, detail?: string) =>
-    lost.push({ kind, jobId, ackedT, inLagWindow: ackedT >= windowFrom && ackedT <= f.promotedT, ...(detail ? { detail } : {}) });
-  const acknowledged = { enqueue: 0, completion: 0, effect: 0 };
-  for (const e of history) {
+  const lose = (kind: LostKind, write: AckedWrite, jobId: number, ackedT: number, detail: string, key?: string) =>
+    lost.push({ kind, write, jobId, ...(key !== undefined ? { key } : {}), ackedT, inLagWindow: ackedT >= windowFrom && ackedT <= f.promotedT, detail });
+  const cron = (key: string | null | undefined) => key?.startsWith('cron:') === true;
+  const acknowledged = { enqueue: 0, claim: 0, completion: 0, effect: 0 };
+  history.forEach((e, i) => {
     if (e.type === 'enqueue:ok') {
       acknowledged.enqueue++;
       const row = jobs.get(e.jobId);
-      if (!row) lose('enqueue lost', e.jobId, e.t, `offer ${e.op}: no job ${e.jobId} on the promoted primary`);
-      else if (row.op !== undefined && row.op !== e.op) lose('id reused', e.jobId, e.t, `offer ${e.op} was acknowledged as job ${e.jobId}; the promoted primary gave that id to offer ${row.op}`);
+      if (!row) lose('enqueue lost', 'enqueue', e.jobId, e.t, `offer ${e.op}: no job ${e.jobId} on the promoted primary`);
+      else if (row.op !== undefined && row.op !== e.op) lose('id reused', 'enqueue', e.jobId, e.t, `offer ${e.op} was acknowledged as job ${e.jobId}; the promoted primary gave that id to offer ${row.op}`);
+    } else if (e.type === 'job:claimed') {
+      acknowledged.claim++;
+      if (e.t > f.promotedT || e.leaseToken === undefined) return;
+      // Made again with the same attempt number after the promotion, under another token: the first claim's
+      // attempt was never counted there. A hold handed back (uncharged) is re-claimed at its attempt legitimately.
+      const again = (claims.get(e.jobId) ?? []).find((c) => c.i > i && c.e.t > f.promotedT && c.e.attempt === e.attempt && !sameHold(c.e, e));
+      if (!again || handedBack.some((h) => h.i > i && h.i < again.i && sameHold(e, h.e))) return;
+      lose('claim undone and made again', 'claim', e.jobId, e.t, `attempt ${e.attempt} claimed again by ${again.e.workerId} ${fmt(again.e.t - e.t)} ms later, while ${e.workerId} held it`);
     } else if (e.type === 'job:completed') {
       acknowledged.completion++;
       const row = jobs.get(e.jobId);
-      const again = (claims.get(e.jobId) ?? []).find((t) => t > e.t);
-      if (again === undefined && row?.state === 'done') continue;
-      const kind = row?.idempotencyKey?.startsWith('cron:') ? 'cron occurrence fired twice' : 'completion undone and rerun';
-      lose(kind, e.jobId, e.t, again !== undefined ? `claimed again ${fmt(again - e.t)} ms after its completion was acknowledged` : `ended ${row?.state ?? 'missing'}`);
+      const again = (claims.get(e.jobId) ?? []).find((c) => c.e.t > e.t)?.e.t;
+      if (again === undefined && row?.state === 'done') return;
+      const kind = cron(row?.idempotencyKey) ? 'cron occurrence fired twice' : 'completion undone and rerun';
+      lose(kind, 'completion', e.jobId, e.t, again !== undefined ? `claimed again ${fmt(again - e.t)} ms after its completion was acknowledged` : `ended ${row?.state ?? 'missing'}`);
     } else if (e.type === 'effect:applied') {
       acknowledged.effect++;
       const again = (applied.get(e.key) ?? []).find((t) => t > e.t);
-      if (again !== undefined) lose('effect ran twice', e.jobId, e.t, `effect ${e.key} applied again ${fmt(again - e.t)} ms later`);
-      else if ((final.effects[e.key] ?? 0) === 0) lose('effect lost', e.jobId, e.t, `no row for effect ${e.key}`);
+      if (again !== undefined) lose(cron(e.key) ? 'cron occurrence fired twice' : 'effect ran twice', 'effect', e.jobId, e.t, `effect ${e.key} applied again ${fmt(again - e.t)} ms later`, e.key);
+      else if ((final.effects[e.key] ?? 0) === 0) lose('effect lost', 'effect', e.jobId, e.t, `no row for effect ${e.key}`, e.key);
     }
-  }
+  });
   return { acknowledged, lost };
+}
+
+/**
+ * What a failover excuses other checks from judging: the jobs and effect keys
+ * of every acknowledged write it lost, each listed with its cause by
+ * `lostWrites` (and judged there: inside the lag window under asynchronous
+ * replication, none at all under synchronous). Null when no failover
+ * promoted a standby: nothing is excused.
+ */
+export function failoverExcused(history: readonly HistoryEvent[], final: FinalState): { jobIds: Set<number>; keys: Set<string>; writes: number } | null {
+  const f = failoverFacts(history);
+  if (!f) return null;
+  const { lost } = lostWrites(history, final, f);
+  return { jobIds: new Set(lost.map((l) => l.jobId)), keys: new Set(lost.flatMap((l) => (l.key !== undefined ? [l.key] : []))), writes: lost.length };
 }
 
 /** Lost acknowledged enqueues: what the independent SQL count counts. */
@@ -126,7 +166,7 @@ type Mode = 'sync' | 'async';
 
 /** The shared first steps: the failover happened, in the mode the scenario asked, with the old primary gone. */
 function judgeable(history: readonly HistoryEvent[], final: FinalState, mode: Mode, name: string, bound: string) {
-  const what = 'acknowledged enqueues, completions and effects across the failover';
+  const what = 'acknowledged enqueues, claims, completions and effects across the failover';
   const base = { name, bound };
   const f = failoverFacts(history);
   const unknown = (figure: string) => ({ verdict: { ...base, pass: 'unknown' as const, figure, judged: { n: 0, what } } });
@@ -134,7 +174,7 @@ function judgeable(history: readonly HistoryEvent[], final: FinalState, mode: Mo
   if (f.replication !== mode || f.syncState !== mode) return unknown(`the failover ran with ${f.replication} replication (the primary reported ${f.syncState ?? 'no standby'}), not ${mode}`);
   if (!f.primaryGone) return unknown('the old primary was not shown gone after the kill (its process alive or its port answering)');
   const { acknowledged, lost } = lostWrites(history, final, f);
-  const n = acknowledged.enqueue + acknowledged.completion + acknowledged.effect;
+  const n = acknowledged.enqueue + acknowledged.claim + acknowledged.completion + acknowledged.effect;
   const lag = `lag at the promotion ${f.lagBytes === null ? '?' : fmt(f.lagBytes)} bytes, ${f.lagMs === null ? '?' : fmt(f.lagMs)} ms`;
   return { f, lost, n, what, base, lag, acknowledged };
 }
@@ -151,7 +191,7 @@ export function checkFailoverSync(history: readonly HistoryEvent[], final: Final
   const j = judgeable(history, final, 'sync', 'failover-sync', '0 acknowledged writes lost');
   if ('verdict' in j) return j.verdict!;
   const { lost, n, what, base, lag, acknowledged } = j;
-  const figure = `${fmt(lost.length)} of ${fmt(n)} acknowledged writes lost (${fmt(acknowledged.enqueue)} enqueues, ${fmt(acknowledged.completion)} completions, ${fmt(acknowledged.effect)} effects); ${lag}`;
+  const figure = `${fmt(lost.length)} of ${fmt(n)} acknowledged writes lost (${fmt(acknowledged.enqueue)} enqueues, ${fmt(acknowledged.claim)} claims, ${fmt(acknowledged.completion)} completions, ${fmt(acknowledged.effect)} effects); ${lag}`;
   return { ...base, pass: lost.length > 0 ? false : n === 0 ? 'unknown' : true, figure, judged: { n, what }, ...(lost.length ? { examples: listed(lost) } : {}) };
 }
 

@@ -1,5 +1,5 @@
 import { cutWindows, DB_HOST_FAULTS } from '../../harness/checkers/fault-windows.ts';
-import { failoverFacts, lostEnqueueCount, lostWrites, type LostWrite } from '../../harness/checkers/failover.ts';
+import { failoverFacts, lostEnqueueCount, lostWrites, type AckedWrite, type LostWrite } from '../../harness/checkers/failover.ts';
 import type { HistoryEvent } from '../../harness/history.ts';
 import { fmtCount, fmtT } from './format.ts';
 import type { ReportInput } from './input.ts';
@@ -93,19 +93,20 @@ function failoverAccount(input: ReportInput): FailoverAccount | null {
   const f = failoverFacts(input.history);
   if (!f) return null;
   const { acknowledged, lost } = lostWrites(input.history, input.final, f);
-  const of = (...kinds: LostWrite['kind'][]) => lost.filter((l) => kinds.includes(l.kind));
-  const part = (kinds: LostWrite['kind'][]) => {
-    const ls = of(...kinds);
-    const causes = kinds.map((k) => [k, of(k).length] as const).filter(([, n]) => n > 0).map(([k, n]) => `${fmtCount(n)} ${k}`);
+  // Duplicated: the write's outside work ran twice (an effect, a cron occurrence's effect); lost: anything else undone.
+  const twice: ReadonlySet<LostWrite['kind']> = new Set(['effect ran twice', 'cron occurrence fired twice']);
+  const part = (write: AckedWrite, duplicated: boolean) => {
+    const ls = lost.filter((l) => l.write === write && (write === 'effect' && twice.has(l.kind)) === duplicated);
+    const kinds = [...new Set(ls.map((l) => l.kind))];
+    const causes = kinds.map((k) => `${fmtCount(ls.filter((l) => l.kind === k).length)} ${k}`);
     return { n: ls.length, cause: causes.join(', '), ids: ls.map((l) => l.jobId) };
   };
-  const none = { n: 0, cause: '', ids: [] };
-  const row = (kind: string, n: number, l: LedgerRow['lost'], d: LedgerRow['duplicated']): LedgerRow => ({ kind, acknowledged: n, kept: n - l.n - d.n, lost: l, duplicated: d });
-  const rows = [
-    row('enqueue', acknowledged.enqueue, part(['enqueue lost', 'id reused']), none),
-    row('completion', acknowledged.completion, part(['completion undone and rerun', 'cron occurrence fired twice']), none),
-    row('effect', acknowledged.effect, part(['effect lost']), part(['effect ran twice'])),
-  ];
+  const row = (kind: AckedWrite): LedgerRow => {
+    const l = part(kind, false);
+    const d = part(kind, true);
+    return { kind, acknowledged: acknowledged[kind], kept: acknowledged[kind] - l.n - d.n, lost: l, duplicated: d };
+  };
+  const rows = [row('enqueue'), row('claim'), row('completion'), row('effect')];
   const ms = (v: number | null) => (v === null ? 'unknown' : `${fmtCount(Math.round(v))} ms`);
   const outside = lost.filter((l) => !l.inLagWindow).length;
   const facts = [
