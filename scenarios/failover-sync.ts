@@ -11,6 +11,19 @@ export const FAILOVER_RUN: Partial<ScenarioInput> = {
     { kind: 'effect', share: 3, durationMs: { dist: 'uniform', minMs: 10, maxMs: 40 } },
   ],
   engine: { leaseMs: 8_000, heartbeatMs: 1_000, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
+  // Two scheduler nodes through the same proxy: their occurrences are effect jobs keyed by the occurrence, so an
+  // occurrence whose run the failover undid shows as its effect applied twice (a cron occurrence fired twice).
+  // Minutely is the finest a schedule fires: a 22 s run sees an occurrence fire in about one run of three.
+  scheduler: {
+    nodes: [{ skewMs: 0 }, { skewMs: 0 }],
+    schedules: ['UTC', 'Asia/Kolkata', 'America/St_Johns'].map((timezone, i) => ({
+      id: `failover-minutely-${i + 1}`,
+      cron: '* * * * *',
+      timezone,
+      queue: 'default',
+      payload: { kind: 'effect', params: { durationMs: 5 } },
+    })),
+  },
   thresholds: { oldestAgeSloMs: 10_000 },
   drainTimeoutS: 40,
 };
@@ -38,5 +51,6 @@ export default defineScenario({
     'failover-sync': true,
     'no-charge-for-db-faults': true,
     'no-phantom-finish': true,
+    'one-job-per-cron-occurrence': true,
   },
 });
