@@ -2,7 +2,9 @@
 // passes on a good one, fails on a violating one (its negative control at
 // unit level), and says unknown when no failover promoted a standby.
 import { describe, expect, it } from 'vitest';
+import { checkExactlyOneEffect } from '../harness/checkers/exactly-one-effect.ts';
 import { checkFailoverAsync, checkFailoverSync, lostWrites, failoverFacts } from '../harness/checkers/failover.ts';
+import { checkNoConcurrentClaim } from '../harness/checkers/no-concurrent-claim.ts';
 import type { FinalState, HistoryEvent } from '../harness/history.ts';
 import { h } from './support/history-builder.ts';
 
@@ -36,13 +38,13 @@ describe('failover-sync', () => {
   it('passes when every acknowledged write is on the promoted primary', () => {
     const r = checkFailoverSync(sorted(failover('sync'), writes), allKept);
     expect(r.pass).toBe(true);
-    expect(r.judged.n).toBe(6);
+    expect(r.judged.n).toBe(9); // 3 enqueues, 3 claims, 3 completions
   });
 
   it('fails on an acknowledged enqueue the promoted primary lacks, naming it', () => {
     const r = checkFailoverSync(sorted(failover('sync'), writes), final([job(1, 1), job(2, 2)]));
     expect(r.pass).toBe(false);
-    expect(JSON.stringify(r.examples)).toContain('"kind":"enqueue lost","jobId":3');
+    expect(JSON.stringify(r.examples)).toContain('"kind":"enqueue lost","write":"enqueue","jobId":3');
   });
 
   it('is unknown with no failover, with the other mode, or with the old primary not shown gone', () => {
@@ -65,7 +67,7 @@ describe('failover-async', () => {
     const rerun = sorted(failover('async', { sql: 0 }), writes, [h.claim(4_000, 2, 'w-1.1')]);
     const r = checkFailoverAsync(rerun, allKept);
     expect(r.pass).toBe(false);
-    expect(JSON.stringify(r.examples)).toContain('"unexplained":{"kind":"completion undone and rerun","jobId":2');
+    expect(JSON.stringify(r.examples)).toContain('"unexplained":{"kind":"completion undone and rerun","write":"completion","jobId":2');
   });
 
   it('fails on a loss acknowledged after the promotion', () => {
@@ -92,5 +94,46 @@ describe('failover-async', () => {
       ['effect ran twice', 3, true],
       ['completion undone and rerun', 3, true],
     ]);
+  });
+
+  it('lists a claim the promoted primary never had, made again with the same attempt under another token', () => {
+    const claims: HistoryEvent[] = [h.token(h.claim(2_050, 7, 'w-0.1'), 'a'), h.token(h.claim(4_000, 7, 'w-1.1'), 'b')];
+    const history = sorted(failover('async', { sql: 0 }), writes, claims);
+    const { lost } = lostWrites(history, final([job(1, 1), job(2, 2), job(3, 3), job(7, 7)]), failoverFacts(history)!);
+    expect(lost.map((l) => [l.kind, l.write, l.jobId, l.inLagWindow])).toEqual([['claim undone and made again', 'claim', 7, true]]);
+  });
+});
+
+describe('checks that leave out the failover\'s listed losses (exceptFailoverLosses)', () => {
+  // Job 7's claim by w-0.1 was lost with the primary and w-1.1 claimed attempt 1 again: two holders at once, listed.
+  const lostClaim: HistoryEvent[] = [h.token(h.claim(2_050, 7, 'w-0.1'), 'a'), h.token(h.claim(4_000, 7, 'w-1.1'), 'b')];
+  // Job 3's effect, acknowledged in the lag window, ran again after the promotion.
+  const twice: HistoryEvent[] = [
+    { t: 2_150, node: 'w-0.1', type: 'effect:applied', jobId: 3, key: 'op:3', workerId: 'w-0.1' },
+    { t: 5_050, node: 'w-1.1', type: 'effect:applied', jobId: 3, key: 'op:3', workerId: 'w-1.1' },
+  ];
+  const kept = final([job(1, 1), job(2, 2), job(3, 3), job(7, 7)], { 'op:3': 2, 'op:1': 1 });
+
+  it('no-concurrent-claim judges every other job, and still fails on an overlap of a job the failover did not list', () => {
+    const history = sorted(failover('async', { sql: 0 }), writes, lostClaim);
+    expect(checkNoConcurrentClaim(history, kept, { leaseMs: 8_000 }).pass).toBe(false);
+    const r = checkNoConcurrentClaim(history, kept, { leaseMs: 8_000, exceptFailoverLosses: true });
+    expect(r.pass).toBe(true);
+    expect(r.judged.n).toBe(3);
+    expect(r.figure).toContain('2 claims of 1 jobs left out');
+    // Negative control: job 2 held by two workers at once, in no listed loss.
+    const overlap = sorted(history, [h.claim(1_000, 2, 'w-1.1', 2)]);
+    expect(checkNoConcurrentClaim(overlap, kept, { leaseMs: 8_000, exceptFailoverLosses: true }).pass).toBe(false);
+  });
+
+  it('exactly-one-effect judges every other key, and still fails on a duplicate the failover did not list', () => {
+    const history = sorted(failover('async', { sql: 0 }), writes, twice);
+    const kinds = { kinds: ['normal'] };
+    expect(checkExactlyOneEffect(history, kept, kinds).pass).toBe(false);
+    const r = checkExactlyOneEffect(history, kept, { ...kinds, exceptFailoverLosses: true });
+    expect(r.pass).toBe(true);
+    expect(r.figure).toContain('1 keys left out');
+    expect(r.judged.n).toBe(1);
+    expect(checkExactlyOneEffect(history, final(kept.jobs, { 'op:3': 2, 'op:1': 2 }), { ...kinds, exceptFailoverLosses: true }).pass).toBe(false);
   });
 });
