@@ -20,9 +20,15 @@ export interface EngineEvents {
     dbLeaseExpiresAt: number;
     /** The job's fairnessKey (its tenant); null when it has none. */
     fairnessKey: string | null;
+    /**
+     * The claim's fencing token (jobs.lease_token): every later write of this hold is fenced on it, and a
+     * claim made again with the same attempt number (a hand-back, a claim a failover lost) has another.
+     */
+    leaseToken: string;
   };
   'job:started': { jobId: number; queue: string; attempt: number; workerId: string };
-  'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number };
+  /** `leaseToken`: the hold's, as its `job:claimed` reported it (the completion was fenced on it). */
+  'job:completed': { jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; leaseToken: string };
   /** `attempt` of `maxAttempts` (the job's budget); at the budget the job is dead and `job:dead` follows. */
   'job:failed': { jobId: number; queue: string; attempt: number; maxAttempts: number; workerId: string; durationMs: number; error: string; dbFailedAt: number; retryAt: number };
   /** `code` says why it died (DEAD_LETTER_CODES), `reason` in words: the dead letter's own. */
@@ -41,6 +47,8 @@ export interface EngineEvents {
     attempt: number;
     workerId: string;
     phase: 'heartbeat' | 'complete' | 'fail' | 'expired';
+    /** The hold's fencing token, as its `job:claimed` reported it. */
+    leaseToken: string;
     /** When the handler had already returned (a refused write, `complete`/`fail`; a `heartbeat` its outcome waited for): how long it ran, ms. */
     handlerMs?: number;
   };

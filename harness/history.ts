@@ -37,17 +37,20 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       leaseExpiresAt?: number;
       /** The job's tenant (its fairnessKey); absent when it has none, and from runs recorded before keys were. */
       fairnessKey?: string;
+      /** The claim's fencing token: it tells one hold from another of the same worker and attempt (absent from older runs). */
+      leaseToken?: string;
     }
   | { type: 'job:started'; jobId: number; queue: string; attempt: number; workerId: string }
   /** The handler asked for its effect (called effectOnce): the engine's answer, the key's lock or a hand-back, is timed from here. */
   | { type: 'effect:started'; jobId: number; attempt: number; workerId: string }
   | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
-  | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number }
+  /** `leaseToken`: the hold's, as its claim reported it (absent from runs recorded before it was). */
+  | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; leaseToken?: string }
   | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number; durationMs?: number }
   | { type: 'job:dead'; jobId: number; queue: string; attempt: number; code: DeadLetterCode; reason: string }
   | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
   /** `handlerMs`: for a refused write (phase complete, fail), how long the handler had run when it returned. */
-  | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string; handlerMs?: number }
+  | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string; handlerMs?: number; leaseToken?: string }
   /** A heartbeat renewed the lease at `dbTime`, to `leaseExpiresAt` (database clock). */
   | { type: 'lease:renewed'; jobId: number; queue: string; attempt: number; workerId: string; leaseExpiresAt: number }
   /** Shutdown handed the claim back uncharged. */
@@ -328,6 +331,8 @@ export interface FinalState {
     archivedAtMs?: number;
     /** The payload's producerKey (jobs the enqueue-retry fault enqueued), so a key's jobs can be counted without trusting the key column. */
     producerKey?: string;
+    /** The payload's op: which offer of the load generator enqueued it (a failover that reuses an id shows as another op). */
+    op?: number;
   }[];
   /** `attempts` and `errorCount` as the dead-letter row carries them (absent from older stored runs). */
   deadLetters: { jobId: number; reason: string; attempts?: number; errorCount?: number }[];

@@ -20,6 +20,8 @@ import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
 import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
+import failoverSync from './failover-sync.ts';
+import failoverAsync from './failover-async.ts';
 
 /** The built-in scenarios by name: `npm run scenario <name>`. */
 export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
@@ -38,6 +40,8 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     xminHorizon,
     networkPartition,
     dbHostFaults,
+    failoverSync,
+    failoverAsync,
     poisonHerd,
     downstreamLimit,
     effectsPipeline,

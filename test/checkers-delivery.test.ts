@@ -3,6 +3,7 @@ import { checkExactlyOneEffect } from '../harness/checkers/exactly-one-effect.ts
 import { checkNoConcurrentClaim } from '../harness/checkers/no-concurrent-claim.ts';
 import { checkNoJobLost } from '../harness/checkers/no-job-lost.ts';
 import { checkNoStaleCompletion } from '../harness/checkers/no-stale-completion.ts';
+import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h, job } from './support/history-builder.ts';
 
 // Convention of these histories: op n became job n, keyed op:n.
@@ -170,6 +171,25 @@ describe('no-stale-completion', () => {
     expect(r.pass).toBe(false);
     expect(r.figure).toBe('1 completions accepted after the lease was taken over, of 2');
     expect(r.examples).toEqual([{ jobId: 1, completedBy: 'w1', attempt: 1, takenOverBy: 'w2', takeoverAttempt: 2 }]);
+  });
+
+  it('tells two holds of the same worker and attempt apart by their lease tokens (a claim a failover lost, made again)', () => {
+    // w1's first claim (token a) was lost with the primary; w1 claimed attempt 1 again (token b) on the promoted one,
+    // and the first hold's lost lease was reported after that: the completion is the second hold's, not stale.
+    const history = [h.token(h.claim(10, 1, 'w1'), 'a'), h.token(h.claim(40, 1, 'w1'), 'b'), h.token(h.leaseLost(45, 1, 'w1', 1, 'complete'), 'a'), h.token(h.completed(50, 1, 'w1'), 'b')];
+    const r = checkNoStaleCompletion(history, finalState([]), {});
+    expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 1, what: 'completions' });
+    // Without tokens the lost lease would read as the second hold's.
+    const untokened = history.map(({ leaseToken: _t, ...e }: any) => e as HistoryEvent);
+    expect(checkNoStaleCompletion(untokened, finalState([]), {}).pass).toBe(false);
+  });
+
+  it('fails (negative control) when the first hold of the same worker and attempt completes after the second claim', () => {
+    const history = [h.token(h.claim(10, 1, 'w1'), 'a'), h.token(h.claim(40, 1, 'w1'), 'b'), h.token(h.completed(50, 1, 'w1'), 'a')];
+    const r = checkNoStaleCompletion(history, finalState([]), {});
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ jobId: 1, completedBy: 'w1', attempt: 1, takenOverBy: 'w1', takeoverAttempt: 1 }]);
   });
 
   it('fails when a completion is accepted after its own worker reported the lease lost', () => {

@@ -92,6 +92,17 @@ describe('no-phantom-finish', () => {
     expect(r.figure).toMatch(/^1 phantom and 1 unexpected/);
   });
 
+  it('tells two holds of the same worker and attempt apart by their lease tokens (a claim a failover lost, made again)', () => {
+    // w1's first hold (token a) lost its lease, reported after w1's second claim (token b), which completed.
+    const history = [...fleet, h.token(h.claim(10, 1, 'w1'), 'a'), h.token(h.claim(40, 1, 'w1'), 'b'), h.token(h.leaseLost(45, 1, 'w1', 1, 'complete'), 'a'), h.token(h.completed(50, 1, 'w1'), 'b')];
+    expect(checkNoPhantomFinish(history, finalState([job(1, 'done')]), {}).pass).toBe(true);
+    // Negative control: only the first hold completed, after the second claim; the second lost its lease.
+    const stale = [...fleet, h.token(h.claim(10, 1, 'w1'), 'a'), h.token(h.claim(40, 1, 'w1'), 'b'), h.token(h.completed(45, 1, 'w1'), 'a'), h.token(h.leaseLost(50, 1, 'w1', 1, 'complete'), 'b')];
+    const r = checkNoPhantomFinish(stale, finalState([job(1, 'done')]), {});
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ phantom: { jobId: 1, why: 'completed only by a worker that had lost the lease', completedBy: 'w1', attempt: 1 } }]);
+  });
+
   it('is unknown when no job is done', () => {
     expect(checkNoPhantomFinish(fleet, finalState([job(1, 'dead')]), {}).pass).toBe('unknown');
   });

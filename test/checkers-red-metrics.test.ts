@@ -21,10 +21,10 @@ describe('redCounts', () => {
     claim(1, 'mail');
     claim(2, 'mail');
     claim(3, 'sms');
-    events.emit('job:completed', { jobId: 1, queue: 'mail', attempt: 1, workerId: 'w-1', durationMs: 4 });
+    events.emit('job:completed', { jobId: 1, queue: 'mail', attempt: 1, workerId: 'w-1', durationMs: 4, leaseToken: 't' });
     events.emit('job:failed', { jobId: 2, queue: 'mail', attempt: 1, maxAttempts: 5, workerId: 'w-1', durationMs: 4, error: 'TypeError: x', dbFailedAt: 0, retryAt: 0 });
     events.emit('job:failed', { jobId: 3, queue: 'sms', attempt: 1, maxAttempts: 5, workerId: 'w-1', durationMs: 4, error: 'timed out', dbFailedAt: 0, retryAt: 0 });
-    events.emit('lease:lost', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', phase: 'complete' });
+    events.emit('lease:lost', { jobId: 3, queue: 'sms', attempt: 1, workerId: 'w-1', phase: 'complete', leaseToken: 't' });
     events.emit('lease:rescued', { jobId: 4, queue: 'sms', attempts: 1, crashCount: 1, dead: false, crashed: true });
     events.emit('lease:rescued', { jobId: 5, queue: 'sms', attempts: 2, crashCount: 2, dead: true, crashed: true });
     events.emit('job:dead', { jobId: 5, queue: 'sms', attempt: 2, code: 'crash_loop', reason: 'crashed its worker 2 times' });

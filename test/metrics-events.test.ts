@@ -20,7 +20,7 @@ describe('RED counters fed by engine events', () => {
   const events = new Events();
   const metrics = createMetrics();
   const unbind = bindEngineEvents(events, metrics);
-  const base = { attempt: 1, maxAttempts: 5, workerId: 'w1', crashCount: 0, dbLeaseExpiresAt: 0, fairnessKey: null };
+  const base = { attempt: 1, maxAttempts: 5, workerId: 'w1', crashCount: 0, dbLeaseExpiresAt: 0, fairnessKey: null, leaseToken: 't' };
 
   it('counts claims, completions, failures by reason, dead letters, lost and expired leases, cron refusals', async () => {
     for (let i = 0; i < 3; i++) events.emit('job:claimed', { ...base, jobId: i, queue: 'mail', priority: 5, runAt: 1_000, dbClaimedAt: 3_500 });

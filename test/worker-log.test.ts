@@ -125,7 +125,7 @@ describe('the lines from engine events', () => {
     events.emit('lease:rescued', { jobId: 9, queue: 'mail', attempts: 1, crashCount: 1, dead: false, crashed: true, owner: 'w0' });
     events.emit('lease:rescued', { jobId: 9, queue: 'mail', attempts: 2, crashCount: 2, dead: true, crashed: true, owner: 'w2' });
     events.emit('job:dead', { jobId: 9, queue: 'mail', attempt: 2, code: 'crash_loop', reason: 'crashed its worker 2 times' });
-    events.emit('lease:lost', { jobId: 10, queue: 'mail', attempt: 1, workerId: 'w1', phase: 'heartbeat' });
+    events.emit('lease:lost', { jobId: 10, queue: 'mail', attempt: 1, workerId: 'w1', phase: 'heartbeat', leaseToken: 't' });
     events.emit('job:failed', { ...base, workerId: 'another worker sharing the Events', jobId: 11, attempt: 1, maxAttempts: 5, error: 'Error: not ours', retryAt: at });
     report.completed = 1234;
     clock.advance(12_345);

@@ -263,7 +263,7 @@ export class JobRun implements Beating, PendingCompletion {
     if (this.handedBack || (this.leaseLost && !this.completedInTx)) return this.markRecorded(); // the new owner decides this job's fate
     if (this.completedInTx) {
       deps.tally.completed++;
-      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
+      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs, leaseToken: job.leaseToken });
       return this.markRecorded();
     }
     if (failed || this.effectBusy || this.dbFault) {
@@ -276,11 +276,11 @@ export class JobRun implements Beating, PendingCompletion {
   /** CompletionBatcher: the completion committed, or its fence found the lease lost. */
   completionWritten(completed: boolean): void {
     const { job, deps } = this;
-    if (!completed) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete', handlerMs: this.durationMs });
+    if (!completed) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'complete', handlerMs: this.durationMs, leaseToken: job.leaseToken });
     else {
       deps.tally.completed++;
       if (deps.events.has('job:completed')) {
-        deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs });
+        deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs, leaseToken: job.leaseToken });
       }
     }
     this.markRecorded();
@@ -365,7 +365,7 @@ export class JobRun implements Beating, PendingCompletion {
     this.leaseLost = true;
     this.expired = true;
     deps.log.warn('no lease renewal landed for a whole lease; the lease may have expired, so the job is aborted', { jobId: job.id, leaseMs: this.options.leaseMs });
-    deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'expired' });
+    deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'expired', leaseToken: job.leaseToken });
     this.abortWith(new LeaseLostError(job.id));
   }
 
@@ -391,7 +391,7 @@ export class JobRun implements Beating, PendingCompletion {
           return;
         }
         // A handler that had already returned (its outcome waited for this renewal) says how long it ran.
-        deps.events.emit('lease:lost', { ...event, phase: 'heartbeat', ...(Number.isFinite(this.durationMs) ? { handlerMs: this.durationMs } : {}) });
+        deps.events.emit('lease:lost', { ...event, phase: 'heartbeat', leaseToken: job.leaseToken, ...(Number.isFinite(this.durationMs) ? { handlerMs: this.durationMs } : {}) });
         this.abortWith(new LeaseLostError(job.id));
         return;
       }
@@ -491,7 +491,7 @@ export class JobRun implements Beating, PendingCompletion {
     const { job, deps } = this;
     const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what, onError: (err) => reportDbError(deps, err, 'result') });
     const row = res.rows[0];
-    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail', handlerMs: this.durationMs });
+    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail', handlerMs: this.durationMs, leaseToken: job.leaseToken });
     return row;
   }
 

@@ -306,6 +306,7 @@ export class Worker {
         crashCount: job.crashCount,
         dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
         fairnessKey: job.fairnessKey,
+        leaseToken: job.leaseToken,
       });
     }
     const run = new JobRun(job, this.options.handlers[job.queue], this.queueOptions.get(job.queue)!, this.runDeps, sentAt);

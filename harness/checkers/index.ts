@@ -53,6 +53,7 @@ import { handlerAbortedOnLeaseLoss } from './handler-aborted-on-lease-loss.ts';
 import { unknownOutcomeResolved } from './unknown-outcome-resolved.ts';
 import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
 import { oneRoundPerInterval } from './one-round-per-interval.ts';
+import { failoverAsync, failoverSync } from './failover.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
 /** Every invariant by name. The names are public: scenarios, mutants (harness/mutants/) and reports use them. */
@@ -112,6 +113,9 @@ export const CHECKERS = {
   'handler-aborted-on-lease-loss': handlerAbortedOnLeaseLoss,
   'unknown-outcome-resolved': unknownOutcomeResolved,
   'no-charge-for-db-faults': noChargeForDbFaults,
+  // Failover to a streaming replica (docs/failover.md).
+  'failover-sync': failoverSync,
+  'failover-async': failoverAsync,
   'queue-drained': queueDrained,
   'faults-exercised': faultsExercised,
   // Tenants within a queue (noisy-tenant): the per-key cap and the fair share.

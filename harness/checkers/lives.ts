@@ -49,19 +49,18 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
   }
   // A worker reports a claim before anything about it (one IPC channel, in order), so its report belongs to
   // its latest matching claim recorded before it: a hand-back and the same worker's re-claim of the same attempt differ.
-  const holdOf = (jobId: number, workerId: string, attempt: number, i: number) =>
-    [...(lives.get(jobId)?.holds ?? [])].reverse().find((h) => h.claim.workerId === workerId && h.claim.attempt === attempt && h.i < i);
+  const holdOf = (report: HoldReport, i: number) => [...(lives.get(report.jobId)?.holds ?? [])].reverse().find((h) => sameHold(h.claim, report) && h.i < i);
   history.forEach((e, i) => {
     switch (e.type) {
       case 'lease:renewed':
-        holdOf(e.jobId, e.workerId, e.attempt, i)?.renewals.push({ e, i });
+        holdOf(e, i)?.renewals.push({ e, i });
         break;
       case 'job:completed':
       case 'job:failed':
       case 'lease:lost':
       case 'lease:released':
       case 'job:deferred': {
-        const h = holdOf(e.jobId, e.workerId, e.attempt, i);
+        const h = holdOf(e, i);
         const slot = ({ 'job:completed': 'completed', 'job:failed': 'failed', 'lease:lost': 'lost', 'lease:released': 'released', 'job:deferred': 'deferred' } as const)[e.type];
         if (h && !h[slot]) (h as unknown as Record<string, unknown>)[slot] = { e, i };
         break;
@@ -84,6 +83,19 @@ export function jobLives(history: readonly HistoryEvent[]): Map<number, JobLife>
     }
   });
   return lives;
+}
+
+/** What a worker's report about one of its holds carries: the fencing token, when the run recorded it. */
+export type HoldReport = { jobId: number; workerId: string; attempt: number; leaseToken?: string };
+
+/**
+ * The report is about this claim's hold: the same fencing token when both carry one (a claim a failover lost
+ * is made again with the same attempt number, at times by the same worker, under another token), else the
+ * same worker and attempt (runs recorded before claims carried their token).
+ */
+export function sameHold(claim: HoldReport, report: HoldReport): boolean {
+  if (claim.leaseToken !== undefined && report.leaseToken !== undefined) return claim.leaseToken === report.leaseToken;
+  return claim.workerId === report.workerId && claim.attempt === report.attempt;
 }
 
 /** Its worker reported the hold's end; each of these reports follows a committed write, so no rescue can come after. */

@@ -10,7 +10,10 @@ export interface NoChargeBounds {
 }
 
 /** A failure whose error is the database's, not the job's: what a worker that charged it for a database fault would write. */
-const DB_ERROR_TEXT = /read-only transaction|too many clients|remaining connection slots|terminating connection|Connection terminated|ECONNRESET|canceling statement|the database system is (starting|shutting) up/i;
+const DB_ERROR_TEXT = /read-only transaction|too many clients|remaining connection slots|terminating connection|Connection terminated|ECONNRESET|ECONNREFUSED|canceling statement|the database system is (starting|shutting) up|the database system is in recovery mode/i;
+
+/** The faults judged: the database host's, and a failover (from the hold of the replication link to the promotion). */
+const JUDGED_FAULTS: ReadonlySet<string> = new Set([...DB_HOST_FAULTS, 'failover']);
 
 /** What a database-host fault must show: the kind of db:error the workers count for it (pauses and locks make statements wait, not fail). */
 const DETECTED_AS: Record<string, string | undefined> = { 'read-only': 'read_only', 'connections-exhausted': 'too_many_connections' };
@@ -27,7 +30,7 @@ const DETECTED_AS: Record<string, string | undefined> = { 'read-only': 'read_onl
  * clearing. Unknown with no such fault.
  */
 export function checkNoChargeForDbFaults(history: readonly HistoryEvent[], _final: FinalState, bounds: NoChargeBounds): InvariantResult {
-  const windows = cutWindows(history, DB_HOST_FAULTS);
+  const windows = cutWindows(history, JUDGED_FAULTS);
   const charged: unknown[] = [];
   const undetected: unknown[] = [];
   const stalled: unknown[] = [];
@@ -67,7 +70,7 @@ export function checkNoChargeForDbFaults(history: readonly HistoryEvent[], _fina
 
 export const noChargeForDbFaults: CheckerDef<NoChargeBounds> = {
   name: 'no-charge-for-db-faults',
-  says: 'a paused, read-only, full or locked database charges no job an attempt or a crash; read-only and exhausted connections are detected; work resumes after',
+  says: 'a paused, read-only, full or locked database, or a failover, charges no job an attempt or a crash; read-only and exhausted connections are detected; work resumes after',
   check: checkNoChargeForDbFaults,
   bounds: { graceMs: 'number', resumeMs: 'number' },
   defaults: { graceMs: 2_000, resumeMs: 5_000 },

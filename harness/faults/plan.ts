@@ -1,6 +1,6 @@
 import type { Rng } from '../../engine/rng.ts';
 import { findDstTransition } from './dst-transition.ts';
-import { defaultTarget, parseNodeRef, validateFaults, type FaultContext, type FaultName, type FaultSpec } from './spec.ts';
+import { DEFAULT_FAILOVER_LAG_S, defaultTarget, parseNodeRef, validateFaults, type FaultContext, type FaultName, type FaultSpec } from './spec.ts';
 
 export type { FaultContext, FaultName, FaultSpec, NodeRef } from './spec.ts';
 export { FAULT_NAMES, validateFaults } from './spec.ts';
@@ -100,6 +100,7 @@ function concrete(spec: FaultSpec, source: number, atMs: number, ctx: FaultConte
   const durKey = DURATION_PARAM[fault];
   const durS = durKey ? (params as Record<string, unknown>)[durKey] : undefined;
   if (typeof durS === 'number') action.untilMs = atMs + durS * 1000;
+  if (spec.fault === 'failover') action.untilMs = atMs + (spec.lagS ?? DEFAULT_FAILOVER_LAG_S) * 1000;
   if (spec.fault === 'dst') {
     const tr = findDstTransition(spec.zone, spec.year ?? DEFAULT_DST_YEAR, spec.transition);
     action.dst = {

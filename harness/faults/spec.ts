@@ -151,6 +151,16 @@ export type FaultSpec = FaultTiming &
     | { fault: 'read-only'; forS: number }
     /** stampede.jobs locked ACCESS EXCLUSIVE for forS seconds (`lock`), or a DDL queued behind a long reader, which queues everyone behind it (`ddl-behind-reader`). */
     | { fault: 'lock-jobs-table'; forS: number; mode?: 'lock' | 'ddl-behind-reader' }
+    /*
+     * Failover (docs/failover.md): the run's embedded Postgres gets a streaming replica at start-up, in
+     * `replication` mode, and every client reaches the primary through the harness's proxy (the VIP).
+     */
+    /**
+     * The replication link held for lagS seconds (the standby falls behind; under sync every commit
+     * waits), then the primary SIGKILLed, the standby promoted (pg_promote) and the VIP re-pointed at it.
+     * At most one per scenario.
+     */
+    | { fault: 'failover'; replication: 'sync' | 'async'; lagS?: number }
   );
 
 /** Which way a link fault acts: requests (`toServer`), answers (`toClient`), or both. */
@@ -218,7 +228,11 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'connections-exhausted': { forS: { kind: 'posNum', required: true } },
   'read-only': { forS: { kind: 'posNum', required: true } },
   'lock-jobs-table': { forS: { kind: 'posNum', required: true }, mode: { kind: ['lock', 'ddl-behind-reader'] } },
+  failover: { replication: { kind: ['sync', 'async'], required: true }, lagS: { kind: 'posNum' } },
 };
+
+/** How long the replication link is held before the primary dies, when a failover names no lagS. */
+export const DEFAULT_FAILOVER_LAG_S = 2;
 
 /** Faults that act on the link between a worker process and Postgres: the scenario's workers connect through the harness's proxies. */
 export const LINK_FAULTS: ReadonlySet<FaultName> = new Set(['partition', 'latency', 'bandwidth', 'reset', 'reset-after-commit']);
@@ -246,6 +260,10 @@ const show = (v: unknown) => (typeof v === 'string' ? `"${v}"` : JSON.stringify(
 export function validateFaults(faults: unknown, ctx: FaultContext, field = 'faults'): asserts faults is FaultSpec[] {
   if (!Array.isArray(faults)) throw new ValidationError(field, `expected an array of faults, got ${show(faults)}`);
   faults.forEach((f, i) => validateFault(f, ctx, `${field}[${i}]`));
+  // One replica per run: a second failover would need a standby of the promoted standby.
+  const failovers = faults.map((f, i) => [f as { fault?: unknown; everyS?: unknown }, i] as const).filter(([f]) => f.fault === 'failover');
+  if (failovers.length > 1) throw new ValidationError(`${field}[${failovers[1][1]}]`, `a scenario has at most one failover; the first is ${field}[${failovers[0][1]}]`);
+  if (failovers.length === 1 && failovers[0][0].everyS !== undefined) throw new ValidationError(`${field}[${failovers[0][1]}].everyS`, 'a failover happens once; leave everyS out');
 }
 
 function validateFault(f: unknown, ctx: FaultContext, field: string): void {

@@ -1,5 +1,7 @@
 import { applyMutant as applyChanges } from './apply.ts';
 import { asyncCommit } from './async-commit.ts';
+import { commitLocal } from './commit-local.ts';
+import { completionAckedUnwritten } from './completion-acked-unwritten.ts';
 import { chargeOnFailure } from './charge-on-failure.ts';
 import { cronKeySpelling } from './cron-key-spelling.ts';
 import { catchUpIgnoresWindow } from './catch-up-ignores-window.ts';
@@ -143,6 +145,9 @@ export const MUTANTS = {
   'expired-claim-kept': expiredClaimKept,
   // One queue-state sampler per database (worker-crash's workers elect one).
   'sampler-lock-per-transaction': samplerLockPerTransaction,
+  // Failover to a streaming replica (docs/failover.md).
+  'commit-local': commitLocal,
+  'completion-acked-unwritten': completionAckedUnwritten,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -85,6 +85,11 @@ export interface EmbeddedOptions {
   dataDir?: string;
   /** The loopback port to listen on. Default: a free one, chosen by the kernel. */
   port?: number;
+  /**
+   * Fills the empty data dir instead of initdb: a standby's copy of its
+   * primary (harness/postgres/standby.ts). Ownership is set after it returns.
+   */
+  initialise?: (dataDir: string) => Promise<void>;
 }
 
 /**
@@ -112,6 +117,16 @@ export class EmbeddedPostgres {
     return this.proc?.pid;
   }
 
+  /** The loopback port it listens on. */
+  get listenPort(): number {
+    return this.port;
+  }
+
+  /** Its data directory (a standby copies it). */
+  get dataDirectory(): string {
+    return this.dataDir;
+  }
+
   /** What the server printed while starting last, up to "ready to accept connections": after a crash it says it recovered. */
   startLog = '';
 
@@ -137,7 +152,13 @@ export class EmbeddedPostgres {
       stdio: 'ignore',
     });
     this.reaper.unref();
-    if (!initialised) await this.run(this.bins.initdb, ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    if (!initialised && this.options.initialise) {
+      mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+      await this.options.initialise(this.dataDir);
+      if (this.user) execFileSync('chown', ['-R', `${this.user.uid}:${this.user.gid}`, this.dataDir]);
+    } else if (!initialised) {
+      await this.run(this.bins.initdb, ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    }
     this.port = this.options.port ?? (await freePort());
     await this.launch();
     this.options.log.info('embedded PostgreSQL started', { port: this.port, dir: this.options.dataDir ?? this.rootDir });
@@ -164,7 +185,8 @@ export class EmbeddedPostgres {
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         stderr += chunk.toString();
-        if (stderr.includes('database system is ready to accept connections')) {
+        // A standby says it is ready for read-only connections.
+        if (/database system is ready to accept (read-only )?connections/.test(stderr)) {
           proc.stderr!.off('data', onData);
           proc.stderr!.resume();
           this.startLog = stderr;

@@ -591,6 +591,33 @@ export const LEDGER: readonly PromiseEntry[] = [
     covers: {},
     vouch: { by: 'gate', judgedBy: [{ scenario: 'db-host-faults', invariant: 'no-charge-for-db-faults' }], minJudged: 200, mutants: ['db-error-charged'] },
   },
+  // ---- Failover to a replica (docs/failover.md) ------------------------------------------------
+  {
+    id: 'failover-sync-no-loss',
+    promise: 'With synchronous replication, every acknowledged enqueue, completion and effect survives a failover to the standby: 0 lost.',
+    documented: [{ file: 'docs/failover.md', quote: 'Synchronous replication: every acknowledged write survives the failover.' }],
+    covers: {},
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'failover-sync', invariant: 'failover-sync' }], minJudged: 1_000, mutants: ['commit-local'] },
+  },
+  {
+    id: 'failover-async-loss-listed',
+    promise: 'With asynchronous replication, every acknowledged write a failover loses is listed by id and kind, falls inside the lag measured at the promotion, and the lost enqueues equal an independent SQL count on the promoted primary.',
+    documented: [{ file: 'docs/failover.md', quote: 'Asynchronous replication: what is lost is bounded by the replica' }],
+    covers: {},
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'failover-async', invariant: 'failover-async' }], minJudged: 1_000, mutants: ['completion-acked-unwritten'] },
+  },
+  {
+    id: 'failover-no-charge',
+    promise: 'A failover charges no job an attempt: the engine retries its statements until the address reaches the new primary.',
+    documented: [{ file: 'docs/failover.md', quote: 'The failover charges no job an attempt.' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/failover.test.ts',
+      tests: ['a worker follows the proxy to the promoted synchronous standby, charging no job an attempt'],
+      notInGate: 'failover-sync judges it with no-charge-for-db-faults, but no mutant charges a job for a failover alone, so the gate cannot show that check catching it; the test asserts every job done at attempt 1 with 8 in flight at the kill',
+    },
+  },
   {
     id: 'claim-ahead-handed-back-at-stop',
     promise: 'A stopping worker hands back the jobs it claimed ahead rather than starting them.',

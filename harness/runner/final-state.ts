@@ -19,6 +19,7 @@ function jobOf(r: Row): FinalState['jobs'][number] {
     crashCount: r.crash_count,
     errorCount: r.error_count,
     ...(r.producer_key ? { producerKey: r.producer_key } : {}),
+    ...(r.op !== null && r.op !== undefined ? { op: r.op } : {}),
   };
 }
 

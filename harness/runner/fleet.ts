@@ -223,6 +223,7 @@ export class Fleet {
         ...(p.crashCount !== undefined ? { crashCount: p.crashCount } : {}),
         ...(p.dbLeaseExpiresAt !== undefined ? { leaseExpiresAt: p.dbLeaseExpiresAt } : {}),
         ...(p.fairnessKey ? { fairnessKey: p.fairnessKey } : {}),
+        ...(p.leaseToken ? { leaseToken: p.leaseToken } : {}),
       }, hostTime);
       return;
     }

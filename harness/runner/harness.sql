@@ -71,7 +71,7 @@ INSERT INTO harness.effects (key, job_id, worker_id) VALUES ($1, $2, $3);
 SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
        floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
        (state = 'pending' AND run_at > coalesce($1::timestamptz, now())) AS not_due_yet,
-       max_attempts, crash_count, jsonb_array_length(errors) AS error_count, payload->>'producerKey' AS producer_key
+       max_attempts, crash_count, jsonb_array_length(errors) AS error_count, payload->>'producerKey' AS producer_key, (payload->>'op')::int AS op
   FROM stampede.jobs ORDER BY id;
 
 -- name: FinalArchivedJobs
@@ -79,7 +79,7 @@ SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, pay
 -- archive-once judges where each done job ended up and how old it was.
 SELECT id, queue, state::text AS state, attempts, priority, idempotency_key, payload->>'kind' AS kind,
        floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
-       max_attempts, crash_count, jsonb_array_length(errors) AS error_count, payload->>'producerKey' AS producer_key,
+       max_attempts, crash_count, jsonb_array_length(errors) AS error_count, payload->>'producerKey' AS producer_key, (payload->>'op')::int AS op,
        floor(extract(epoch FROM finished_at) * 1000)::float8 AS finished_at_ms,
        floor(extract(epoch FROM archived_at) * 1000)::float8 AS archived_at_ms
   FROM stampede.job_history ORDER BY id;

@@ -36,6 +36,9 @@ import { DashboardClient } from './dashboard-client.ts';
 import { preloadWork } from './preload.ts';
 import { LinkNet } from './links.ts';
 import { LINK_FAULTS } from '../faults/spec.ts';
+import { EmbeddedPostgres } from '../postgres/embedded.ts';
+import { Replica } from '../postgres/replica.ts';
+import { countMissingAcknowledged } from './failover-count.ts';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -115,6 +118,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let loadWindow = { fromT: 0, toT: 0, fromDbMs: 0, toDbMs: 0 };
   let generator: LoadGenerator | undefined;
   let links: LinkNet | undefined;
+  let replica: Replica | undefined;
   let faultPlan: ReturnType<typeof planScenario>['faults'] = [];
   const downstream = s.downstream ? new Downstream(s.downstream, recorder, clock) : undefined;
   const sink = s.relays ? new OutboxSink(recorder, clock) : undefined;
@@ -122,7 +126,14 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   // A mutant of code the runner itself runs (the engine's QueueStateSampler) is applied here, for this run only.
   const undoMutant = mutantRunsIn(s.engine.mutant) === 'runner' ? applyMutant(s.engine.mutant!) : undefined;
   try {
-    const url = await createDatabase(server.adminUrl, dbName);
+    const failoverSpec = s.faults.find((f) => f.fault === 'failover');
+    if (failoverSpec && server instanceof EmbeddedPostgres) {
+      // Before the database exists: it, the migrations and the load reach the standby by streaming.
+      replica = await Replica.start(server, { mode: failoverSpec.replication, clock, rng: new SeededRng(s.seed).fork('replica'), log: log.child('replica') });
+    }
+    const primaryUrl = await createDatabase(server.adminUrl, dbName);
+    // With a replica, every client of the run (workers, schedulers, the load, the harness's own pool) reaches the primary through the VIP.
+    const url = replica ? replica.vip.urlThrough(primaryUrl) : primaryUrl;
     const openDb = () => {
       const d = new Db({ connectionString: url, maxConnections: 24, applicationName: 'stampede:harness' });
       survivePoolClientErrors(d);
@@ -199,6 +210,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         sink,
         ...(dashboard ? { dashboard: new DashboardClient(`http://127.0.0.1:${dashboard.port}`, dashboard.accessToken) } : {}),
         links,
+        ...(replica ? { replica } : {}),
         recorder,
         sampler,
         clock,
@@ -225,6 +237,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         const undelivered = s.relays ? (await db!.query(q.UndeliveredIntents)).rows[0].n : 0;
         return left.n === 0 && undelivered === 0 ? (left.db_now as Date) : undefined;
       });
+      if (replica) await countMissingAcknowledged(replica, dbName, recorder, log);
       await sampler.runOnce();
       // Twice, a moment apart: a worker whose counters did not move in between was idle, so its
       // counters and the events it reported must match (red-metrics).
@@ -253,6 +266,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     if (db) final = await readFinalState(db, drainedAt).catch(() => final);
     await db?.close();
     await loadDb?.close();
+    // After the final state: with a replica, it was read from the promoted standby through the VIP.
+    await replica?.stop();
     await dropDatabase(server.adminUrl, dbName).catch(() => {});
     await server.stop();
     undoMutant?.();

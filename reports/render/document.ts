@@ -4,7 +4,7 @@ import type { Analysis } from './analysis.ts';
 import type { RenderedChart } from './charts.ts';
 import { detectionText } from './timeline.ts';
 import { pageBlocks } from './pages.ts';
-import { ledgerTable } from './write-ledger.ts';
+import { ledgerTable, lostWritesTable, type FailoverAccount } from './write-ledger.ts';
 import { fmtCount, fmtDuration, fmtList, fmtRate, fmtT, plural } from './format.ts';
 
 /**
@@ -25,6 +25,18 @@ export const SECTION_TITLES = ['Summary', 'Impact', 'Charts', 'Timeline', 'Detec
 /** A figure with no lane above zero: none was sampled, or every sample read zero (a quiet run), which are not the same. */
 function noPeak(samples: number, quiet: string): string {
   return samples === 0 ? 'no samples recorded' : `0 in every lane over ${plural(samples, 'sample')} (${quiet} when sampled)`;
+}
+
+/** The failover's part of the acknowledged-writes section: its facts, its accounting by kind, and every lost write by id. */
+function failoverBlocks(f: FailoverAccount): Block[] {
+  return [
+    { kind: 'p', text: 'Failover: every write the run acknowledged, against the promoted primary.' },
+    { kind: 'ul', items: f.facts },
+    { kind: 'table', header: ['Write', 'Acknowledged', 'Kept', 'Lost (cause)', 'Duplicated (cause)'], rows: ledgerTable(f), numeric: [false, true, true, false, false] },
+    ...(f.lost.length
+      ? [{ kind: 'table', header: ['Job', 'Lost write', 'Acknowledged', 'In the lag window', 'Cause'], rows: lostWritesTable(f), numeric: [false, false, false, false, false] } as Block]
+      : [{ kind: 'p', text: 'No acknowledged write was lost.' } as Block]),
+  ];
 }
 
 function passCell(pass: InvariantResult['pass']): string {
@@ -117,6 +129,7 @@ export function buildDocument(a: Analysis, charts: RenderedChart[]): Block[] {
           },
           { kind: 'table', header: ['Write', 'Acknowledged', 'Kept', 'Lost (cause)', 'Duplicated (cause)'], rows: ledgerTable(a.writes), numeric: [false, true, true, false, false] },
           ...(a.writes.cuts.length ? [{ kind: 'ul', items: a.writes.cuts } as Block] : []),
+          ...(a.writes.failover ? failoverBlocks(a.writes.failover) : []),
         ] as Block[])
       : []),
     { kind: 'h2', text: 'Invariants' },

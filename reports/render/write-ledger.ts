@@ -1,10 +1,11 @@
 import { cutWindows, DB_HOST_FAULTS } from '../../harness/checkers/fault-windows.ts';
+import { failoverFacts, lostEnqueueCount, lostWrites, type AckedWrite, type LostWrite } from '../../harness/checkers/failover.ts';
 import type { HistoryEvent } from '../../harness/history.ts';
 import { fmtCount, fmtT } from './format.ts';
 import type { ReportInput } from './input.ts';
 
 /** Faults on the link or the database host whose windows the ledger accounts for. */
-const LEDGER_FAULTS = new Set(['partition', 'latency', 'bandwidth', 'reset', 'reset-after-commit', ...DB_HOST_FAULTS]);
+const LEDGER_FAULTS = new Set(['partition', 'latency', 'bandwidth', 'reset', 'reset-after-commit', ...DB_HOST_FAULTS, 'failover']);
 /** How long after a fault ends a write still counts as written across it (a retried write landing, a lease running out). */
 const AFTER_MS = 5_000;
 
@@ -23,6 +24,15 @@ export interface WriteLedger {
   rows: LedgerRow[];
   /** Each answer a reset-after-commit cut, and how it was resolved. */
   cuts: string[];
+  /** The failover, when the run had one that promoted the standby: what happened, and every acknowledged write it lost. */
+  failover: FailoverAccount | null;
+}
+
+/** A failover as a postmortem tells it: the facts with their times, the accounting by kind, and each lost write. */
+export interface FailoverAccount {
+  facts: string[];
+  rows: LedgerRow[];
+  lost: LostWrite[];
 }
 
 /**
@@ -71,11 +81,51 @@ export function writeLedger(input: ReportInput): WriteLedger | null {
       const states = d.point === 'enqueue' ? '' : `; at the end: ${(d.jobIds as number[]).map((id) => `${id} ${jobs.get(id)?.state ?? 'missing'}`).join(', ')}`;
       return `${fmtT(e.t)}: the answer to a committed ${d.point} (\`${d.statement}\`, ${d.target}) was cut: ${what}${states}.`;
     });
-  return { fromT, toT, rows, cuts };
+  return { fromT, toT, rows, cuts, failover: failoverAccount(input) };
+}
+
+/**
+ * The failover's own accounting, over every write the run acknowledged (a
+ * write acknowledged before the hold can be lost too if the standby lacked
+ * it): kept, lost with its kind, and each lost write by id. Pure.
+ */
+function failoverAccount(input: ReportInput): FailoverAccount | null {
+  const f = failoverFacts(input.history);
+  if (!f) return null;
+  const { acknowledged, lost } = lostWrites(input.history, input.final, f);
+  // Duplicated: the write's outside work ran twice (an effect, a cron occurrence's effect); lost: anything else undone.
+  const twice: ReadonlySet<LostWrite['kind']> = new Set(['effect ran twice', 'cron occurrence fired twice']);
+  const part = (write: AckedWrite, duplicated: boolean) => {
+    const ls = lost.filter((l) => l.write === write && (write === 'effect' && twice.has(l.kind)) === duplicated);
+    const kinds = [...new Set(ls.map((l) => l.kind))];
+    const causes = kinds.map((k) => `${fmtCount(ls.filter((l) => l.kind === k).length)} ${k}`);
+    return { n: ls.length, cause: causes.join(', '), ids: ls.map((l) => l.jobId) };
+  };
+  const row = (kind: AckedWrite): LedgerRow => {
+    const l = part(kind, false);
+    const d = part(kind, true);
+    return { kind, acknowledged: acknowledged[kind], kept: acknowledged[kind] - l.n - d.n, lost: l, duplicated: d };
+  };
+  const rows = [row('enqueue'), row('claim'), row('completion'), row('effect')];
+  const ms = (v: number | null) => (v === null ? 'unknown' : `${fmtCount(Math.round(v))} ms`);
+  const outside = lost.filter((l) => !l.inLagWindow).length;
+  const facts = [
+    `${f.replication === 'sync' ? 'Synchronous' : 'Asynchronous'} replication (the primary reported the standby \`${f.syncState ?? 'absent'}\`); the replication link held from ${fmtT(f.heldT)}.`,
+    `The primary was killed at ${fmtT(f.killT)} (${f.primaryGone ? 'its postmaster gone and its port refusing' : 'NOT shown gone'}); the standby was promoted and the proxy re-pointed at ${fmtT(f.promotedT)}, ${ms(f.promotedT - f.killT)} later.`,
+    `Lag at the promotion: ${f.lagBytes === null ? 'unknown' : `${fmtCount(f.lagBytes)} bytes`} of WAL not replayed, ${ms(f.lagMs)} since the last commit the standby replayed${f.lastReplayedCommitT === null ? '' : ` (${fmtT(f.lastReplayedCommitT)})`}: a write acknowledged from then to the promotion could be lost.`,
+    `First claim after the promotion: ${ms(f.firstClaimAfterPromotionMs)}.`,
+    `Lost: ${fmtCount(lost.length)} acknowledged writes, ${fmtCount(outside)} of them outside the lag window; lost enqueues ${fmtCount(lostEnqueueCount(lost))}, counted independently by SQL on the promoted primary: ${f.sqlMissingEnqueues === undefined ? 'not counted' : fmtCount(f.sqlMissingEnqueues)}.`,
+  ];
+  return { facts, rows, lost };
+}
+
+/** Each lost write of a failover, for the report: id, kind, when acknowledged, inside the lag window or not, why. */
+export function lostWritesTable(a: FailoverAccount): string[][] {
+  return a.lost.map((l) => [`job ${l.jobId}`, l.kind, fmtT(l.ackedT), l.inLagWindow ? 'yes' : 'NO', l.detail ?? '']);
 }
 
 /** The ledger's table rows, for the report. */
-export function ledgerTable(l: WriteLedger): string[][] {
+export function ledgerTable(l: Pick<WriteLedger, 'rows'>): string[][] {
   const ids = (x: { n: number; cause: string; ids: number[] }) => (x.n ? `${fmtCount(x.n)}: ${x.cause} (${x.ids.slice(0, 8).map((id) => `job ${id}`).join(', ')}${x.n > 8 ? ', …' : ''})` : '0');
   return l.rows.map((r) => [r.kind, fmtCount(r.acknowledged), fmtCount(r.kept), ids(r.lost), ids(r.duplicated)]);
 }

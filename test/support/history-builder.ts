@@ -25,6 +25,8 @@ export const h = {
     ...(x.dbTime !== undefined ? { dbTime: x.dbTime } : {}), ...(x.nodeTime !== undefined ? { nodeTime: x.nodeTime } : {}),
     ...(x.crashCount !== undefined ? { crashCount: x.crashCount } : {}), ...(x.leaseExpiresAt !== undefined ? { leaseExpiresAt: x.leaseExpiresAt } : {}),
   }),
+  /** The same report carrying a hold's fencing token (a claim, a completion, a lost lease). */
+  token: (e: HistoryEvent, leaseToken: string): HistoryEvent => ({ ...e, leaseToken }) as HistoryEvent,
   renewed: (t: number, jobId: number, workerId: string, attempt: number, dbTime: number, leaseExpiresAt: number): HistoryEvent => ({
     t, node: workerId, dbTime, type: 'lease:renewed', jobId, queue: 'default', attempt, workerId, leaseExpiresAt,
   }),

@@ -2,6 +2,7 @@ import type { Clock } from '../../../engine/clock.ts';
 import type { Db } from '../../../engine/db.ts';
 import type { Logger } from '../../../engine/log.ts';
 import type { PostgresServer } from '../../postgres/provision.ts';
+import type { Replica } from '../../postgres/replica.ts';
 import type { HistoryEvent } from '../../history.ts';
 import type { ComponentNodes } from '../../runner/component-nodes.ts';
 import type { DashboardClient } from '../../runner/dashboard-client.ts';
@@ -27,6 +28,8 @@ export interface InjectionContext {
   dashboard?: DashboardClient;
   /** The link proxies between the workers (and the nemesis's producer) and Postgres, when the scenario has link faults. */
   links?: LinkNet;
+  /** The streaming replica of the run's server and the VIP every client connects through, when the scenario has a failover. */
+  replica?: Replica;
   /** The outbox sink the relays deliver to, when the scenario runs relays. */
   sink?: OutboxSink;
   recorder: HistoryRecorder;

@@ -9,6 +9,7 @@ import { enqueueRetry, poisonPill, thunderingHerd } from './enqueues.ts';
 import { relayKill, workerRestart } from './components.ts';
 import { workerKill, workerStop } from './processes.ts';
 import { bandwidth, latency, partition, reset, resetAfterCommit } from './link.ts';
+import { failover } from './failover.ts';
 import { connectionsExhausted, dbPause, lockJobsTable, readOnly } from './host.ts';
 
 /** Every fault the nemesis can inject, by the name scenarios use. */
@@ -46,6 +47,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'connections-exhausted': connectionsExhausted,
   'read-only': readOnly,
   'lock-jobs-table': lockJobsTable,
+  failover,
 };
 
 export type { InjectionContext } from './context.ts';
