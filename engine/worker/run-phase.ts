@@ -6,7 +6,7 @@
  * - `running`: the handler runs; heartbeats renew the lease.
  * - `finishing`: effectOnce's transaction is under way. A renewal that finds no lease proves nothing now (our own
  *   commit may have cleared it): the transaction's fence decides, so the heartbeat stands down.
- * - `completed-in-tx`: that transaction completed the job; the handler has yet to return.
+ * - `completed-in-tx`: that transaction completed the job (it stays so once the handler returns).
  * - `settled`: the handler returned (or threw); the outcome is being decided and written.
  * - `lost`: a renewal found the lease gone (or the job cancelled): the new owner decides this job's fate.
  * - `expired`: no renewal landed for a whole lease; the claim is handed back, fenced, if it is still ours.
@@ -17,15 +17,16 @@ export type RunPhase = 'waiting' | 'running' | 'finishing' | 'completed-in-tx' |
 
 /** The legal moves, from each phase. */
 const MOVES: { readonly [P in RunPhase]: readonly RunPhase[] } = {
-  waiting: ['running', 'lost', 'expired', 'handed-back', 'recorded'],
+  waiting: ['running', 'lost', 'expired', 'handed-back'],
   running: ['finishing', 'settled', 'lost', 'expired', 'handed-back'],
   // Back to running: the transaction rolled back, or committed without completing the job.
   // Settled: a handler that returned without awaiting its effectOnce.
   finishing: ['running', 'completed-in-tx', 'settled', 'handed-back'],
-  'completed-in-tx': ['settled', 'handed-back'],
+  // Completed in its transaction: it stays so through the handler's return, to be recorded as completed.
+  'completed-in-tx': ['handed-back', 'recorded'],
   // Lost: a renewal under way as the handler returned found the lease gone (the outcome waited for it).
   settled: ['lost', 'handed-back', 'recorded'],
-  lost: ['handed-back', 'recorded'],
+  lost: ['recorded'],
   expired: ['recorded'],
   'handed-back': ['recorded'],
   recorded: [],
