@@ -8,7 +8,7 @@ import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import { Pruner, PRUNER } from '../engine/effects/pruner.ts';
 import { OutboxRelay, RELAY, type Deliver } from '../engine/effects/relay.ts';
-import { Events, type EventName } from '../engine/events.ts';
+import { Events, eventsEmittedBy } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
@@ -19,7 +19,6 @@ import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('relay', HELP.relay);
 
-const FORWARDED: EventName[] = ['outbox:delivered', 'outbox:failed', 'outbox:dead', 'effects:pruned'];
 
 async function loadDeliver(path: string): Promise<Deliver> {
   const mod = await importModuleFlag('--deliver', path);
@@ -41,7 +40,7 @@ async function main(): Promise<void> {
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
   const send = process.send?.bind(process);
   if (send) {
-    for (const name of FORWARDED) events.on(name, (payload) => send(eventMessage(name, payload, systemClock.now())));
+    for (const name of eventsEmittedBy('relay', 'pruner')) events.on(name, (payload) => send(eventMessage(name, payload, systemClock.now())));
   }
   const tuning = readOptionFlags(RELAY, values);
   const db = new Db({ connectionString: url, maxConnections: Math.min(50, (tuning.batchSize ?? RELAY.defaults.batchSize) + 2), applicationName: 'stampede:relay' });

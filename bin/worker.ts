@@ -3,7 +3,7 @@
 // finish within --grace-ms, hand back the rest, exit 0.
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
-import { Events, type EventName } from '../engine/events.ts';
+import { Events, eventsEmittedBy, type WorkerSettings } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
@@ -18,23 +18,6 @@ import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('worker', HELP.worker);
 
-const FORWARDED: EventName[] = [
-  'job:claimed',
-  'job:started',
-  'job:completed',
-  'job:failed',
-  'job:dead',
-  'job:cancelled',
-  'job:deferred',
-  'lease:lost',
-  'lease:renewed',
-  'lease:released',
-  'lease:rescued',
-  'worker:error',
-  'worker:listening',
-  'worker:stopping',
-  'db:error',
-];
 
 async function loadHandlers(path: string): Promise<Handlers> {
   const mod = await importModuleFlag('--handlers', path);
@@ -46,7 +29,7 @@ async function loadHandlers(path: string): Promise<Handlers> {
   return handlers as Handlers;
 }
 
-function workerSettings(workerId: string, options: WorkerOptions) {
+function workerSettings(workerId: string, options: WorkerOptions): WorkerSettings {
   const queues = Object.fromEntries(
     Object.keys(options.handlers).map((name) => {
       const { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs } = resolveQueueOptions(options, name);
@@ -86,7 +69,7 @@ async function main(): Promise<void> {
   const clock = new SkewedClock(systemClock, skewMs);
   const send = process.send?.bind(process);
   if (send) {
-    for (const name of FORWARDED) {
+    for (const name of eventsEmittedBy('worker', 'rescuer')) {
       events.on(name, (payload) => send(eventMessage(name, payload, clock.now())));
     }
   }

@@ -104,6 +104,84 @@ export interface EngineEvents {
 
 export type EventName = keyof EngineEvents;
 
+/** The long-running components that emit events (a worker process runs a worker and a rescuer; a relay process a relay and a pruner). */
+export type Emitter = 'worker' | 'rescuer' | 'cron' | 'relay' | 'pruner' | 'supervisor';
+
+/**
+ * What each event is beside its payload: who emits it and, when it has one, the payload field that is the
+ * database's instant of it (a history records that as its `dbTime`). Declared once, for every event of
+ * EngineEvents (`satisfies` fails the build on a missing or an extra name): the processes forward the events of
+ * their components from here (eventsEmittedBy), and the harness's history derives its records from it.
+ */
+export const ENGINE_EVENTS = {
+  'job:claimed': { by: ['worker'], dbTime: 'dbClaimedAt' },
+  'job:started': { by: ['worker'] },
+  'job:completed': { by: ['worker'] },
+  'job:failed': { by: ['worker'], dbTime: 'dbFailedAt' },
+  'job:dead': { by: ['worker', 'rescuer'] },
+  'job:deferred': { by: ['worker'] },
+  'lease:lost': { by: ['worker'] },
+  'job:cancelled': { by: ['worker'] },
+  'lease:renewed': { by: ['worker'], dbTime: 'dbRenewedAt' },
+  'lease:released': { by: ['worker'] },
+  'lease:rescued': { by: ['rescuer'], dbTime: 'dbRescuedAt' },
+  'worker:error': { by: ['worker'] },
+  'worker:stopping': { by: ['worker'] },
+  'db:error': { by: ['worker'] },
+  'worker:listening': { by: ['worker'] },
+  'process:started': { by: ['supervisor'] },
+  'process:exited': { by: ['supervisor'] },
+  'supervisor:gave-up': { by: ['supervisor'] },
+  'cron:materialized': { by: ['cron'] },
+  'cron:refused': { by: ['cron'] },
+  'outbox:delivered': { by: ['relay'] },
+  'outbox:failed': { by: ['relay'] },
+  'outbox:dead': { by: ['relay'] },
+  'effects:pruned': { by: ['pruner'] },
+} as const satisfies { [E in EventName]: EventDeclaration<E> };
+
+interface EventDeclaration<E extends EventName> {
+  by: readonly Emitter[];
+  /** The payload's database-clock instant of the event (a `db…` field), if it has one. */
+  dbTime?: Extract<keyof EngineEvents[E], `db${string}`>;
+}
+
+/** The payload field that is the database's instant of event E, or never. */
+export type DbTimeField<E extends EventName> = (typeof ENGINE_EVENTS)[E] extends { dbTime: infer F } ? F : never;
+
+/** Every declared event name, in declaration order. */
+export const EVENT_NAMES = Object.keys(ENGINE_EVENTS) as EventName[];
+
+/** The events any of these components emit: what a process running them forwards to its parent. */
+export function eventsEmittedBy(...emitters: Emitter[]): EventName[] {
+  return EVENT_NAMES.filter((name) => ENGINE_EVENTS[name].by.some((b) => emitters.includes(b)));
+}
+
+/** What a worker process resolved from its options, per queue (bin/worker.ts): a harness holds its retries, heartbeats and leases to it. */
+export interface WorkerSettings {
+  workerId: string;
+  maxCrashes: number;
+  agingMs: number;
+  queues: Record<string, WorkerQueueSettings>;
+}
+
+export interface WorkerQueueSettings {
+  leaseMs: number;
+  heartbeatMs: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** The handler's time limit; null: none. */
+  timeoutMs: number | null;
+}
+
+/**
+ * Everything a node process reports to the process that started it (EventMessage): its components' events, and
+ * what the process itself reports once (`worker:settings`, as a worker starts).
+ */
+export interface NodeEvents extends EngineEvents {
+  'worker:settings': WorkerSettings;
+}
+
 /** A typed emitter whose listeners cannot break the component that emits: a throwing listener is reported, not propagated. */
 export class Events {
   private readonly emitter = new EventEmitter();

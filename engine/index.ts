@@ -1,6 +1,7 @@
-// The public API of stampede's engine.
+// The public API of stampede's engine: what a service embeds. docs/api.md documents each export
+// (test/api-docs.test.ts holds the two equal); testing aids are in ./testing.ts, internals are not exported.
 export { Db, type DbOptions, type Queryable } from './db.ts';
-export { migrate, readMigrations } from './migrator.ts';
+export { migrate } from './migrator.ts';
 export { enqueue, enqueueMany, setQueueMaxAttempts, type EnqueueOptions, type EnqueuedJob, type BulkJob } from './enqueue.ts';
 export { DEAD_LETTER_CODES, deadLetterDepth, listDeadLetters, type DeadLetter, type DeadLetterCode } from './dead-letters.ts';
 export {
@@ -16,7 +17,6 @@ export {
   getQueueControl,
   listQueueControls,
   listAudit,
-  JOB_VERBS,
   ControlRefusedError,
   JobNotFoundError,
   JobStateError,
@@ -37,8 +37,9 @@ export { backoffCeilingMs, retryDelayMs, type BackoffPolicy } from './worker/bac
 export type { Handler, Handlers, JobContext } from './handler.ts';
 export type { Job, JobState } from './job.ts';
 export { Events, type EngineEvents, type EventName } from './events.ts';
-export { SystemClock, SkewedClock, ManualClock, systemClock, type Clock } from './clock.ts';
-export { SeededRng, type Rng } from './rng.ts';
+// Test clocks and the seeded random source are in stampede-queue/testing (engine/testing.ts).
+export { systemClock, type Clock } from './clock.ts';
+export type { Rng } from './rng.ts';
 export { ValidationError, LeaseLostError, JobTimeoutError, JobCancelledError } from './errors.ts';
 export { ListenError } from './http-listener.ts';
 export { DEFAULTS } from './defaults.ts';
@@ -83,7 +84,6 @@ export {
 } from './metrics/index.ts';
 export { ProcessSupervisor, type SupervisorGaveUp, type SupervisorOptions } from './supervisor/supervisor.ts';
 export { NodeProcess, type ProcessOptions, type Exit } from './supervisor/node-process.ts';
-export { PeriodicLoop, type PeriodicLoopOptions } from './periodic.ts';
 export { createLogger, type Logger, type LogLevel } from './log.ts';
 export { effectKey } from './job.ts';
 export { redactSecrets } from './redact.ts';

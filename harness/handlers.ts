@@ -4,6 +4,7 @@
 // Loaded by bin/worker.ts inside each worker process.
 import { systemClock } from '../engine/clock.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
+import type { NodeEvents } from '../engine/events.ts';
 import { Db } from '../engine/db.ts';
 import type { Handler, Handlers, JobContext } from '../engine/handler.ts';
 import { effectKey } from '../engine/job.ts';
@@ -17,9 +18,27 @@ interface Payload {
   params?: { durationMs?: number; failAttempts?: number };
 }
 
+/** What this module reports to the harness beside the worker's own events (NodeEvents), by name. */
+export interface HandlerReports {
+  /** An armed kill or stop point was reached by this job: the evidence that the fault bit (the history's `fault:evidence`). */
+  'fault:bit': { fault: 'worker-kill' | 'worker-stop'; point: string; jobId: number; attempt?: number; workerId: string };
+  /** The handler asked for its effect (called effectOnce): the engine's answer, the key's lock or a hand-back, is timed from here. */
+  'effect:started': { jobId: number; attempt: number; workerId: string };
+  /** The effect's transaction committed: the effect was applied once, under `key`. */
+  'effect:applied': { jobId: number; key: string; workerId: string };
+}
+
+/** Everything a worker running this module reports. */
+export type WorkerReports = NodeEvents & HandlerReports;
+
 /** Tells the harness something only this process saw (over the worker's IPC channel); resolves once it is sent. */
-export function report(name: string, payload: Record<string, unknown>): Promise<void> {
-  return sendToHarness(eventMessage(name, payload, systemClock.now()));
+export function report<N extends keyof HandlerReports>(name: N, payload: HandlerReports[N]): Promise<void> {
+  return reportOf<HandlerReports, N>(name, payload);
+}
+
+/** `report` for a process whose reports are another map (a peer engine's worker reports what it knows of the engine's events). */
+export function reportOf<M, N extends keyof M>(name: N, payload: M[N]): Promise<void> {
+  return sendToHarness(eventMessage<M, N>(name, payload, systemClock.now()));
 }
 
 /** Resolves once every report queued on the IPC channel so far is written to it (messages go out in order; the harness ignores this one). */

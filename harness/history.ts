@@ -9,10 +9,13 @@
  * generator, the nemesis). `nodeTime` is that node's own (possibly skewed)
  * clock, `dbTime` the database's now() where the event came from a query.
  */
-import type { DeadLetterCode } from '../engine/dead-letters.ts';
+import { ENGINE_EVENTS, type DbTimeField, type EventName, type NodeEvents, type WorkerQueueSettings } from '../engine/events.ts';
+import type { HandlerReports } from './handlers.ts';
 import type { LoadedRule } from './prometheus/rules.ts';
 
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
+  /** Every event a node reports (engine/events.ts NodeEvents, harness/handlers.ts HandlerReports), as recorded: derived, not restated. */
+  | Reported
   | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
   | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string }
@@ -21,60 +24,10 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'enqueue:fail'; op: number; queue: string; error: string }
   /** The generator could not offer a job within its slot: coordinated omission, made visible. */
   | { type: 'enqueue:late'; op: number; intendedAt: number; sentAt: number }
-  /**
-   * `dbTime` is the claim's instant on the database clock. `crashCount` > 0 marks a suspect; `leaseExpiresAt`
-   * (database clock) is when the lease ends unless renewed. Both are absent from runs recorded before they were.
-   */
-  | {
-      type: 'job:claimed';
-      jobId: number;
-      queue: string;
-      priority: number;
-      attempt: number;
-      workerId: string;
-      runAt: number;
-      crashCount?: number;
-      leaseExpiresAt?: number;
-      /** The job's tenant (its fairnessKey); absent when it has none, and from runs recorded before keys were. */
-      fairnessKey?: string;
-      /** The claim's fencing token: it tells one hold from another of the same worker and attempt (absent from older runs). */
-      leaseToken?: string;
-    }
-  | { type: 'job:started'; jobId: number; queue: string; attempt: number; workerId: string }
-  /** The handler asked for its effect (called effectOnce): the engine's answer, the key's lock or a hand-back, is timed from here. */
-  | { type: 'effect:started'; jobId: number; attempt: number; workerId: string }
-  | { type: 'effect:applied'; jobId: number; key: string; workerId: string }
-  /** `leaseToken`: the hold's, as its claim reported it (absent from runs recorded before it was). */
-  | { type: 'job:completed'; jobId: number; queue: string; attempt: number; workerId: string; durationMs: number; leaseToken?: string }
-  | { type: 'job:failed'; jobId: number; queue: string; attempt: number; workerId: string; error: string; retryAt: number; durationMs?: number }
-  | { type: 'job:dead'; jobId: number; queue: string; attempt: number; code: DeadLetterCode; reason: string }
-  | { type: 'job:deferred'; jobId: number; queue: string; attempt: number; workerId: string; reason: string; retryAt: number }
-  /** `handlerMs`: for a refused write (phase complete, fail), how long the handler had run when it returned. */
-  | { type: 'lease:lost'; jobId: number; queue: string; attempt: number; workerId: string; phase: string; handlerMs?: number; leaseToken?: string }
-  /** A heartbeat renewed the lease at `dbTime`, to `leaseExpiresAt` (database clock). */
-  | { type: 'lease:renewed'; jobId: number; queue: string; attempt: number; workerId: string; leaseExpiresAt: number }
-  /** Shutdown handed the claim back uncharged. */
-  | { type: 'lease:released'; jobId: number; queue: string; attempt: number; workerId: string }
-  /** `dbTime`: when the rescuer took the lease back; `crashed`: charged as a crash (its holder was dead by its liveness row); `owner` held it until `leaseExpiredAt` (database clock). */
-  | { type: 'lease:rescued'; jobId: number; queue: string; attempts: number; crashCount: number; dead: boolean; crashed?: boolean; owner?: string | null; leaseExpiredAt?: number }
-  /**
-   * What a worker process resolved from its options, per queue, as it started; `agingMs` (its claim's aging step)
-   * is absent from runs recorded before it was.
-   */
-  | { type: 'worker:settings'; workerId: string; maxCrashes: number; queues: Record<string, QueueSettings>; agingMs?: number }
-  /** A worker's statement failed for a reason of the database's (engine/errors.ts dbErrorKind): read-only, out of slots, the connection lost. */
-  | { type: 'db:error'; workerId: string; kind: string; sqlstate: string | null; where: string; error: string }
-  /** The worker's LISTEN connection is up (at start, and again after each reconnect). */
-  | { type: 'worker:listening'; workerId: string }
-  /** The worker was told to stop (a graceful restart): from here it starts nothing (its own report, in its order). */
-  | { type: 'worker:stopping'; workerId: string }
   | { type: 'process:started'; pid: number; role: 'worker' | 'scheduler' | 'relay' | 'archiver' }
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   /** A round the workers' elected queue-state sampler wrote (stampede.queue_state_rounds): `leader` is the writing worker's id, `t` when it was written. */
   | { type: 'sampler:round'; roundNo: number; leader: string }
-  | { type: 'cron:materialized'; scheduleId: string; occurrences: number; inserted: number; nodeId: string }
-  /** A scheduler node refused to materialize: its clock was off the database's by more than its tolerance. */
-  | { type: 'cron:refused'; nodeId: string; reason: string; skewMs: number; scheduleId?: string }
   | { type: 'fault:injected'; fault: string; detail: Record<string, unknown> }
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
@@ -98,8 +51,6 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    * sink answered; nothing applied). `writer`: the worker whose attempt recorded the intent (its payload's).
    */
   | { type: 'outbox:received'; key: string; attempt: number; relayId: string; outcome: 'applied' | 'duplicate' | 'refused' | 'aborted'; writer?: string }
-  /** A relay process marked an outbox row delivered (its own event). */
-  | { type: 'outbox:delivered'; id: number; topic: string; key: string; attempt: number; relayId: string }
   /**
    * A producer re-sent an enqueue whose acknowledgement it lost, with the same idempotency key
    * (the enqueue-retry fault): `firstJobId` is what the first send created (the harness dropped its
@@ -137,8 +88,6 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       picked?: Record<string, string>;
       selection?: { reasonContains: string | null; deadBefore: { jobId: number; reason: string }[] };
     }
-  /** An operator cancelled a claimed job and its worker's heartbeat aborted the handler (engine event job:cancelled). */
-  | { type: 'job:cancelled'; jobId: number; queue: string; attempt: number; workerId: string }
   /** The queue was resumed; dbTime is the resume's transaction start: claims that start after it may run. */
   | { type: 'queue:resumed'; queue: string; by: string }
   | { type: 'alert:crossed'; signal: string; value: number; threshold: number; direction: 'up' | 'down' }
@@ -199,6 +148,68 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | { type: 'preload:enqueued'; origin: PreloadOrigin; queue: string; jobIds: number[]; runAtFrom: number | null; runAtTo: number | null }
 );
+
+/**
+ * Payload fields a run recorded before they existed lacks: optional in the history, though every new run has
+ * them. Only names: the fields and their types are the engine's (engine/events.ts).
+ */
+interface AddedLater {
+  'job:claimed': 'crashCount' | 'dbLeaseExpiresAt' | 'fairnessKey' | 'leaseToken';
+  'job:completed': 'leaseToken';
+  'lease:lost': 'leaseToken';
+  'job:failed': 'durationMs' | 'maxAttempts';
+  'lease:rescued': 'crashed';
+  'outbox:delivered': 'durationMs';
+  'worker:settings': 'agingMs';
+}
+
+/** The `db…` prefix is the engine's mark of a database-clock field; the history names them without it (dbLeaseExpiresAt: leaseExpiresAt). */
+type Undb<K> = K extends `db${infer R}` ? Uncapitalize<R> : K;
+
+/** What a node reports, by name: its engine events, what the process reports of itself, and the harness handler's reports. */
+type Reports = NodeEvents & HandlerReports;
+/**
+ * The reports that do not become history events of their name: a handler's `fault:bit` becomes `fault:evidence`;
+ * the supervisor's events are the parent's own, and the runner records its processes itself (role, expected).
+ */
+const NOT_RECORDED = ['fault:bit', 'process:started', 'process:exited', 'supervisor:gave-up'] as const;
+type RecordedName = Exclude<keyof Reports, (typeof NOT_RECORDED)[number]>;
+
+type DbTimeOf<N> = N extends EventName ? DbTimeField<N> : never;
+type Optional<T, K extends PropertyKey> = Omit<T, K> & Partial<Pick<T, Extract<K, keyof T>>>;
+
+/**
+ * A report as the history records it (fromReport): the event's database instant becomes the header's `dbTime`,
+ * other `db…` fields lose the prefix, fields added later are optional.
+ */
+export type RecordedFields<N extends RecordedName> = Optional<
+  { [K in keyof Reports[N] as K extends DbTimeOf<N> ? never : Undb<K>]: Reports[N][K] },
+  Undb<N extends keyof AddedLater ? AddedLater[N] : never>
+>;
+
+/** A worker's settings as recorded: each queue's `timeoutMs` is absent from runs recorded before workers reported it. */
+type RecordedAs<N extends RecordedName> = N extends 'worker:settings' ? Omit<RecordedFields<N>, 'queues'> & { queues: Record<string, QueueSettings> } : RecordedFields<N>;
+
+type Reported = { [N in RecordedName]: { type: N } & RecordedAs<N> }[RecordedName];
+
+/**
+ * A node's report as a history event (without the recorder's `t`, `node`, `nodeTime`): the one conversion of
+ * every reported event, by ENGINE_EVENTS' declaration of its database instant.
+ */
+export function fromReport<N extends RecordedName>(name: N, payload: Reports[N]): { type: N; dbTime?: number } & RecordedFields<N> {
+  const dbField = Object.hasOwn(ENGINE_EVENTS, name) ? (ENGINE_EVENTS[name as EventName] as { dbTime?: string }).dbTime : undefined;
+  const out: Record<string, unknown> = { type: name };
+  for (const [k, v] of Object.entries(payload as object)) {
+    if (k === dbField) out.dbTime = v;
+    else out[/^db[A-Z]/.test(k) ? k[2].toLowerCase() + k.slice(3) : k] = v;
+  }
+  return out as { type: N; dbTime?: number } & RecordedFields<N>;
+}
+
+/** Whether a node's report becomes a history event of its own name (fromReport). */
+export function isRecorded(name: keyof Reports): name is RecordedName {
+  return !(NOT_RECORDED as readonly string[]).includes(name);
+}
 
 /** One queue's figures at a sample: rows by state, due ones, expired leases not yet rescued, dead letters, the oldest due job's age (ms). */
 /** The engine sampler's figures of one queue, with what it says it estimated. */
@@ -293,15 +304,8 @@ export type OperatorVerb = 'cancel' | 'retry' | 'dead-letter' | 'redrive' | 'pau
 /** What a generated job is for; the handler module reads it from the payload. `failing` throws on every attempt: it runs out its budget. */
 export type JobKind = 'normal' | 'poison' | 'slow' | 'flaky' | 'effect' | 'downstream' | 'failing' | 'outbox';
 
-/** One queue's settings as a worker resolved them (engine/worker/options.ts). */
-export interface QueueSettings {
-  leaseMs: number;
-  heartbeatMs: number;
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  /** The handler's time limit; null: none (absent from runs recorded before workers reported it). */
-  timeoutMs?: number | null;
-}
+/** One queue's settings as a worker resolved them (engine/worker/options.ts); `timeoutMs` is absent from runs recorded before workers reported it. */
+export type QueueSettings = Optional<WorkerQueueSettings, 'timeoutMs'>;
 
 export type HistoryEventType = HistoryEvent['type'];
 export type EventOf<T extends HistoryEventType> = Extract<HistoryEvent, { type: T }>;

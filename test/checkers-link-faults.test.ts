@@ -7,7 +7,7 @@ import { checkHandlerAborted } from '../harness/checkers/handler-aborted-on-leas
 import { checkNoChargeForDbFaults } from '../harness/checkers/no-charge-for-db-faults.ts';
 import { checkRecoversAfterHeal } from '../harness/checkers/recovers-after-heal.ts';
 import { checkUnknownOutcomeResolved } from '../harness/checkers/unknown-outcome-resolved.ts';
-import type { FinalState, HistoryEvent } from '../harness/history.ts';
+import type { EventOf, FinalState, HistoryEvent } from '../harness/history.ts';
 import { h } from './support/history-builder.ts';
 
 const empty: FinalState = { jobs: [], deadLetters: [], effects: {} };
@@ -23,7 +23,7 @@ const settings = [h.settings(0, 'worker-0.1', { node: 'worker-0', leaseMs: 3_000
 const claim = (t: number, jobId: number, node: string, attempt = 1) => h.claim(t, jobId, `${node}.1`, attempt, { node, dbTime: t, leaseExpiresAt: t + 3_000 });
 const started = (t: number, jobId: number, node: string): HistoryEvent => ({ t, node, type: 'job:started', jobId, queue: 'default', attempt: 1, workerId: `${node}.1` });
 const renewed = (t: number, jobId: number, node: string): HistoryEvent => ({ ...h.renewed(t, jobId, `${node}.1`, 1, t, t + 3_000), node });
-const lost = (t: number, jobId: number, node: string, phase: string, handlerMs?: number): HistoryEvent => ({
+const lost = (t: number, jobId: number, node: string, phase: EventOf<'lease:lost'>['phase'], handlerMs?: number): HistoryEvent => ({
   ...h.leaseLost(t, jobId, `${node}.1`, 1, phase),
   node,
   ...(handlerMs !== undefined ? { handlerMs } : {}),

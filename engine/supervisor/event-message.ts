@@ -1,4 +1,5 @@
 import { systemClock } from '../clock.ts';
+import type { NodeEvents } from '../events.ts';
 
 /**
  * An event as a node process reports it to the process that started it (over
@@ -7,15 +8,15 @@ import { systemClock } from '../clock.ts';
  * nothing moves. Every node runs on its parent's host, so the parent orders
  * reports from many nodes by `hostTime`, however late a busy channel delivers
  * them.
+ *
+ * Typed by the map of what may be sent (NodeEvents by default; the harness's
+ * own handler module adds its reports): one member per name, so switching on
+ * `name` narrows `payload` on the receiving side.
  */
-export interface EventMessage {
-  kind: 'event';
-  name: string;
-  payload: unknown;
-  nodeTime: number;
-  hostTime: number;
-}
+export type EventMessage<M = NodeEvents> = {
+  [N in keyof M]: { kind: 'event'; name: N; payload: M[N]; nodeTime: number; hostTime: number };
+}[keyof M];
 
-export function eventMessage(name: string, payload: unknown, nodeTime: number): EventMessage {
-  return { kind: 'event', name, payload, nodeTime, hostTime: systemClock.now() };
+export function eventMessage<M = NodeEvents, N extends keyof M = keyof M>(name: N, payload: M[N], nodeTime: number): EventMessage<M> {
+  return { kind: 'event', name, payload, nodeTime, hostTime: systemClock.now() } as EventMessage<M>;
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { systemClock } from '../clock.ts';
-import { Events, type EventName } from '../events.ts';
+import { ENGINE_EVENTS, Events, type EngineEvents, type NodeEvents } from '../events.ts';
 import { compiledEntry } from './compiled-entry.ts';
 import type { EventMessage } from './event-message.ts';
 
@@ -30,7 +30,7 @@ export interface Exit {
  * relative module paths in its flags mean what the caller meant) with an IPC channel over which it forwards its engine events
  * (EventMessage). The harness and the tests share this one way of starting nodes.
  */
-export class NodeProcess {
+export class NodeProcess<M = NodeEvents> {
   readonly events = new Events();
   readonly exited: Promise<Exit>;
   /** The child's `ready` message: its id and pid, and the port of its /metrics when it serves one. */
@@ -38,7 +38,8 @@ export class NodeProcess {
   private readonly child: ChildProcess;
   stderr = '';
   /** Each event the child reports, with its node time and host time (see EventMessage). */
-  onEvent?: (name: EventName, payload: unknown, nodeTime: number, hostTime: number) => void;
+  // A method's signature, so a process typed with more reports (the harness's workers) is still a NodeProcess.
+  onEvent?(message: EventMessage<M>): void;
 
   constructor(options: ProcessOptions) {
     this.child = spawn(process.execPath, [compiledEntry(options.script), ...options.args], {
@@ -65,10 +66,14 @@ export class NodeProcess {
       void this.exited.then((e) => reject(new Error(`process exited (${e.code ?? e.signal}) before it was ready:\n${this.stderr}`)));
     });
     this.ready.catch(() => {});
-    this.child.on('message', (m: EventMessage & { name: EventName; payload: never }) => {
+    this.child.on('message', (m: EventMessage<M>) => {
       if (m?.kind !== 'event') return;
-      this.onEvent?.(m.name, m.payload, m.nodeTime, m.hostTime);
-      this.events.emit(m.name, m.payload);
+      this.onEvent?.(m);
+      // `events` carries the engine's own events; what else a node reports reaches onEvent only.
+      if (Object.hasOwn(ENGINE_EVENTS, m.name)) {
+        const { name, payload } = m as unknown as EventMessage<EngineEvents>;
+        this.events.emit(name, payload);
+      }
     });
   }
 

@@ -4,11 +4,14 @@ import { createLogger, type Logger } from '../log.ts';
 import type { NodeProcess } from './node-process.ts';
 import { restartDecision, type RestartPolicy } from './restart-policy.ts';
 
-export interface SupervisorOptions {
+/** What the supervisor needs of a process it keeps alive. */
+export type Supervised = Pick<NodeProcess, 'pid' | 'alive' | 'exited' | 'stop'>;
+
+export interface SupervisorOptions<P extends Supervised = NodeProcess> {
   /** How many processes to keep running. */
   processes: number;
   /** Starts the process for a slot (0-based). Called again for every restart. */
-  spawn: (slot: number) => NodeProcess;
+  spawn: (slot: number) => P;
   /** Restart backoff. Defaults: 500 ms base, 30 s cap, 10 s stable. */
   restart?: Partial<RestartPolicy>;
   /**
@@ -37,12 +40,12 @@ const DEFAULT_RESTART: RestartPolicy = { baseMs: 500, capMs: 30_000, stableMs: 1
  * a poison job's SIGKILL) is restarted after a backoff that grows with
  * consecutive crashes of that slot; stop() sends SIGTERM to all and waits.
  */
-export class ProcessSupervisor {
+export class ProcessSupervisor<P extends Supervised = NodeProcess> {
   readonly events: Events;
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly policy: RestartPolicy;
-  private readonly current = new Map<number, NodeProcess>();
+  private readonly current = new Map<number, P>();
   private running = false;
   private loops: Promise<void>[] = [];
   private stopController = new AbortController();
@@ -50,7 +53,7 @@ export class ProcessSupervisor {
   /** Resolves when a process exited with one of `fatalExitCodes` and the supervisor stopped; never otherwise. */
   readonly gaveUp = new Promise<SupervisorGaveUp>((resolve) => (this.giveUp = resolve));
 
-  constructor(private readonly options: SupervisorOptions) {
+  constructor(private readonly options: SupervisorOptions<P>) {
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new Events();
     this.log = options.log ?? createLogger('supervisor');
@@ -59,7 +62,7 @@ export class ProcessSupervisor {
   }
 
   /** The live processes by slot. */
-  get processes(): NodeProcess[] {
+  get processes(): P[] {
     return [...this.current.values()].filter((p) => p.alive);
   }
 

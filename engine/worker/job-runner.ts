@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db.ts';
-import { coerceError, EffectBusyError, JobCancelledError, JobTimeoutError, LeaseLostError, type DbErrorKind } from '../errors.ts';
+import { EffectBusyError, JobCancelledError, JobTimeoutError, LeaseLostError } from '../errors.ts';
 import type { Events } from '../events.ts';
-import type { Handler, JobContext } from '../handler.ts';
+import type { Handler } from '../handler.ts';
 import { effectKey } from '../job.ts';
 import type { Logger } from '../log.ts';
 import type { Rng } from '../rng.ts';
@@ -10,11 +10,15 @@ import type { ClaimedJob } from './claim.ts';
 import type { CompletionBatcher, PendingCompletion } from './completer.ts';
 import type { ResolvedQueueOptions } from './options.ts';
 import { workerQueries as q } from './queries.ts';
-import { writeResult } from './result-write.ts';
 import { workerStrategies } from './strategies.ts';
 import { endAttemptSpan, inAttempt, startAttemptSpan, type AttemptSpan } from '../tracing.ts';
 import { reportDbError } from './db-error-report.ts';
 import type { Beating, HeartbeatScheduler } from './heartbeats.ts';
+import { RunContext, type ContextRun } from './run-context.ts';
+import { handBackExpired, logUnrecorded, writeOutcome, type OutcomeRun } from './run-outcome.ts';
+import { canMove, holdsLease, move, type RunPhase } from './run-phase.ts';
+
+const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as PromiseLike<unknown> | null)?.then === 'function';
 
 /** The reason a timeout's timer is cleared with once the handler settled (a preallocated Error: no stack captured per job). */
 const TIMEOUT_DISARMED = new Error('handler settled before its timeout');
@@ -37,35 +41,10 @@ export interface JobRunnerDeps {
   onRecorded: (run: JobRun) => void;
 }
 
-/** A job whose effect another holder still has open is retried after 250-500 ms. */
-const EFFECT_BUSY_RETRY_MS = 250;
+const EFFECT_BUSY = 'effect held by another holder';
 
 class ShutdownAbort extends Error {
   override name = 'ShutdownAbort';
-}
-
-const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as PromiseLike<unknown> | null)?.then === 'function';
-
-/** What a handler sees of its run. A class, so the getter and the method live on its prototype, not in a fresh object literal per job. */
-class RunContext implements JobContext {
-  readonly #run: JobRun;
-  constructor(
-    run: JobRun,
-    readonly job: ClaimedJob,
-    readonly attempt: number,
-    readonly workerId: string,
-    readonly unsafeDb: Db,
-  ) {
-    this.#run = run;
-  }
-
-  get signal(): AbortSignal {
-    return this.#run.signal;
-  }
-
-  effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
-    return this.#run.effectOnce(fn);
-  }
 }
 
 /**
@@ -77,35 +56,23 @@ class RunContext implements JobContext {
  * HeartbeatScheduler renews the leases of the jobs that outlive a heartbeat
  * period), and the handler's AbortSignal is made only when it reads it.
  */
-export class JobRun implements Beating, PendingCompletion {
+export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRun {
+  /** Where the run stands (run-phase.ts): every move goes through `to()`, which throws on an illegal one. */
+  private phase: RunPhase = 'waiting';
   private controller?: AbortController;
   /** Why the job was aborted (lease lost, timeout, cancel, shutdown); undefined while it may run on. */
   private abortReason?: unknown;
   private rejectRun?: (reason: unknown) => void;
-  /** No more renewals: the handler returned, or a renewal found the lease gone. */
-  private beatsStopped = false;
   /** The renewal under way, if any: the outcome waits for it, so a lease it found lost is known first. */
   private renewal?: Promise<void>;
   nextBeatAt: number;
-  private leaseLost = false;
-  /** expire() gave the lease up: the claim is handed back, fenced, once the database answers (handBackExpired). */
-  private expired = false;
-  private completedInTx = false;
   /**
-   * effectOnce's transaction is under way or committed. A renewal that finds
-   * no lease then proves nothing (our own commit may have cleared it); the
-   * transaction's fence decides, so the heartbeat stands down.
+   * effectOnce's transaction failed for a busy effect (another holder's open transaction), or for a reason of the
+   * database's (read-only, out of slots, the connection lost: WorkerStrategies.databaseFault): the job is handed back
+   * uncharged, whatever the handler did. The job did nothing wrong; charging it an attempt would dead-letter healthy
+   * jobs through a long enough outage. Not a phase: the handler runs on, and its lease may still be lost meanwhile.
    */
-  private finishing = false;
-  private handedBack = false;
-  /** effectOnce found the effect held by another holder's open transaction: the job is handed back, whatever the handler did. */
-  private effectBusy = false;
-  /**
-   * effectOnce's transaction failed for a reason of the database's (read-only, out of slots, the connection lost:
-   * WorkerStrategies.databaseFault): the job is handed back uncharged, whatever the handler did. The job did nothing
-   * wrong; charging it an attempt would dead-letter healthy jobs through a long enough outage.
-   */
-  private dbFault?: DbErrorKind;
+  handBackReason: string | undefined = undefined;
   /**
    * Node-clock ms at which the lease may have ended unless a renewal lands first: a whole lease after the last
    * statement that wrote it (the claim, then each renewal that landed) was sent. Past it the heartbeat scheduler
@@ -114,16 +81,16 @@ export class JobRun implements Beating, PendingCompletion {
   leaseMayEndAt: number;
   /** The claim's answer arrived after the lease may have ended: start() gives the job up at once. */
   private readonly claimAnsweredLate: boolean;
-  private startedRun = false;
   /**
    * Node-clock ms when the run started, and how long its handler took (measured once it settled). NaN until then: a
    * non-integer from the start, so V8 keeps the fields as doubles and never changes the object's layout under the
    * optimized code of every run (a field that starts as a small integer and then takes Date.now() does).
+   * A started run is one whose startedAt is a number: start() runs once.
    */
   private startedAt = Number.NaN;
-  private durationMs = Number.NaN;
+  durationMs = Number.NaN;
+  /** The slot is given back once (the worker's accounting), whether or not the outcome is recorded yet. */
   private slotFreed = false;
-  private recorded = false;
   private donePromise?: Promise<void>;
   private resolveDone?: () => void;
   /** This attempt's OpenTelemetry span (engine/tracing.ts); null without @opentelemetry/api. */
@@ -132,8 +99,8 @@ export class JobRun implements Beating, PendingCompletion {
   constructor(
     readonly job: ClaimedJob,
     private readonly handler: Handler,
-    private readonly options: ResolvedQueueOptions,
-    private readonly deps: JobRunnerDeps,
+    readonly options: ResolvedQueueOptions,
+    readonly deps: JobRunnerDeps,
     /** Node-clock ms when the claim that took this job was sent. */
     claimSentAt = deps.clock.now(),
   ) {
@@ -144,10 +111,14 @@ export class JobRun implements Beating, PendingCompletion {
     if (options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'claim') deps.heartbeats?.add(this);
   }
 
+  /** The one place a run changes phase. */
+  private to(next: RunPhase): void {
+    this.phase = move(this.job.id, this.phase, next);
+  }
+
   /** Runs the handler (unless the job was aborted first) and records the outcome; `done` resolves after. A second call does nothing. */
   start(): void {
-    if (this.startedRun) return;
-    this.startedRun = true;
+    if (!Number.isNaN(this.startedAt)) return;
     this.startedAt = this.deps.clock.now();
     if (this.options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'start') {
       this.nextBeatAt = this.startedAt + this.options.heartbeatMs;
@@ -158,6 +129,7 @@ export class JobRun implements Beating, PendingCompletion {
     if (this.claimAnsweredLate) this.expire();
     // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
     if (this.abortReason !== undefined) return this.handlerSettled(false, undefined);
+    this.to('running');
     const { job, deps } = this;
     if (deps.events.has('job:started')) deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
     // The handler runs in a microtask, after the whole claimed batch is launched: one microtask calls every handler
@@ -176,7 +148,7 @@ export class JobRun implements Beating, PendingCompletion {
 
   /** Resolves when the outcome is recorded (or given up on). Made on first read: most runs are never awaited one by one. */
   get done(): Promise<void> {
-    if (this.recorded) return Promise.resolve();
+    if (this.phase === 'recorded') return Promise.resolve();
     return (this.donePromise ??= new Promise((resolve) => (this.resolveDone = resolve)));
   }
 
@@ -188,14 +160,15 @@ export class JobRun implements Beating, PendingCompletion {
 
   private markRecorded(): void {
     this.freeSlot();
-    this.recorded = true;
+    this.to('recorded');
     this.deps.onRecorded(this);
     this.resolveDone?.();
   }
 
   /** Shutdown's grace ran out, or the worker stops before this job got a slot: abort the handler; the worker hands the claim back. */
   abandon(): void {
-    this.handedBack = true;
+    // A run whose lease is already given up (lost, expired) or whose outcome is written has nothing to hand back.
+    if (canMove(this.phase, 'handed-back')) this.to('handed-back');
     this.abortWith(new ShutdownAbort('worker is shutting down; the job is handed back'));
   }
 
@@ -215,7 +188,7 @@ export class JobRun implements Beating, PendingCompletion {
     this.rejectRun?.(reason);
   }
 
-  private get attempt(): number {
+  get attempt(): number {
     return this.job.attempts;
   }
 
@@ -246,7 +219,9 @@ export class JobRun implements Beating, PendingCompletion {
   private handlerSettled(failed: boolean, error: unknown): void {
     endAttemptSpan(this.attemptSpan, failed, error);
     this.durationMs = this.deps.clock.now() - this.startedAt;
-    this.beatsStopped = true;
+    // A run aborted (lost, expired, handed back) keeps that phase: it decides the outcome. One that completed in its
+    // effect's transaction keeps that too.
+    if (this.phase === 'running' || this.phase === 'finishing') this.to('settled');
     this.deps.heartbeats?.delete(this);
     if (!this.renewal) return this.recordOutcome(failed, error);
     const record = () => this.recordOutcome(failed, error);
@@ -256,18 +231,20 @@ export class JobRun implements Beating, PendingCompletion {
   private recordOutcome(failed: boolean, error: unknown): void {
     const { job, deps } = this;
     this.freeSlot();
-    if (this.expired && !this.completedInTx) {
-      void this.handBackExpired().finally(() => this.markRecorded());
-      return;
+    switch (this.phase) {
+      case 'expired':
+        void handBackExpired(this).finally(() => this.markRecorded());
+        return;
+      case 'handed-back':
+      case 'lost':
+        return this.markRecorded(); // the new owner decides this job's fate
+      case 'completed-in-tx':
+        deps.tally.completed++;
+        deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs, leaseToken: job.leaseToken });
+        return this.markRecorded();
     }
-    if (this.handedBack || (this.leaseLost && !this.completedInTx)) return this.markRecorded(); // the new owner decides this job's fate
-    if (this.completedInTx) {
-      deps.tally.completed++;
-      deps.events.emit('job:completed', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, durationMs: this.durationMs, leaseToken: job.leaseToken });
-      return this.markRecorded();
-    }
-    if (failed || this.effectBusy || this.dbFault) {
-      void this.writeOutcome(error).finally(() => this.markRecorded());
+    if (failed || this.handBackReason !== undefined) {
+      void writeOutcome(this, error).finally(() => this.markRecorded());
       return;
     }
     deps.completer.complete(this);
@@ -288,27 +265,8 @@ export class JobRun implements Beating, PendingCompletion {
 
   /** CompletionBatcher: the completion could not be written (database gone for longer than the retry window). */
   completionFailed(err: unknown): void {
-    this.logUnrecorded(err);
+    logUnrecorded(this, err);
     this.markRecorded();
-  }
-
-  /** A hand-back for a busy effect, or a failure: written one job at a time. */
-  private async writeOutcome(error: unknown): Promise<void> {
-    try {
-      if (this.effectBusy) await this.deferBusy('effect held by another holder');
-      else if (this.dbFault) await this.deferBusy(`database unavailable (${this.dbFault})`);
-      else await this.recordFailure(error, this.durationMs);
-    } catch (err) {
-      this.logUnrecorded(err);
-    }
-  }
-
-  /** The result could not be written: the lease will expire and the job run again. */
-  private logUnrecorded(err: unknown): void {
-    this.deps.log.error('could not record job result; the lease will expire and the job rerun', {
-      jobId: this.job.id,
-      error: (err as Error).message,
-    });
   }
 
   /** Settles with the handler's promise, or rejects as soon as the job is aborted (lease lost, timeout, shutdown). */
@@ -334,7 +292,7 @@ export class JobRun implements Beating, PendingCompletion {
 
   /** One lease renewal (the HeartbeatScheduler calls it once the lease is due for one). */
   beat(): void {
-    if (this.renewal || this.beatsStopped) return;
+    if (this.renewal || !holdsLease(this.phase)) return;
     this.nextBeatAt = Infinity;
     this.renewal = this.renew(this.deps.clock.now()).finally(() => {
       this.renewal = undefined;
@@ -355,15 +313,13 @@ export class JobRun implements Beating, PendingCompletion {
    */
   expire(): void {
     const { job, deps } = this;
-    if (this.finishing) {
+    if (this.phase === 'finishing' || this.phase === 'completed-in-tx') {
       this.leaseMayEndAt = Infinity;
       return;
     }
     deps.heartbeats?.delete(this);
-    if (this.beatsStopped || this.abortReason !== undefined) return;
-    this.beatsStopped = true;
-    this.leaseLost = true;
-    this.expired = true;
+    if (!holdsLease(this.phase) || this.abortReason !== undefined) return;
+    this.to('expired');
     deps.log.warn('no lease renewal landed for a whole lease; the lease may have expired, so the job is aborted', { jobId: job.id, leaseMs: this.options.leaseMs });
     deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'expired', leaseToken: job.leaseToken });
     this.abortWith(new LeaseLostError(job.id));
@@ -377,11 +333,12 @@ export class JobRun implements Beating, PendingCompletion {
       // cleared it, and the transaction's fence decides.
       const res = await deps.db.query(q.RenewLease, [job.id, job.leaseToken, this.options.leaseMs]);
       // Answered after the run gave the lease up (expire()): the job is no longer this run's to report on.
-      if (this.leaseLost) return;
+      if (this.phase === 'lost' || this.phase === 'expired') return;
       if (res.rowCount === 0) {
-        this.beatsStopped = true;
-        if (this.finishing) return;
-        this.leaseLost = true;
+        // No more renewals: there is no lease to renew.
+        deps.heartbeats?.delete(this);
+        if (this.phase === 'finishing' || this.phase === 'completed-in-tx') return;
+        if (canMove(this.phase, 'lost')) this.to('lost');
         // Tell an operator's cancel (engine/control) from a lease taken over: the handler may stop differently.
         const state = (await deps.db.query(q.JobState, [job.id]).catch(() => ({ rows: [] }))).rows[0]?.state;
         const event = { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId };
@@ -412,106 +369,29 @@ export class JobRun implements Beating, PendingCompletion {
     }
   }
 
-  /**
-   * After expire(): hands the claim back uncharged, due at once, if the lease
-   * is still this run's when the database hears of it (fenced on the token).
-   * It often is: a claim whose answer was held past a whole lease (the
-   * partition held the answer, not the request), or answers lost one way
-   * while the renewals still landed. Without it the job would sit claimed
-   * until its lease ran out and then be rescued, charged an attempt it never
-   * ran. Refused (taken over meanwhile): nothing to do, the loss is already
-   * reported. Given up after the result-write window: the lease expires.
-   */
-  private async handBackExpired(): Promise<void> {
-    const { job, deps } = this;
-    try {
-      const res = await writeResult(() => workerStrategies.releaseExpired(deps.db, job.id, job.leaseToken), {
-        clock: deps.clock,
-        log: deps.log,
-        what: 'hand-back of an expired lease',
-        onError: (err) => reportDbError(deps, err, 'result'),
-      });
-      if (res.rows[0]) this.deferred('no renewal landed for a whole lease; handed back uncharged', res.rows[0]);
-    } catch (err) {
-      deps.log.warn('could not hand back a job whose lease may have expired; it will be rescued', { jobId: job.id, error: (err as Error).message });
-    }
-  }
-
-  /**
-   * Hands the claim back without charging the attempt, for a retry shortly:
-   * the effect's other holder ends (commits, is fenced out, or dies and rolls
-   * back) in the meantime. Waiting on it instead would hold this job's claim
-   * for as long as that holder stays frozen.
-   */
-  private async deferBusy(reason: string): Promise<void> {
-    const { job, deps } = this;
-    const delayMs = EFFECT_BUSY_RETRY_MS + deps.rng.int(0, EFFECT_BUSY_RETRY_MS);
-    const row = await this.writeFenced('hand-back write', q.DeferJob, [job.id, job.leaseToken, delayMs]);
-    if (row) this.deferred(reason, row);
-  }
-
-  /** The claim was handed back uncharged (DeferJob's row): `job:deferred`. */
-  private deferred(reason: string, row: Record<string, any>): void {
-    const { job, deps } = this;
-    deps.events.emit('job:deferred', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, reason, retryAt: (row.run_at as Date).getTime() });
-  }
-
-  private async recordFailure(thrown: unknown, durationMs: number): Promise<void> {
-    const { job, deps } = this;
-    const err = coerceError(thrown);
-    const message = `${err.name}: ${err.message}`;
-    const backoff = { baseMs: this.options.backoffBaseMs, capMs: this.options.backoffCapMs };
-    const delayMs = workerStrategies.retryDelayMs(this.attempt, backoff, deps.rng);
-    const kind = thrown instanceof JobTimeoutError ? 'timeout' : 'error';
-    const row = await this.writeFenced('failure write', q.FailJob, [job.id, job.leaseToken, message, delayMs, kind]);
-    if (!row) return;
-    deps.events.emit('job:failed', {
-      jobId: job.id,
-      queue: job.queue,
-      attempt: this.attempt,
-      maxAttempts: job.maxAttempts,
-      workerId: deps.workerId,
-      durationMs,
-      error: message,
-      dbFailedAt: (row.failed_at as Date).getTime(),
-      retryAt: (row.run_at as Date).getTime(),
-    });
-    if (row.state === 'dead') {
-      deps.events.emit('job:dead', { jobId: job.id, queue: job.queue, attempt: row.attempts, code: row.dead_code, reason: row.dead_reason });
-    }
-  }
-
-  /**
-   * A result write fenced on the lease token, retried through a lost
-   * connection (one that never reached the database would leave a live
-   * worker's job to its lease expiry, rerun for nothing). Returns its row, or
-   * undefined when the fence refused it (`lease:lost`).
-   */
-  private async writeFenced(what: string, query: string, params: unknown[]): Promise<Record<string, any> | undefined> {
-    const { job, deps } = this;
-    const res = await writeResult(() => deps.db.query(query, params), { clock: deps.clock, log: deps.log, what, onError: (err) => reportDbError(deps, err, 'result') });
-    const row = res.rows[0];
-    if (!row) deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'fail', handlerMs: this.durationMs, leaseToken: job.leaseToken });
-    return row;
-  }
-
   /** ctx.effectOnce (RunContext). */
   async effectOnce<T>(fn: (tx: import('pg').PoolClient) => Promise<T>): Promise<{ applied: boolean; result?: T }> {
     const { job, deps } = this;
-    if (this.finishing) {
+    if (this.phase === 'finishing' || this.phase === 'completed-in-tx') {
       // The job completes in the first effectOnce's transaction; a second one would find it done.
       throw new Error(`job ${job.id}: effectOnce may be called once per job; put every write of the effect in one call`);
     }
-    this.finishing = true;
+    // A handler that runs on after its run was aborted (lost, expired, handed back) still reaches its transaction,
+    // whose fence decides; its run's fate is already set, so its phase does not move.
+    const tracked = this.phase === 'running';
+    if (tracked) this.to('finishing');
     const outcome = await workerStrategies.effectOnce(deps.db, job, effectKey(job), fn).catch((err) => {
-      this.finishing = false; // rolled back (or its answer lost: the fence of the hand-back tells): heartbeats mean something again
-      if (err instanceof EffectBusyError) this.effectBusy = true;
-      this.dbFault = workerStrategies.databaseFault(err);
-      if (this.dbFault) reportDbError(deps, err, 'effect');
+      // Rolled back (or its answer lost: the fence of the hand-back tells): heartbeats mean something again.
+      if (tracked && this.phase === 'finishing') this.to('running');
+      const dbFault = workerStrategies.databaseFault(err);
+      // A busy effect's hand-back stands; a database fault's is as of this transaction's failure.
+      if (err instanceof EffectBusyError) this.handBackReason = EFFECT_BUSY;
+      else if (this.handBackReason !== EFFECT_BUSY) this.handBackReason = dbFault ? `database unavailable (${dbFault})` : undefined;
+      if (dbFault) reportDbError(deps, err, 'effect');
       throw err;
     });
-    if (outcome.completedJob) this.completedInTx = true;
-    else this.finishing = false; // the job completes the ordinary way, after the handler
+    // Completed in its transaction, or to complete the ordinary way after the handler.
+    if (tracked && (this.phase as RunPhase) === 'finishing') this.to(outcome.completedJob ? 'completed-in-tx' : 'running');
     return { applied: outcome.applied, result: outcome.result };
   }
 }

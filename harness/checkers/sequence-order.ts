@@ -30,7 +30,7 @@ export function checkSequenceOrder(history: readonly HistoryEvent[], _final: Fin
   const claimsByJob = new Map<number, Claim[]>();
   const keyOf = new Map<number, string>();
   for (const c of eventsOf(history, 'job:claimed')) {
-    if (c.queue !== bounds.queue || c.fairnessKey === undefined || c.dbTime === undefined) continue;
+    if (c.queue !== bounds.queue || c.fairnessKey == null || c.dbTime === undefined) continue;
     keyOf.set(c.jobId, c.fairnessKey);
     claimsByJob.set(c.jobId, [...(claimsByJob.get(c.jobId) ?? []), c]);
   }

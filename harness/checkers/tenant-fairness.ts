@@ -26,7 +26,7 @@ export interface TenantFairnessBounds {
 export function checkTenantFairness(history: readonly HistoryEvent[], _final: FinalState, bounds: TenantFairnessBounds): InvariantResult {
   const firstClaims = new Map<number, Extract<HistoryEvent, { type: 'job:claimed' }>>();
   for (const c of eventsOf(history, 'job:claimed')) {
-    if (c.queue === bounds.queue && c.fairnessKey !== undefined && !firstClaims.has(c.jobId)) firstClaims.set(c.jobId, c);
+    if (c.queue === bounds.queue && c.fairnessKey != null && !firstClaims.has(c.jobId)) firstClaims.set(c.jobId, c);
   }
   const claims = [...firstClaims.values()].filter((c) => c.dbTime !== undefined);
   const noisyClaims = claims.filter((c) => c.fairnessKey === bounds.noisyKey);

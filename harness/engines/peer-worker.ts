@@ -6,7 +6,8 @@
 // Flags: --engine NAME --worker-id ID --concurrency N; env DATABASE_URL, STAMPEDE_QUEUES.
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../engine/clock.ts';
-import { flushReports, harnessDb, killHere, report, stopHere } from '../handlers.ts';
+import type { EngineEvents } from '../../engine/events.ts';
+import { flushReports, harnessDb, killHere, reportOf, stopHere, type HandlerReports } from '../handlers.ts';
 import { harnessQueries } from '../runner/queries.ts';
 import { historyIdOf, peerQueries } from './peer-common.ts';
 import { PEER_WORKERS, type PeerJob } from './peer-workers.ts';
@@ -16,6 +17,20 @@ interface Payload {
   key: string;
   params?: { durationMs?: number; failAttempts?: number };
 }
+
+type Job = 'jobId' | 'queue' | 'attempt' | 'workerId';
+/**
+ * What a peer's worker reports: the harness handler's own reports, and of the engine's events the fields a peer
+ * tells its handler (no lease token, no database instants: the history holds those optional).
+ */
+type PeerReports = HandlerReports & {
+  'job:claimed': Pick<EngineEvents['job:claimed'], Job | 'priority' | 'runAt'>;
+  'job:started': EngineEvents['job:started'];
+  'job:failed': Pick<EngineEvents['job:failed'], Job | 'error' | 'retryAt' | 'durationMs'>;
+  'job:completed': Omit<EngineEvents['job:completed'], 'leaseToken'>;
+  'worker:stopping': EngineEvents['worker:stopping'];
+};
+const report = <N extends keyof PeerReports>(name: N, payload: PeerReports[N]): Promise<void> => reportOf<PeerReports, N>(name, payload);
 
 const { values } = parseArgs({ options: { engine: { type: 'string' }, 'worker-id': { type: 'string' }, concurrency: { type: 'string' } } });
 const engine = values.engine as keyof typeof PEER_WORKERS;

@@ -4,7 +4,8 @@ import { compiledEntry } from '../../engine/supervisor/compiled-entry.ts';
 import { NodeProcess } from '../../engine/supervisor/node-process.ts';
 import { MUTANT_ARCHIVER_SCRIPT, MUTANT_RELAY_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
 import type { Scenario } from '../scenario.ts';
-import type { HistoryRecorder } from './recorder.ts';
+import { fromReport } from '../history.ts';
+import type { HistoryRecorder, Recordable } from './recorder.ts';
 
 /** A killed relay or archiver comes back after this, as a service manager restarts it. */
 const RESTART_AFTER_MS = 500;
@@ -106,10 +107,8 @@ export class ComponentNodes {
       stderr: 'lines',
       onStderrLine: this.relayLog,
     });
-    proc.onEvent = (name, payload, nodeTime, hostTime) => {
-      const p = payload as Record<string, any>;
-      if (name !== 'outbox:delivered') return;
-      this.recorder.recordReported({ type: 'outbox:delivered', node, nodeTime, id: p.id, topic: p.topic, key: p.key, attempt: p.attempt, relayId: p.relayId }, hostTime);
+    proc.onEvent = (m) => {
+      if (m.name === 'outbox:delivered') this.recorder.recordReported({ node, nodeTime: m.nodeTime, ...fromReport(m.name, m.payload) } as Recordable, m.hostTime);
     };
     return proc;
   }

@@ -11,34 +11,11 @@ import { ProcessSupervisor } from '../../engine/supervisor/supervisor.ts';
 import { MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
 import { BASE_SCENARIO, engineSettingsFor, schedulerNodeOptions, workerFlagSettings, type Scenario, type SchedulerNode } from '../scenario.ts';
 import { redCounts } from './metrics-scrape.ts';
+import type { EventMessage } from '../../engine/supervisor/event-message.ts';
+import type { WorkerReports } from '../handlers.ts';
+import { fromReport, isRecorded } from '../history.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 import type { WorkerProcessSpec } from '../engines/types.ts';
-
-/** Engine events that become history events as they are, with the node's time and (for claims) the database's. */
-const PASSED_THROUGH = new Set([
-  'worker:listening',
-  'worker:stopping',
-  'job:started',
-  'job:completed',
-  'job:failed',
-  'job:dead',
-  'job:cancelled',
-  'job:deferred',
-  'lease:lost',
-  'lease:renewed',
-  'lease:released',
-  'lease:rescued',
-  'effect:started',
-  'effect:applied',
-  'cron:materialized',
-  'worker:settings',
-  'db:error',
-]);
-
-/** The engine's database-clock field of each event that has one: it becomes the history's dbTime. */
-const DB_TIME_FIELD = ['dbFailedAt', 'dbRenewedAt', 'dbRescuedAt'] as const;
-/** Other database-clock fields, renamed for the history (the `db` prefix is the engine's convention). */
-const RENAMED: Record<string, string> = { dbLeaseExpiresAt: 'leaseExpiresAt', dbLeaseExpiredAt: 'leaseExpiredAt' };
 
 /**
  * The system under test as real OS processes: a supervised set of worker
@@ -46,7 +23,7 @@ const RENAMED: Record<string, string> = { dbLeaseExpiresAt: 'leaseExpiresAt', db
  * nodes, each with its own clock. Everything they report goes into the history.
  */
 export class Fleet {
-  readonly supervisor: ProcessSupervisor;
+  readonly supervisor: ProcessSupervisor<NodeProcess<WorkerReports>>;
   readonly schedulers: NodeProcess[] = [];
   /** Jobs in flight per worker slot, from its own events: a kill with none in flight proves nothing. */
   readonly inFlight = new Map<number, Set<number>>();
@@ -59,7 +36,7 @@ export class Fleet {
    * start would otherwise print the same warnings again.
    */
   private readonly relayLog = foldLogLines({ scopeOf: (scope) => scope.replace(/(worker-\d+)\.\d+/, '$1') });
-  private readonly current = new Map<number, NodeProcess>();
+  private readonly current = new Map<number, NodeProcess<WorkerReports>>();
   /** Each live worker's /metrics, by slot, from its ready message: what the run's Prometheus scrapes. */
   private readonly endpoints = new Map<number, { workerId: string; pid: number; port: number }>();
 
@@ -114,7 +91,7 @@ export class Fleet {
   }
 
   /** The live worker process in a slot, if any. */
-  worker(slot: number): NodeProcess | undefined {
+  worker(slot: number): NodeProcess<WorkerReports> | undefined {
     const p = this.current.get(slot);
     return p?.alive ? p : undefined;
   }
@@ -154,12 +131,12 @@ export class Fleet {
     await this.supervisor.stop(10_000);
   }
 
-  private spawnWorker(slot: number): NodeProcess {
+  private spawnWorker(slot: number): NodeProcess<WorkerReports> {
     const gen = (this.generation.get(slot) ?? 0) + 1;
     this.generation.set(slot, gen);
     const peer = this.peerWorker?.(slot, gen);
     const proc = peer
-      ? new NodeProcess({
+      ? new NodeProcess<WorkerReports>({
           ...peer,
           env: { ...peer.env, DATABASE_URL: this.workerUrl(slot), STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn' },
           stderr: 'lines',
@@ -173,11 +150,11 @@ export class Fleet {
     );
     const flying = new Set<number>();
     this.inFlight.set(slot, flying);
-    proc.onEvent = (name, payload, nodeTime, hostTime) => this.onWorkerEvent(`worker-${slot}`, flying, name, payload as Record<string, any>, nodeTime, hostTime);
+    proc.onEvent = (m) => this.onWorkerEvent(`worker-${slot}`, flying, m);
     return proc;
   }
 
-  private spawnStampedeWorker(slot: number, gen: number): NodeProcess {
+  private spawnStampedeWorker(slot: number, gen: number): NodeProcess<WorkerReports> {
     const e = engineSettingsFor(this.scenario, slot);
     const args = [
       '--handlers', handlersModule(this.scenario.handlers),
@@ -189,7 +166,7 @@ export class Fleet {
       // The workers elect one queue-state sampler between them; its rounds are read back after the run (one-round-per-interval).
       ...(this.scenario.sampleQueueState ? ['--sample-queue-state'] : []),
     ];
-    const proc = new NodeProcess({
+    const proc = new NodeProcess<WorkerReports>({
       // A mutant runs through the harness's own entry, which applies it and then runs bin/worker.ts.
       script: mutantRunsIn(e.mutant) === 'worker' ? MUTANT_WORKER_SCRIPT : 'bin/worker.ts',
       args: mutantRunsIn(e.mutant) === 'worker' ? ['--mutant', e.mutant!, ...args] : args,
@@ -206,41 +183,15 @@ export class Fleet {
     return proc;
   }
 
-  private onWorkerEvent(node: string, flying: Set<number>, name: string, p: Record<string, any>, nodeTime: number, hostTime: number): void {
-    if (name === 'job:claimed') {
-      flying.add(p.jobId);
-      this.recorder.recordReported({
-        type: 'job:claimed',
-        node,
-        nodeTime,
-        dbTime: p.dbClaimedAt,
-        jobId: p.jobId,
-        queue: p.queue,
-        priority: p.priority,
-        attempt: p.attempt,
-        workerId: p.workerId,
-        runAt: p.runAt,
-        ...(p.crashCount !== undefined ? { crashCount: p.crashCount } : {}),
-        ...(p.dbLeaseExpiresAt !== undefined ? { leaseExpiresAt: p.dbLeaseExpiresAt } : {}),
-        ...(p.fairnessKey ? { fairnessKey: p.fairnessKey } : {}),
-        ...(p.leaseToken ? { leaseToken: p.leaseToken } : {}),
-      }, hostTime);
+  private onWorkerEvent(node: string, flying: Set<number>, m: EventMessage<WorkerReports>): void {
+    const { nodeTime, hostTime } = m;
+    if (m.name === 'job:claimed') flying.add(m.payload.jobId);
+    if (m.name === 'job:completed' || m.name === 'job:failed' || m.name === 'lease:lost') flying.delete(m.payload.jobId);
+    if (m.name === 'fault:bit') {
+      this.recorder.recordReported({ type: 'fault:evidence', node, nodeTime, fault: m.payload.fault, detail: { ...m.payload } }, hostTime);
       return;
     }
-    if (name === 'job:completed' || name === 'job:failed' || name === 'lease:lost') flying.delete(p.jobId);
-    if (name === 'fault:bit') {
-      this.recorder.recordReported({ type: 'fault:evidence', node, nodeTime, fault: p.fault, detail: p }, hostTime);
-      return;
-    }
-    if (!PASSED_THROUGH.has(name)) return;
-    // The database's time of a failure, a renewal or a rescue is the history's dbTime, as a claim's is.
-    const rest: Record<string, unknown> = {};
-    let dbTime: number | undefined;
-    for (const [k, v] of Object.entries(p)) {
-      if ((DB_TIME_FIELD as readonly string[]).includes(k)) dbTime = v;
-      else rest[RENAMED[k] ?? k] = v;
-    }
-    this.recorder.recordReported({ type: name, node, nodeTime, ...(dbTime !== undefined ? { dbTime } : {}), ...rest } as Recordable, hostTime);
+    if (isRecorded(m.name)) this.recorder.recordReported({ node, nodeTime, ...fromReport(m.name, m.payload as never) } as Recordable, hostTime);
   }
 
   private spawnScheduler(index: number, settings: SchedulerNode): NodeProcess {
@@ -259,9 +210,8 @@ export class Fleet {
       stderr: 'lines',
       onStderrLine: this.relayLog,
     });
-    proc.onEvent = (name, payload, nodeTime, hostTime) => {
-      const p = payload as Record<string, any>;
-      if (name === 'cron:materialized' || name === 'cron:refused') this.recorder.recordReported({ type: name, node, nodeTime, ...(p as any) }, hostTime);
+    proc.onEvent = (m) => {
+      if (m.name === 'cron:materialized' || m.name === 'cron:refused') this.recorder.recordReported({ node, nodeTime: m.nodeTime, ...fromReport(m.name, m.payload) } as Recordable, m.hostTime);
     };
     this.recorder.record({ type: 'process:started', node, pid: proc.pid, role: 'scheduler' });
     void proc.exited.then((e) =>

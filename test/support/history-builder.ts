@@ -76,7 +76,7 @@ export const h = {
     ...(x.durationMs !== undefined ? { durationMs: x.durationMs } : {}),
   }),
   dead: (t: number, jobId: number, attempt: number): HistoryEvent => ({ t, node: 'w', type: 'job:dead', jobId, queue: 'default', attempt, code: 'attempts_exhausted', reason: 'attempts exhausted' }),
-  leaseLost: (t: number, jobId: number, workerId: string, attempt = 1, phase = 'heartbeat'): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase }),
+  leaseLost: (t: number, jobId: number, workerId: string, attempt = 1, phase: EventOf<'lease:lost'>['phase'] = 'heartbeat'): HistoryEvent => ({ t, node: workerId, type: 'lease:lost', jobId, queue: 'default', attempt, workerId, phase }),
   rescued: (t: number, jobId: number, attempts = 1, dead = false): HistoryEvent => ({ t, node: 'rescuer', type: 'lease:rescued', jobId, queue: 'default', attempts, crashCount: 1, dead }),
   /** An operator's verb call (harness/faults/inject/control.ts): sent at dbTime - 10, returned at dbTime. */
   operator: (
