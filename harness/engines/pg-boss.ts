@@ -3,6 +3,7 @@ import { harnessQueries } from '../runner/queries.ts';
 import { loadPeer, peerFinalState, peerQueries as q, type PeerRow } from './peer-common.ts';
 import type { PeerWorkerOptions } from './peer-workers.ts';
 import { peerInapplicable, peerVersion, peerWorkerProcess } from './peer-run-support.ts';
+import type { PeerSettings } from '../scenario.ts';
 import type { JobSpec, PeerAdapter } from './types.ts';
 
 export const PGBOSS_VERSION = '12.38.0';
@@ -42,11 +43,17 @@ function newBoss(mod: PgBossModule, url: string, role: 'install' | 'producer' | 
   return b;
 }
 
-function sendOptions(j: JobSpec): Record<string, unknown> {
+/**
+ * A job's send options. A scenario's `peerSettings['pg-boss']` replaces the expiry and adds a per-job
+ * heartbeat: the known-bug control `peer-heartbeat-kill` (docs/peers.md), where only the heartbeat can
+ * bring a killed worker's job back within the drain.
+ */
+function sendOptions(j: JobSpec, set: PeerSettings['pg-boss']): Record<string, unknown> {
   return {
     priority: j.priority,
     retryLimit: j.maxAttempts - 1,
-    expireInSeconds: PGBOSS_EXPIRE_S,
+    expireInSeconds: set?.expireInSeconds ?? PGBOSS_EXPIRE_S,
+    ...(set ? { heartbeatSeconds: set.heartbeatSeconds } : {}),
     ...(j.runAt ? { startAfter: j.runAt } : j.delayMs ? { startAfter: Math.ceil(j.delayMs / 1000) } : {}),
   };
 }
@@ -100,7 +107,8 @@ export const pgBossAdapter: PeerAdapter = {
     await b.stop({ graceful: false } as never);
   },
 
-  async producer(url, db) {
+  async producer(url, db, s) {
+    const set = s.peerSettings?.['pg-boss'];
     const mod = await loadPeer<PgBossModule>('pg-boss', PGBOSS_VERSION);
     const b = newBoss(mod, url, 'producer');
     await b.start();
@@ -108,12 +116,12 @@ export const pgBossAdapter: PeerAdapter = {
       new Map((await db.query(q.PgBossRunAt, [ids])).rows.map((r) => [r.id, r.ms]));
     return {
       async enqueue(j) {
-        const id = await b.send(j.queue, j.payload, sendOptions(j) as never);
+        const id = await b.send(j.queue, j.payload, sendOptions(j, set) as never);
         if (!id) throw new Error(`pg-boss refused the job ${j.key} (send answered null)`);
         return { jobId: historyId(j), runAtMs: (await runAtOf([id])).get(id)! };
       },
       async enqueueBatch(jobs) {
-        const ids = await b.insert(jobs[0].queue, jobs.map((j) => ({ data: j.payload, ...sendOptions(j) })) as never);
+        const ids = await b.insert(jobs[0].queue, jobs.map((j) => ({ data: j.payload, ...sendOptions(j, set) })) as never);
         const at = await runAtOf(ids ?? []);
         const dbNow = ((await db.query(harnessQueries.DbNow)).rows[0].now as Date).getTime();
         return jobs.map((j, i) => ({ jobId: historyId(j), runAtMs: at.get(ids?.[i] ?? '') ?? dbNow }));
