@@ -65,7 +65,7 @@ const historyId = (j: JobSpec) => (j.payload as { hid: number }).hid;
  * jobs; "exactly-once job delivery" while a job is active; an active job
  * expires after `expireInSeconds` and is retried (crash recovery by expiry,
  * run by the supervisor); heartbeats exist from 10 s up (`heartbeatSeconds`,
- * not used here: the harness's jobs are shorter); failed jobs go to a
+ * used only by the known-bug control peer-heartbeat-kill: the harness's jobs are shorter); failed jobs go to a
  * queue's `deadLetter`; priority (larger first) and `startAfter` honoured;
  * cron by `schedule()` (not run by this adapter).
  */
@@ -86,7 +86,7 @@ export const pgBossAdapter: PeerAdapter = {
     cronOccurrenceKeys: false,
     stampedeObservability: false,
     source: {
-      heartbeats: `${DOCS}/api/jobs: heartbeatSeconds must be >= 10 s, longer than the harness's jobs; not used`,
+      heartbeats: `${DOCS}/api/jobs: heartbeatSeconds must be >= 10 s, longer than the harness's jobs; used only by the control peer-heartbeat-kill`,
       fencing: `${DOCS}/api/jobs: an expired job is retried; its first handler is aborted by its signal, its writes are not fenced`,
       effectOnce: `${DOCS}: handlers must be idempotent (at-least-once after expiry or retry)`,
       crashLoopVerdict: `${DOCS}: no crash-loop detection; a poison job uses its retries`,
