@@ -19,22 +19,25 @@ import { PeerMissingError } from '../harness/engines/peer-common.ts';
 import { ENGINE_NAMES, isEngineName, type EngineName } from '../harness/engines/types.ts';
 import { printSummary } from '../harness/runner/summary.ts';
 import { fmtRateNumber } from '../reports/render/format.ts';
-import { SCENARIOS } from '../scenarios/index.ts';
+import { PEER_CONTROLS, SCENARIOS } from '../scenarios/index.ts';
 import { databaseUrl, errorText, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
 import { HELP } from './help.ts';
 import { parserOptions, usageText } from './usage.ts';
 
 const USAGE = usageText('scenario', HELP.scenario);
 
+/** Every scenario `scenario` runs by name: the gate's, then the peers' known-bug controls. */
+const NAMED: Record<string, Scenario> = { ...SCENARIOS, ...PEER_CONTROLS };
+
 function listScenarios(): string {
-  const width = Math.max(...Object.keys(SCENARIOS).map((n) => n.length));
-  return Object.values(SCENARIOS)
+  const width = Math.max(...Object.keys(NAMED).map((n) => n.length));
+  return Object.values(NAMED)
     .map((s) => `  ${s.name.padEnd(width)}  ${s.description.split(/(?<=\.)\s/)[0]}`)
     .join('\n');
 }
 
 async function resolveScenario(ref: string): Promise<Scenario> {
-  if (SCENARIOS[ref]) return SCENARIOS[ref];
+  if (NAMED[ref]) return NAMED[ref];
   if (/[/\\]|\.[cm]?[jt]s$/.test(ref)) return loadScenarioFile(ref);
   throw new UsageError(`unknown scenario "${ref}"; expected one of these, or a path to your own scenario file:\n${listScenarios()}`);
 }

@@ -91,6 +91,18 @@ export interface Scenario {
    * sample nothing (the runner's own sampler reads queue state for the checkers).
    */
   sampleQueueState: boolean;
+  /**
+   * Settings of peer engines' adapters (docs/peers.md), for a scenario that shows one peer's own behaviour, a
+   * known bug's control: jobs sent with an option the adapter does not use otherwise. A scenario with settings
+   * runs only against the peers it names; null (the default): every engine, at the adapters' own settings.
+   */
+  peerSettings: PeerSettings | null;
+}
+
+/** Per peer engine: the settings its adapter applies to every job of the run. */
+export interface PeerSettings {
+  /** pg-boss: each job's `heartbeatSeconds` (>= 10, pg-boss's minimum) and `expireInSeconds`, at send. */
+  'pg-boss'?: { heartbeatSeconds: number; expireInSeconds: number };
 }
 
 /**
@@ -197,6 +209,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   relays: null,
   archiver: null,
   sampleQueueState: false,
+  peerSettings: null,
 } satisfies Scenario);
 
 const FIELDS = Object.keys(BASE_SCENARIO) as (keyof Scenario)[];
@@ -280,6 +293,21 @@ export function validateScenario(s: Scenario): void {
   validateDownstream(s, f);
   validateComponents(s, f);
   if (typeof s.sampleQueueState !== 'boolean') throw new ValidationError(f('sampleQueueState'), `expected true or false, got ${show(s.sampleQueueState)}`);
+  validatePeerSettings(s.peerSettings, f('peerSettings'));
+}
+
+function validatePeerSettings(p: PeerSettings | null, field: string): void {
+  if (p === null) return;
+  if (!isPlainObject(p)) throw new ValidationError(field, `expected null or { 'pg-boss': { heartbeatSeconds, expireInSeconds } }, got ${show(p)}`);
+  onlyKeys(p, ['pg-boss'], field);
+  const b = p['pg-boss'];
+  if (b !== undefined) {
+    const at = `${field}.pg-boss`;
+    if (!isPlainObject(b)) throw new ValidationError(at, `expected { heartbeatSeconds, expireInSeconds }, got ${show(b)}`);
+    onlyKeys(b, ['heartbeatSeconds', 'expireInSeconds'], at);
+    int(b.heartbeatSeconds, `${at}.heartbeatSeconds`, 10);
+    int(b.expireInSeconds, `${at}.expireInSeconds`, 1);
+  }
 }
 
 function validateDownstream(s: Scenario, f: (path: string) => string): void {

@@ -18,6 +18,7 @@ import steady from './steady.ts';
 import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
+import peerHeartbeatKill from './peer-heartbeat-kill.ts';
 import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
 import failoverSync from './failover-sync.ts';
@@ -51,3 +52,9 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     noisyTenant,
   ].map((s) => [s.name, s]),
 );
+
+/**
+ * Known bugs' controls (docs/peers.md): scenarios that show one peer's own behaviour, run with
+ * `--engine <peer> --peer-package <release>`. Not in the gate, which judges stampede.
+ */
+export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill].map((s) => [s.name, s]));

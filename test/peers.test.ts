@@ -62,6 +62,37 @@ describe('peer engines under the harness', () => {
     }, 180_000);
   }
 
+  it('known-bug control: pg-boss 12.25.1 leaves a killed job with a per-job heartbeat claimed past the drain; 12.26.0 (the fix) retries it', async () => {
+    // One run per release, one after the other: the machine's Postgres and cores are shared.
+    const judge = async (release: string) => {
+      const run = cli(['peer-heartbeat-kill', '--engine', 'pg-boss', '--peer-package', release, '--json', '--out', join(tmp, release)]);
+      const code = await run.code;
+      const report = JSON.parse(run.stdout());
+      return { code, report, byName: Object.fromEntries(report.invariants.map((i: any) => [i.name, i])), stderr: run.stderr() };
+    };
+    const before = await judge('pg-boss-12-25-1');
+    expect(before.report.scenario.description, before.stderr).toContain('(engine: pg-boss 12.25.1)');
+    expect(before.byName['faults-exercised'].pass).toBe(true);
+    // The killed worker's jobs are still active when the drain gives up: not lost, not done.
+    expect(before.byName['queue-drained'].pass).toBe('unknown');
+    expect(before.byName['queue-drained'].figure).toMatch(/^[1-9]\d* of \d+ jobs unfinished \([1-9]\d* claimed\)/);
+    expect(before.report.verdict).toBe('inconclusive');
+
+    const after = await judge('pg-boss-12-26-0');
+    expect(after.report.scenario.description, after.stderr).toContain('(engine: pg-boss 12.26.0)');
+    expect(after.byName['faults-exercised'].pass).toBe(true);
+    expect(after.byName['queue-drained'].pass).toBe(true);
+    expect(after.byName['no-job-lost'].pass).toBe(true);
+    expect(after.report.verdict).toBe('pass');
+    expect(after.code).toBe(0);
+  }, 300_000);
+
+  it('a known-bug control runs only against the peer it names', async () => {
+    const run = cli(['peer-heartbeat-kill', '--engine', 'graphile-worker']);
+    expect(await run.code).toBe(2);
+    expect(run.stderr()).toContain('adapter settings for pg-boss only');
+  }, 60_000);
+
   it('a scenario whose faults a peer has no counterpart of exits 2 and says why', async () => {
     const run = cli(['cron-skew', '--engine', 'pg-boss']);
     expect(await run.code).toBe(2);

@@ -25,7 +25,8 @@ export const stampedeAdapter: EngineAdapter = {
     stampedeObservability: true,
     source: {},
   },
-  inapplicable: () => null,
+  // A scenario with peer settings shows one peer's own behaviour (a known bug's control): stampede has nothing to show there.
+  inapplicable: (s) => (s.peerSettings ? `scenario ${s.name} cannot run against stampede: its peerSettings are for ${Object.keys(s.peerSettings).join(', ')} only` : null),
 };
 
 export const ENGINES: Record<EngineName, EngineAdapter> = {

@@ -62,7 +62,7 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
     await engine.migrate(url, s);
     loadDb = new Db({ connectionString: url, maxConnections: 16, applicationName: 'stampede:load' });
     loadDb.pool.on('connect', (c) => c.on('error', () => {}));
-    producer = await engine.producer(url, loadDb);
+    producer = await engine.producer(url, loadDb, s);
     const p = producer;
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);

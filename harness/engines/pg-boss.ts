@@ -3,6 +3,7 @@ import { harnessQueries } from '../runner/queries.ts';
 import { loadPeer, peerFinalState, peerQueries as q, type PeerRow } from './peer-common.ts';
 import type { PeerWorkerOptions } from './peer-workers.ts';
 import { peerInapplicable, peerVersion, peerWorkerProcess } from './peer-run-support.ts';
+import type { PeerSettings } from '../scenario.ts';
 import type { JobSpec, PeerAdapter } from './types.ts';
 
 export const PGBOSS_VERSION = '12.38.0';
@@ -42,11 +43,17 @@ function newBoss(mod: PgBossModule, url: string, role: 'install' | 'producer' | 
   return b;
 }
 
-function sendOptions(j: JobSpec): Record<string, unknown> {
+/**
+ * A job's send options. A scenario's `peerSettings['pg-boss']` replaces the expiry and adds a per-job
+ * heartbeat: the known-bug control `peer-heartbeat-kill` (docs/peers.md), where only the heartbeat can
+ * bring a killed worker's job back within the drain.
+ */
+function sendOptions(j: JobSpec, set: PeerSettings['pg-boss']): Record<string, unknown> {
   return {
     priority: j.priority,
     retryLimit: j.maxAttempts - 1,
-    expireInSeconds: PGBOSS_EXPIRE_S,
+    expireInSeconds: set?.expireInSeconds ?? PGBOSS_EXPIRE_S,
+    ...(set ? { heartbeatSeconds: set.heartbeatSeconds } : {}),
     ...(j.runAt ? { startAfter: j.runAt } : j.delayMs ? { startAfter: Math.ceil(j.delayMs / 1000) } : {}),
   };
 }
@@ -58,7 +65,7 @@ const historyId = (j: JobSpec) => (j.payload as { hid: number }).hid;
  * jobs; "exactly-once job delivery" while a job is active; an active job
  * expires after `expireInSeconds` and is retried (crash recovery by expiry,
  * run by the supervisor); heartbeats exist from 10 s up (`heartbeatSeconds`,
- * not used here: the harness's jobs are shorter); failed jobs go to a
+ * used only by the known-bug control peer-heartbeat-kill: the harness's jobs are shorter); failed jobs go to a
  * queue's `deadLetter`; priority (larger first) and `startAfter` honoured;
  * cron by `schedule()` (not run by this adapter).
  */
@@ -79,7 +86,7 @@ export const pgBossAdapter: PeerAdapter = {
     cronOccurrenceKeys: false,
     stampedeObservability: false,
     source: {
-      heartbeats: `${DOCS}/api/jobs: heartbeatSeconds must be >= 10 s, longer than the harness's jobs; not used`,
+      heartbeats: `${DOCS}/api/jobs: heartbeatSeconds must be >= 10 s, longer than the harness's jobs; used only by the control peer-heartbeat-kill`,
       fencing: `${DOCS}/api/jobs: an expired job is retried; its first handler is aborted by its signal, its writes are not fenced`,
       effectOnce: `${DOCS}: handlers must be idempotent (at-least-once after expiry or retry)`,
       crashLoopVerdict: `${DOCS}: no crash-loop detection; a poison job uses its retries`,
@@ -100,7 +107,8 @@ export const pgBossAdapter: PeerAdapter = {
     await b.stop({ graceful: false } as never);
   },
 
-  async producer(url, db) {
+  async producer(url, db, s) {
+    const set = s.peerSettings?.['pg-boss'];
     const mod = await loadPeer<PgBossModule>('pg-boss', PGBOSS_VERSION);
     const b = newBoss(mod, url, 'producer');
     await b.start();
@@ -108,12 +116,12 @@ export const pgBossAdapter: PeerAdapter = {
       new Map((await db.query(q.PgBossRunAt, [ids])).rows.map((r) => [r.id, r.ms]));
     return {
       async enqueue(j) {
-        const id = await b.send(j.queue, j.payload, sendOptions(j) as never);
+        const id = await b.send(j.queue, j.payload, sendOptions(j, set) as never);
         if (!id) throw new Error(`pg-boss refused the job ${j.key} (send answered null)`);
         return { jobId: historyId(j), runAtMs: (await runAtOf([id])).get(id)! };
       },
       async enqueueBatch(jobs) {
-        const ids = await b.insert(jobs[0].queue, jobs.map((j) => ({ data: j.payload, ...sendOptions(j) })) as never);
+        const ids = await b.insert(jobs[0].queue, jobs.map((j) => ({ data: j.payload, ...sendOptions(j, set) })) as never);
         const at = await runAtOf(ids ?? []);
         const dbNow = ((await db.query(harnessQueries.DbNow)).rows[0].now as Date).getTime();
         return jobs.map((j, i) => ({ jobId: historyId(j), runAtMs: at.get(ids?.[i] ?? '') ?? dbNow }));

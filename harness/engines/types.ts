@@ -97,8 +97,8 @@ export interface EngineAdapter {
 export interface PeerAdapter extends EngineAdapter {
   /** Installs the engine's schema and creates the scenario's queues in an empty database. */
   migrate(url: string, s: Scenario): Promise<void>;
-  /** A producer over `db` (the harness's pool): enqueue one job or a batch. */
-  producer(url: string, db: Db): Promise<PeerProducer>;
+  /** A producer over `db` (the harness's pool): enqueue one job or a batch, with the scenario's settings for this peer (`peerSettings`). */
+  producer(url: string, db: Db, s: Scenario): Promise<PeerProducer>;
   /** The worker process of a slot (generation `gen` counts its restarts). */
   workerProcess(s: Scenario, slot: number, gen: number): WorkerProcessSpec;
   /** Jobs not finished yet (not done, not permanently failed), and the database's now(). */
