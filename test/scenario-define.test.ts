@@ -141,7 +141,7 @@ describe('checkerPlan', () => {
     const { names, bounds } = checkerPlan(s, { expectedCronKeys: ['cron:a:2026-01-01T00:00:00.000Z'] });
     expect(names).toContain('retry-spread');
     expect(names).not.toContain('one-job-per-cron-occurrence');
-    expect(bounds['no-concurrent-claim']).toEqual({ leaseMs: 3_000 });
+    expect(bounds['no-concurrent-claim']).toEqual({ leaseMs: 3_000, exceptFailoverLosses: false });
     expect(bounds['dead-letter-routing']).toEqual({ maxAttempts: 3, maxMs: 120_000, poisonKinds: ['poison'], doomedKinds: ['failing'] });
     // Derived from the crash-loop limit, not the attempt budget, so the no-crash-detection mutant cannot pass.
     const derived = checkerPlan(defineScenario({ ...minimal, engine: { maxAttempts: 8, maxCrashes: 3 } })).bounds['dead-letter-routing'];
