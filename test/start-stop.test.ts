@@ -9,7 +9,7 @@ import { Db } from '../engine/db.ts';
 import { OutboxRelay } from '../engine/effects/relay.ts';
 import { Pruner } from '../engine/effects/pruner.ts';
 import { JobArchiver } from '../engine/archive/job-archiver.ts';
-import { enqueueMany } from '../engine/enqueue.ts';
+import { enqueue, enqueueMany } from '../engine/enqueue.ts';
 import { Events } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { QueueStateSampler } from '../engine/metrics/queue-state-sampler.ts';
@@ -35,8 +35,16 @@ interface Component {
 /** The components under test, each on the shared pool, each with its defaults except what keeps the test quiet. */
 const makers: Record<string, (rng: Rng) => Component> = {
   worker: (rng) => {
-    const w = new Worker({ db, rng, log: silent, handlers: { startstop: (_p, { signal }) => aborted(signal) } });
-    return { start: () => w.start(), stop: () => w.stop(rng.int(0, 1) === 0 ? 0 : rng.int(1, 30)) };
+    // Half of them are stopped only once a job of their own is running, so stop() surely finds one in flight; the
+    // others may or may not have claimed one of the round's shared jobs by then.
+    const own = `startstop_${++workersMade}`;
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const run = (_p: unknown, { signal }: { signal: AbortSignal }) => (running(), aborted(signal));
+    const w = new Worker({ db, rng, log: silent, handlers: { startstop: run, [own]: run } });
+    const busy = rng.int(0, 1) === 0 ? enqueue(db, own, {}).then(() => started) : null;
+    const graceMs = rng.int(0, 1) === 0 ? 0 : rng.int(1, 30);
+    return { start: () => w.start(), stop: async () => (await busy, await w.stop(graceMs)) };
   },
   rescuer: () => new LeaseRescuer({ db, log: silent }),
   cron: () => new CronMaterializer({ db, nodeId: 'startstop', clock: systemClock, events: new Events(), log: silent }),
@@ -46,6 +54,8 @@ const makers: Record<string, (rng: Rng) => Component> = {
   sampler: () => new QueueStateSampler(db, systemClock, null, {}, silent),
   electedSampler: () => new QueueStateSampler(db, systemClock, null, { elect: true }, silent),
 };
+
+let workersMade = 0;
 
 /** Handlers that were running when their worker stopped (each runs until stop() aborts it). */
 let abortedHandlers = 0;
@@ -117,5 +127,5 @@ describe('start and stop in quick succession', () => {
     const answers = await Promise.all(Array.from({ length: 10 }, () => db.query('SELECT 1 AS one')));
     expect(answers.map((r) => r.rows[0].one)).toEqual(Array(10).fill(1));
     await until('no job left claimed', async () => (await db.query("SELECT count(*)::int AS n FROM stampede.jobs WHERE state = 'claimed'")).rows[0].n === 0);
-  });
+  }, 60_000 + ITERATIONS * 1_000); // a hang fails sooner, in its round (cycle); a loaded machine takes its time
 });
