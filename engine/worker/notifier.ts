@@ -46,6 +46,11 @@ export class EnqueueListener {
       try {
         const client = await this.db.connectDedicated();
         this.client = client;
+        // stop() came while this connection was being made: it ended the previous client (or none), not this one.
+        if (!this.running) {
+          await client.end().catch(() => {});
+          break;
+        }
         const closed = new Promise<void>((resolve) => {
           client.once('end', resolve);
           client.once('error', () => resolve());
