@@ -18,6 +18,7 @@ import steady from './steady.ts';
 import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
+import weightedTenants from './weighted-tenants.ts';
 import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
 import failoverSync from './failover-sync.ts';
@@ -49,5 +50,6 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     claimAhead,
     operatorChaos,
     noisyTenant,
+    weightedTenants,
   ].map((s) => [s.name, s]),
 );
