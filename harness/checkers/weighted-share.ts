@@ -42,7 +42,7 @@ export function checkWeightedShare(history: readonly HistoryEvent[], _final: Fin
   const total = [...weights.values()].reduce((a, b) => a + b, 0);
   const claims = eventsOf(history, 'job:claimed').filter(
     (c): c is Claim & { fairnessKey: string; dbTime: number } =>
-      c.queue === bounds.queue && c.fairnessKey !== undefined && weights.has(c.fairnessKey) && c.dbTime !== undefined && (c.crashCount ?? 0) === 0,
+      c.queue === bounds.queue && typeof c.fairnessKey === 'string' && weights.has(c.fairnessKey) && c.dbTime !== undefined && (c.crashCount ?? 0) === 0,
   );
   // Every weighted key waits from its first job's due time to its last job's claim.
   const keys = [...weights.keys()];
