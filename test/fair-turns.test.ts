@@ -5,7 +5,7 @@ import { claimJobs, type ClaimedJob } from '../engine/worker/claim.ts';
 import { workerQueries as q } from '../engine/worker/queries.ts';
 import { freshDatabase } from './support/db.ts';
 
-// The fair share across claims of any size (migrations/0021_fair_turns.sql): a
+// The fair share across claims of any size (migrations/0019_fair_turns.sql): a
 // claim smaller than a turn of the keys must go on with the turn where the
 // previous claim stopped, not start the turn over (docs/operating.md,
 // "Tenants": the bound). Each queue here is fair with a cap that never binds,

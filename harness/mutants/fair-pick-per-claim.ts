@@ -11,7 +11,7 @@ const MIGRATION = join(MIGRATIONS_DIR, '0016_fair_keys.sql');
  * ranks a key's i-th job at i / weight and starts the shares over, so claims
  * smaller than a turn of the keys go to the heaviest key's low shares, claim
  * after claim, and a lighter key waits for its whole backlog (the key-weights
- * finding; fixed by 0021_fair_turns.sql).
+ * finding; fixed by 0019_fair_turns.sql).
  */
 function preFixBody(): string {
   const text = readFileSync(MIGRATION, 'utf8');
