@@ -80,6 +80,8 @@ export interface Scenario {
   queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number; maxInFlightPerKey?: number; sequential?: boolean }>;
   /** Tenants of some lanes' queues: each of their arrivals carries a fairnessKey drawn by these shares; null: no keys. */
   tenants: Tenants | null;
+  /** Key weights in a fair queue's share (engine/control setKeyWeight, integer 1-1000), by queue then key, set before the load starts. */
+  keyWeights: Record<string, Record<string, number>>;
   /** Outbox relay processes (with their pruner) delivering to the harness's sink; null: none (harness/components.ts). */
   relays: RelaySettings | null;
   /** An archiver process; null: none. */
@@ -206,6 +208,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   downstream: null,
   queueLimits: {},
   tenants: null,
+  keyWeights: {},
   relays: null,
   archiver: null,
   sampleQueueState: false,
@@ -330,6 +333,16 @@ function validateDownstream(s: Scenario, f: (path: string) => string): void {
     if (limits.maxInFlight !== undefined) int(limits.maxInFlight, `${at}.maxInFlight`, 1);
     if (limits.maxInFlightPerKey !== undefined) int(limits.maxInFlightPerKey, `${at}.maxInFlightPerKey`, 1);
     if (limits.maxStartsPerSecond !== undefined) positive(limits.maxStartsPerSecond, `${at}.maxStartsPerSecond`);
+  }
+  if (!isPlainObject(s.keyWeights)) throw new ValidationError(f('keyWeights'), `expected { queue: { key: weight } }, got ${show(s.keyWeights)}`);
+  for (const [queue, weights] of Object.entries(s.keyWeights)) {
+    const at = f(`keyWeights.${queue}`);
+    if (!queues.includes(queue)) throw new ValidationError(at, `is not a lane's queue; expected one of ${queues.join(', ')}`);
+    if (!isPlainObject(weights) || Object.keys(weights).length === 0) throw new ValidationError(at, `expected a non-empty { key: weight }, got ${show(weights)}`);
+    for (const [key, weight] of Object.entries(weights)) {
+      int(weight, `${at}.${key}`, 1);
+      if ((weight as number) > 1000) throw new ValidationError(`${at}.${key}`, `expected an integer from 1 to 1000, got ${show(weight)}`);
+    }
   }
   if (s.tenants !== null) {
     const at = f('tenants');

@@ -19,6 +19,7 @@ import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
 import peerHeartbeatKill from './peer-heartbeat-kill.ts';
+import weightedTenants from './weighted-tenants.ts';
 import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
 import failoverSync from './failover-sync.ts';
@@ -50,6 +51,7 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     claimAhead,
     operatorChaos,
     noisyTenant,
+    weightedTenants,
   ].map((s) => [s.name, s]),
 );
 

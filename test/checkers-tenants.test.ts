@@ -1,8 +1,9 @@
-// per-key-limit and tenant-fairness on small hand-written histories, each with a violating one.
+// per-key-limit, tenant-fairness, sequence-order and weighted-share on small hand-written histories, each with a violating one.
 import { describe, expect, it } from 'vitest';
 import { checkPerKeyLimit } from '../harness/checkers/per-key-limit.ts';
 import { checkTenantFairness } from '../harness/checkers/tenant-fairness.ts';
 import { checkSequenceOrder } from '../harness/checkers/sequence-order.ts';
+import { checkWeightedShare } from '../harness/checkers/weighted-share.ts';
 import type { HistoryEvent } from '../harness/history.ts';
 import { finalState, h } from './support/history-builder.ts';
 
@@ -102,5 +103,34 @@ describe('sequence-order', () => {
     // Job 1 was inserted 100 ms before job 2's claim: perhaps not yet committed, so no order is owed.
     expect(checkSequenceOrder([ok(1, 1_400), ok(2, 10), claimOf(2, 1_500), claimOf(1, 1_600)], final, bounds).pass).toBe('unknown');
     expect(checkSequenceOrder([ok(1, 0), claimOf(1, 1_000)], final, bounds).judged.n).toBe(0);
+  });
+});
+
+describe('weighted-share', () => {
+  const bounds = { queue: 'default', weights: ['gold:3', 'basic:1'], windowStarts: 8, tolerance: 0.15 };
+  /** `pattern` repeated: one claim per letter (g: gold, b: basic, t: an unweighted trickle key), 10 ms apart, all due at 0. */
+  const starts = (pattern: string, times: number) =>
+    pattern.repeat(times).split('').map((c, i) => claimed(i + 1, c === 'g' ? 'gold' : c === 'b' ? 'basic' : 'trickle', 0, 10 * (i + 1)));
+
+  it("passes keys that take their weight's share of every window while both wait", () => {
+    const r = checkWeightedShare([...starts('gggtb', 8), claimed(99, 'basic', 0, 10_000)], final, bounds);
+    expect(r.pass).toBe(true);
+    // 32 weighted starts, the last basic one after gold's last claim (gold no longer waiting): 3 full windows.
+    expect(r.judged.n).toBe(3);
+  });
+
+  it('fails (negative control) a light key held back while both wait, and leaves out suspects\' reruns', () => {
+    const held = [...starts('ggggggggb', 4), claimed(99, 'basic', 0, 10_000)];
+    const r = checkWeightedShare(held, final, bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples?.[0]).toMatchObject({ window: 1, key: 'gold', starts: 8, expected: 6 });
+    // The same starts as reruns of crashed jobs: not the fair pick's, nothing judged.
+    const reruns = held.map((e) => ({ ...e, crashCount: 1 }) as HistoryEvent);
+    expect(checkWeightedShare(reruns, final, bounds).pass).toBe('unknown');
+  });
+
+  it('is unknown when the weighted keys never all waited for a full window', () => {
+    expect(checkWeightedShare(starts('g', 20), final, bounds).pass).toBe('unknown');
+    expect(() => checkWeightedShare([], final, { ...bounds, weights: ['gold'] })).toThrow(/key:weight/);
   });
 });

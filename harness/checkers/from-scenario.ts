@@ -27,6 +27,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
   const loadStartT = facts.loadStartT ?? 0;
   const rateLimited = Object.entries(s.queueLimits).find(([, l]) => l.maxStartsPerSecond !== undefined);
   const perKeyCapped = Object.values(s.queueLimits).find((l) => l.maxInFlightPerKey !== undefined);
+  const weighted = Object.entries(s.keyWeights).find(([, w]) => Object.keys(w).length >= 2);
   const incident = s.incident ? { fromMs: loadStartT + s.incident.fromS * 1000, toMs: loadStartT + s.incident.toS * 1000 } : null;
   const derived: CheckerBounds = {
     'no-concurrent-claim': { leaseMs: min((e) => e.leaseMs) },
@@ -46,6 +47,8 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     ...(rateLimited ? { 'start-rate': { queue: rateLimited[0], perSecond: rateLimited[1].maxStartsPerSecond } } : {}),
     // per-key-limit judges the scenario's (first) capped queue against its declared cap.
     ...(perKeyCapped ? { 'per-key-limit': { maxInFlightPerKey: perKeyCapped.maxInFlightPerKey } } : {}),
+    // weighted-share judges the scenario's (first) queue with two or more weighted keys, by those weights.
+    ...(weighted ? { 'weighted-share': { queue: weighted[0], weights: Object.entries(weighted[1]).map(([k, w]) => `${k}:${w}`) } } : {}),
     ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs } } : {}),
     ...(s.relays?.retentionMs ? { 'prune-retention': { retentionMs: s.relays.retentionMs } } : {}),
     ...(facts.expectedCronKeys

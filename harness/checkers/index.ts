@@ -48,6 +48,7 @@ import { dashboardQueriesLive } from './dashboard-queries-live.ts';
 import { perKeyLimit } from './per-key-limit.ts';
 import { tenantFairness } from './tenant-fairness.ts';
 import { sequenceOrder } from './sequence-order.ts';
+import { weightedShare } from './weighted-share.ts';
 import { recoversAfterHeal } from './recovers-after-heal.ts';
 import { handlerAbortedOnLeaseLoss } from './handler-aborted-on-lease-loss.ts';
 import { unknownOutcomeResolved } from './unknown-outcome-resolved.ts';
@@ -122,6 +123,7 @@ export const CHECKERS = {
   'per-key-limit': perKeyLimit,
   'tenant-fairness': tenantFairness,
   'sequence-order': sequenceOrder,
+  'weighted-share': weightedShare,
   // Workers that sample queue state elect one sampler (worker-crash).
   'one-round-per-interval': oneRoundPerInterval,
 } as const;

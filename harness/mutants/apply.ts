@@ -50,7 +50,9 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
             ? `ops file ${c.file}`
             : c.kind === 'gauge-relabel'
               ? `gauge ${c.metric}`
-              : `env ${c.name}`,
+              : c.kind === 'database'
+                ? `database ${c.replaces}`
+                : `env ${c.name}`,
   );
   const twice = targets.find((t, i) => targets.indexOf(t) !== i);
   if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
@@ -60,6 +62,7 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
   // Checked now, against the shipped files, though the runner makes the edits when it loads them.
   for (const c of mutant.changes) if (c.kind === 'ops-file') editText(name, c.file, shippedOpsText(c.file), c.edits);
   for (const c of mutant.changes) if (c.kind === 'gauge-relabel') gaugeExists(name, c);
+  // A database patch is the runner's to apply, in the run's database (applyDatabasePatches): nothing in this process.
   const undo: (() => void)[] = [];
   for (const { source, query, text } of queries) {
     const original = source[query];
@@ -124,4 +127,22 @@ function relabelGauges(relabels: readonly GaugeRelabel[]): () => void {
     return original.apply(this, args);
   };
   return () => (proto.set = original);
+}
+
+/**
+ * Runs a mutant's database patches in the run's freshly migrated database
+ * (the runner calls it before any worker connects). Each replaced function
+ * must exist before and have another body after, or this throws, naming the
+ * mutant: a patch that no longer replaces anything would run the real engine
+ * under the mutant's name.
+ */
+export async function applyDatabasePatches(name: string, mutant: Mutant, db: { query: (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }> }): Promise<void> {
+  for (const c of mutant.changes) {
+    if (c.kind !== 'database') continue;
+    const body = async () => (await db.query('SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure($1)', [c.replaces])).rows[0]?.prosrc;
+    const before = await body();
+    if (before === undefined) throw new Error(`mutant ${name}: the run's database has no function ${c.replaces}; update harness/mutants/${name}.ts`);
+    await db.query(c.sql());
+    if ((await body()) === before) throw new Error(`mutant ${name}: its SQL left ${c.replaces} as the migrations made it; update harness/mutants/${name}.ts`);
+  }
 }

@@ -1,4 +1,5 @@
-import { applyMutant as applyChanges } from './apply.ts';
+import { applyMutant as applyChanges, applyDatabasePatches } from './apply.ts';
+import { fairPickPerClaim } from './fair-pick-per-claim.ts';
 import { asyncCommit } from './async-commit.ts';
 import { commitLocal } from './commit-local.ts';
 import { completionAckedUnwritten } from './completion-acked-unwritten.ts';
@@ -138,6 +139,7 @@ export const MUTANTS = {
   'claim-ignores-keys': claimIgnoresKeys,
   'no-per-key-limit': noPerKeyLimit,
   'sequence-ignores-head': sequenceIgnoresHead,
+  'fair-pick-per-claim': fairPickPerClaim,
   // The link and the database host (docs/network-faults.md).
   'heartbeat-failure-ignored': heartbeatFailureIgnored,
   'db-error-charged': dbErrorCharged,
@@ -162,6 +164,11 @@ export function applyMutant(name: MutantName): () => void {
 }
 
 export { MUTANT_ARCHIVER_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
+
+/** Replaces, in the run's migrated database, the functions mutant `name` breaks (none for most mutants). */
+export function applyMutantToDatabase(name: MutantName, db: Parameters<typeof applyDatabasePatches>[2]): Promise<void> {
+  return applyDatabasePatches(name, MUTANTS[name], db);
+}
 
 /** Where a mutant's broken code runs (harness/mutants/types.ts `runsIn`); null for the real engine. */
 export function mutantRunsIn(name: MutantName | null): MutantProcess | null {

@@ -94,7 +94,21 @@ export interface GaugeRelabel {
   relabel: (labels: Record<string, string | number>) => Record<string, string | number>;
 }
 
-export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | EnvSetting | OpsFilePatch | GaugeRelabel;
+/**
+ * A function of the schema replaced in the run's database, by SQL the runner
+ * runs once the database is migrated, before any worker connects: for the
+ * engine's logic that lives in a migration (stampede.fair_pick), which no
+ * query patch reaches. `replaces` is the function's signature
+ * (regprocedure); the runner refuses the run when it does not exist or its
+ * body is the same after the SQL (production changed under the mutant).
+ */
+export interface DatabasePatch {
+  kind: 'database';
+  replaces: string;
+  sql: () => string;
+}
+
+export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | EnvSetting | OpsFilePatch | GaugeRelabel | DatabasePatch;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {

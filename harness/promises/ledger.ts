@@ -497,15 +497,13 @@ export const LEDGER: readonly PromiseEntry[] = [
   },
   {
     id: 'key-weights',
-    promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1.",
+    promise: "A key's weight is its share of each turn: a key of weight 3 is offered three jobs for every one of a key of weight 1, whatever size the queue's claims are.",
     documented: [{ file: 'docs/operating.md', quote: 'Each turn offers a key up to `weight` of its jobs' }],
     covers: { options: ['Queue.keyWeight'], verbs: ['control.set-key-weight'] },
-    vouch: {
-      by: 'test',
-      file: 'test/fair-keys.test.ts',
-      tests: ['by weight: a key of weight 3 is offered three jobs a turn', 'takes the keys in turn: a claim smaller than the number of keys resumes where the last one stopped'],
-      notInGate: 'The weight is read by the fair claim\'s function in a migration (0016), which no mutant seam reaches (mutants patch the engine\'s named queries and strategies); noisy-tenant sets no weights, and its only backlogged key is held at its cap (8 of 24 slots), where a weight changes nothing. Gating it needs two backlogged keys of different weights in a fair queue whose cap is above the slots (a second lane of noisy-tenant), a scenario setting for key weights, a share invariant over claim batches (job:claimed grouped by worker and dbTime), and a mutant seam that replaces stampede.fair_pick in the run\'s database. Found while scoping it (a real-Postgres probe, not yet a test): a claim smaller than weight + 1 (2 slots, weights 3 and 1, both backlogged) takes the heavy key\'s jobs only, claim after claim, so the light key waits for the whole backlog: the documented bound holds only for claims of at least weight + 1 jobs.',
-    },
+    // weighted-tenants: floods of weights 3 and 1 in one fair queue whose cap is above the slots, claimed 1-2 jobs at a
+    // time (smaller than a turn: where 0016's per-claim shares gave the heavy key every job); test/fair-turns.test.ts
+    // holds the bound in claims of 1, 2, 3 and 40.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'weighted-tenants', invariant: 'weighted-share' }], minJudged: 5, mutants: ['fair-pick-per-claim'] },
   },
   // ---- Components: archiver, pruner, shutdown, idempotent enqueue, wake-up -----------------
   {

@@ -4,14 +4,14 @@ import { systemClock } from '../../engine/clock.ts';
 import { addSchedule } from '../../engine/cron/schedule.ts';
 import { Db } from '../../engine/db.ts';
 import { foldLogLines, type Logger } from '../../engine/log.ts';
-import { setQueueLimits } from '../../engine/control/index.ts';
+import { setKeyWeight, setQueueLimits } from '../../engine/control/index.ts';
 import { migrate } from '../../engine/migrator.ts';
 import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
 import { runCheckers, strictRun, verdictOf, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { applyMutant, mutantRunsIn } from '../mutants/index.ts';
+import { applyMutant, applyMutantToDatabase, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
 import { planScenario, type Scenario } from '../scenario.ts';
@@ -141,6 +141,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     };
     db = openDb();
     await migrate(db);
+    // A mutant of a function the migrations define (stampede.fair_pick) is put in this run's database, before any worker connects.
+    if (s.engine.mutant) await applyMutantToDatabase(s.engine.mutant, db);
     await db.query(q.CreateHarnessTables);
     // On stampede's own table: a peer's run (harness/engines/peer-run.ts) has no elected sampler to log.
     await db.query(q.LogSamplerRounds);
@@ -149,6 +151,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     for (const [queue, l] of Object.entries(s.queueLimits)) {
       const perKey = { maxInFlightPerKey: l.maxInFlightPerKey, sequential: l.sequential };
       await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null, ...perKey }, setup);
+    }
+    for (const [queue, weights] of Object.entries(s.keyWeights)) {
+      for (const [key, weight] of Object.entries(weights)) await setKeyWeight(db, queue, key, weight, setup);
     }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
     schedulesAddedDbMs = ((await db.query(q.DbNow)).rows[0].now as Date).getTime();
