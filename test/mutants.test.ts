@@ -15,7 +15,7 @@ import { workerStrategies, type WorkerStrategies } from '../engine/worker/strate
 import { cronStrategies, type CronStrategies } from '../engine/cron/strategies.ts';
 import { parseCron } from '../engine/cron/expression.ts';
 import type { Clock } from '../engine/clock.ts';
-import { patchedQueryText } from '../harness/mutants/apply.ts';
+import { applyDatabasePatches, patchedQueryText } from '../harness/mutants/apply.ts';
 import { applyMutant, MUTANTS, type MutantName } from '../harness/mutants/index.ts';
 import { QUERY_SOURCES, type QueryPatch } from '../harness/mutants/types.ts';
 import { loadOpsFile, OPS_FILES, shippedOpsText } from '../harness/prometheus/ops-files.ts';
@@ -171,6 +171,8 @@ describe('the mutant registry', () => {
         else if (change.kind === 'red-recorder') expect(redRecorders[change.event]).toBe(expected[i]);
         else if (change.kind === 'env') expect(process.env[change.name]).toBe(expected[i]);
         else if (change.kind === 'ops-file') expect(loadOpsFile(change.file).text).not.toBe(shippedOpsText(change.file));
+        // A database patch changes nothing in this process: the runner applies it in the run's database (applyDatabasePatches).
+        else if (change.kind === 'database') expect(change.sql()).toMatch(/CREATE OR REPLACE FUNCTION/i);
         else expect(await servedDepth()).not.toEqual(realDepth);
       }
       expect(() => applyMutant(name), 'one mutant at a time').toThrow(/already applied/);
@@ -184,6 +186,21 @@ describe('the mutant registry', () => {
       expect({ ...process.env }).toEqual(env);
     }
   });
+
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'database' ? [[name, c.replaces] as const] : []))))(
+    '%s: its database patch really replaces %s in a migrated database, and is refused where there is nothing to replace',
+    async (name, fn) => {
+      const mutant = MUTANTS[name as MutantName];
+      const scratch = await freshDatabase({ maxConnections: 2 });
+      const body = async () => (await scratch.db.query('SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure($1)', [fn])).rows[0]?.prosrc;
+      const real = await body();
+      expect(real).toEqual(expect.any(String));
+      await applyDatabasePatches(name, mutant, scratch.db);
+      expect(await body()).not.toBe(real);
+      // Applied again, the function is already the mutant's: a patch that changes nothing is refused, not run under the mutant's name.
+      await expect(applyDatabasePatches(name, mutant, scratch.db)).rejects.toThrow(/left .* as the migrations made it/);
+    },
+  );
 
   it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'env' ? [[name, c.name] as const] : []))))(
     '%s: its %s really changes the settings of a connection the engine opens',
