@@ -40,7 +40,11 @@ export class EventShipper {
     else if (!this.scheduled) {
       this.scheduled = true;
       // Not a timer: the end of this turn, so a report is as prompt as before, just not alone.
-      setImmediate(() => void this.flush());
+      setImmediate(() => {
+        this.scheduled = false;
+        // A flush since (a self-kill's) may have sent them already.
+        if (this.queued.length > 0) void this.flush();
+      });
     }
   }
 
@@ -50,9 +54,8 @@ export class EventShipper {
    * still sends a `flush` marker the parent ignores, to learn that.
    */
   flush(): Promise<void> {
-    this.scheduled = false;
     const send = this.send;
-    if (!send || !process.connected) return Promise.resolve();
+    if (!send) return Promise.resolve();
     const message = this.queued.length > 0 ? { kind: 'events', events: this.queued } : { kind: 'flush' };
     this.queued = [];
     return new Promise((resolve) => send(message, resolve));
@@ -62,5 +65,5 @@ export class EventShipper {
 /** This process's shipper to its parent (a no-op without an IPC channel). */
 export const toParent = new EventShipper(
   // With a callback a failed send (EPIPE: the parent is gone) is reported there, not as an unhandled 'error'.
-  process.send ? (message, written) => process.send!(message, () => written()) : undefined,
+  process.send ? (message, written) => (process.connected ? process.send!(message, () => written()) : written()) : undefined,
 );
