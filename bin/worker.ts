@@ -8,6 +8,7 @@ import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
+import { toParent } from '../engine/supervisor/event-shipper.ts';
 import { resolveQueueOptions, WORKER, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
   const send = process.send?.bind(process);
   if (send) {
     for (const name of eventsEmittedBy('worker', 'rescuer')) {
-      events.on(name, (payload) => send(eventMessage(name, payload, clock.now())));
+      events.on(name, (payload) => toParent.ship(eventMessage(name, payload, clock.now())));
     }
   }
   const seed = values.seed ?? String(randomSeed());
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
     await sampler?.stop();
     unbind();
     await db.close();
+    // What the stop reported (hand-backs, worker:stopping) reaches the parent before the process ends.
+    await toParent.flush();
     process.exit(0);
   };
   process.on('SIGTERM', shutdown);
@@ -120,7 +123,9 @@ async function main(): Promise<void> {
   sampler?.start();
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed, ...(server ? { metricsPort: server.port } : {}) });
   // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
-  send?.(eventMessage('worker:settings', workerSettings(worker.id, options), clock.now()));
+  // Shipped behind this worker's first events, as they were emitted.
+  toParent.ship(eventMessage('worker:settings', workerSettings(worker.id, options), clock.now()));
+  await toParent.flush();
   // With --metrics-port 0 the port is the system's choice: the parent learns it here.
   send?.({ kind: 'ready', workerId: worker.id, pid: process.pid, ...(server ? { metricsPort: server.port } : {}) });
 }

@@ -4,6 +4,7 @@
 // Loaded by bin/worker.ts inside each worker process.
 import { systemClock } from '../engine/clock.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
+import { toParent } from '../engine/supervisor/event-shipper.ts';
 import type { NodeEvents } from '../engine/events.ts';
 import { Db } from '../engine/db.ts';
 import type { Handler, Handlers, JobContext } from '../engine/handler.ts';
@@ -31,25 +32,22 @@ export interface HandlerReports {
 /** Everything a worker running this module reports. */
 export type WorkerReports = NodeEvents & HandlerReports;
 
-/** Tells the harness something only this process saw (over the worker's IPC channel); resolves once it is sent. */
-export function report<N extends keyof HandlerReports>(name: N, payload: HandlerReports[N]): Promise<void> {
-  return reportOf<HandlerReports, N>(name, payload);
+/** Tells the harness something only this process saw (shipped with the worker's own events, in order). */
+export function report<N extends keyof HandlerReports>(name: N, payload: HandlerReports[N]): void {
+  reportOf<HandlerReports, N>(name, payload);
 }
 
 /** `report` for a process whose reports are another map (a peer engine's worker reports what it knows of the engine's events). */
-export function reportOf<M, N extends keyof M>(name: N, payload: M[N]): Promise<void> {
-  return sendToHarness(eventMessage<M, N>(name, payload, systemClock.now()));
+export function reportOf<M, N extends keyof M>(name: N, payload: M[N]): void {
+  toParent.ship(eventMessage<M, N>(name, payload, systemClock.now()));
 }
 
-/** Resolves once every report queued on the IPC channel so far is written to it (messages go out in order; the harness ignores this one). */
+/**
+ * Resolves once every report queued so far is written to the IPC channel: before this process kills or stops
+ * itself, or exits, what it reported must have left it (the shipper would send it only at the end of the turn).
+ */
 export function flushReports(): Promise<void> {
-  return sendToHarness({ kind: 'flush' });
-}
-
-/** Sends over the worker's IPC channel; resolves once the message is written (at once when there is no channel). */
-function sendToHarness(message: object): Promise<void> {
-  if (!process.send || !process.connected) return Promise.resolve();
-  return new Promise((resolve) => process.send!(message, () => resolve()));
+  return toParent.flush();
 }
 
 // The harness arms a kill point over IPC: the next job to reach it SIGKILLs
@@ -85,7 +83,9 @@ const at = (ctx: JobContext): AtPoint => ({ jobId: ctx.job.id, attempt: ctx.atte
 /** SIGKILLs this process if the harness armed `point` (a peer engine's handler reaches the same points). */
 export function killHere(point: KillPoint, ctx: AtPoint): void {
   if (armedKill !== point) return;
-  void report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.jobId, workerId: ctx.workerId });
+  report('fault:bit', { fault: 'worker-kill', point, jobId: ctx.jobId, workerId: ctx.workerId });
+  // The flush's write is attempted at once, as a lone report's was: the kill below follows it.
+  void flushReports();
   process.kill(process.pid, 'SIGKILL');
 }
 
@@ -96,7 +96,8 @@ export async function stopHere(point: StopPoint, ctx: AtPoint): Promise<void> {
   const taken = await harnessDb().query(q.TakeStopPoint, [seq, ctx.workerId]);
   if (!taken.rowCount) return; // another worker got there first
   // The report must be sent before the process freezes: it is how the harness learns whom to resume.
-  await report('fault:bit', { fault: 'worker-stop', point, jobId: ctx.jobId, attempt: ctx.attempt, workerId: ctx.workerId });
+  report('fault:bit', { fault: 'worker-stop', point, jobId: ctx.jobId, attempt: ctx.attempt, workerId: ctx.workerId });
+  await flushReports();
   process.kill(process.pid, 'SIGSTOP');
 }
 
@@ -150,7 +151,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
       const key = effectKey(ctx.job);
       // When the effect was asked for: no-effect-lock-wait times the engine's answer (the lock, or a
       // hand-back when another holder has the key open) from here.
-      void report('effect:started', { jobId: ctx.job.id, attempt: ctx.attempt, workerId: ctx.workerId });
+      report('effect:started', { jobId: ctx.job.id, attempt: ctx.attempt, workerId: ctx.workerId });
       // The effect's own call takes the other half, inside its transaction (a slow payment API): a
       // redelivery that overlaps it is what a dedup key written outside the transaction cannot stop.
       const { applied } = await ctx.effectOnce(async (tx) => {
@@ -163,7 +164,7 @@ const handle: Handler<Payload> = async (payload, ctx) => {
         await stopHere('in-effect', at(ctx));
         if (ms > 0) await systemClock.sleep(ms / 2);
       });
-      if (applied) void report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
+      if (applied) report('effect:applied', { jobId: ctx.job.id, key, workerId: ctx.workerId });
       killHere('after-effect', at(ctx));
       return;
     }

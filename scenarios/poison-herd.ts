@@ -35,9 +35,11 @@ export default defineScenario({
     'Poison pill + thundering herd from a clock step: a payload that crashes every worker that runs it, while the database clock steps an hour forward and every delayed job, retry and cron occurrence inside the hour falls due at once. Detect from oldest-unclaimed-age and DLQ depth, mitigate live, recover within the SLO bound.',
   seed: 7,
   durationS: 40,
-  // 300 jobs/s leaves the fleet headroom to drain the herd; at 500 a 2-core machine at load average
-  // 18-25 achieved 325-390 jobs/s and could not drain it before the bound. The herd breaks the SLO.
-  load: { model: 'poisson', rate: 300 },
+  // The source document's rate. Seeds 1-3 in a row passed at 500 (2026-12-07, load average 16-19 on the shared
+  // 2 cores, the generator achieving 294-388 jobs/s, recovered 6-18 s after the window); above load average
+  // ~20 a seed may miss the 20 s recovery bound for want of CPU, as the code before the harness's cost was cut
+  // did too (docs/harness.md, "What the harness costs"). The herd breaks the SLO.
+  load: { model: 'poisson', rate: 500 },
   workers: 3,
   // 32 slots: claims and completions batch deep enough to drain a herd of thousands.
   concurrency: 32,

@@ -8,7 +8,7 @@ import type { RunSampler } from '../harness/runner/sampler.ts';
 /** A line on a run whose set-up took `setupMs`, then `offered` jobs in the first second of load; returns what it printed. */
 function firstLine(setupMs: number, offered: number, begin: boolean): string {
   let now = 0;
-  const recorder = { now: () => now, events: [] } as unknown as HistoryRecorder;
+  const recorder = { now: () => now, onEvent: () => () => {} } as unknown as HistoryRecorder;
   const generator = { stats: { offered: 0, acknowledged: 0, unknown: 0, failed: 0, late: 0 } } as unknown as LoadGenerator;
   const sampler = { latest: undefined, oldestAgeSloMs: 2000, firing: [] } as unknown as RunSampler;
   const printed: string[] = [];

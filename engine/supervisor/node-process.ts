@@ -3,6 +3,7 @@ import { systemClock } from '../clock.ts';
 import { ENGINE_EVENTS, Events, type EngineEvents, type NodeEvents } from '../events.ts';
 import { compiledEntry } from './compiled-entry.ts';
 import type { EventMessage } from './event-message.ts';
+import type { EventBatch } from './event-shipper.ts';
 
 export interface ProcessOptions {
   /** The package's script by its source path, e.g. bin/worker.ts; its compiled .js is what runs. */
@@ -66,15 +67,20 @@ export class NodeProcess<M = NodeEvents> {
       void this.exited.then((e) => reject(new Error(`process exited (${e.code ?? e.signal}) before it was ready:\n${this.stderr}`)));
     });
     this.ready.catch(() => {});
-    this.child.on('message', (m: EventMessage<M>) => {
-      if (m?.kind !== 'event') return;
-      this.onEvent?.(m);
-      // `events` carries the engine's own events; what else a node reports reaches onEvent only.
-      if (Object.hasOwn(ENGINE_EVENTS, m.name)) {
-        const { name, payload } = m as unknown as EventMessage<EngineEvents>;
-        this.events.emit(name, payload);
-      }
+    // A worker ships its events in batches (EventShipper); a scheduler or relay still one message each.
+    this.child.on('message', (m: EventMessage<M> | EventBatch<M>) => {
+      if (m?.kind === 'event') this.deliver(m);
+      else if (m?.kind === 'events') for (const e of m.events) this.deliver(e);
     });
+  }
+
+  private deliver(m: EventMessage<M>): void {
+    this.onEvent?.(m);
+    // `events` carries the engine's own events; what else a node reports reaches onEvent only.
+    if (Object.hasOwn(ENGINE_EVENTS, m.name)) {
+      const { name, payload } = m as unknown as EventMessage<EngineEvents>;
+      this.events.emit(name, payload);
+    }
   }
 
   get pid(): number {

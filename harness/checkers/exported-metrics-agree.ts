@@ -157,7 +157,6 @@ function checkCounters(series: Map<string, ScrapedSeries[]>, history: readonly H
     const key = `${metric}/${owner(e)}/${e.queue}`;
     (times.get(key) ?? times.set(key, []).get(key)!).push(e.t);
   }
-  const upTo = (list: number[], t: number) => list.filter((x) => x <= t).length;
   let n = 0;
   for (const metric of Object.keys(COUNTERS)) {
     // Summed over the other labels (a failure's reason) per worker, queue and scrape.
@@ -172,12 +171,26 @@ function checkCounters(series: Map<string, ScrapedSeries[]>, history: readonly H
       const [series, at] = key.split('@');
       const ts = Number(at);
       const list = times.get(series) ?? [];
-      const [lo, hi] = [upTo(list, ts - b.lagMs), upTo(list, ts + b.lagMs)];
+      const [lo, hi] = [countUpTo(list, ts - b.lagMs), countUpTo(list, ts + b.lagMs)];
       n++;
       if (v < lo || v > hi) off.push({ metric, series: series.slice(metric.length + 1), t: ts, scraped: v, events: lo === hi ? lo : `${lo}-${hi}` });
     }
   }
   return n;
+}
+
+/**
+ * How many of `sorted` (ascending) are <= t, by bisection: once per scraped sample, and a run's scrapes grow
+ * with its length as its events do, so a scan here made the checker quadratic in the run's length.
+ */
+function countUpTo(sorted: readonly number[], t: number): number {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function checkQuantiles(buckets: readonly ScrapedSeries[], history: readonly HistoryEvent[], b: ExportedMetricsAgreeBounds, off: Record<string, unknown>[]): number {

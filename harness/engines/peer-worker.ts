@@ -30,7 +30,7 @@ type PeerReports = HandlerReports & {
   'job:completed': Omit<EngineEvents['job:completed'], 'leaseToken'>;
   'worker:stopping': EngineEvents['worker:stopping'];
 };
-const report = <N extends keyof PeerReports>(name: N, payload: PeerReports[N]): Promise<void> => reportOf<PeerReports, N>(name, payload);
+const report = <N extends keyof PeerReports>(name: N, payload: PeerReports[N]): void => reportOf<PeerReports, N>(name, payload);
 
 const { values } = parseArgs({ options: { engine: { type: 'string' }, 'worker-id': { type: 'string' }, concurrency: { type: 'string' } } });
 const engine = values.engine as keyof typeof PEER_WORKERS;
@@ -42,8 +42,8 @@ async function runJob(job: PeerJob): Promise<void> {
   const jobId = historyIdOf(p.key);
   const at = { jobId, attempt: job.attempt, workerId };
   const base = { jobId, queue: job.queue, attempt: job.attempt, workerId };
-  void report('job:claimed', { ...base, priority: job.priority, runAt: job.runAtMs });
-  void report('job:started', base);
+  report('job:claimed', { ...base, priority: job.priority, runAt: job.runAtMs });
+  report('job:started', base);
   const began = systemClock.now();
   // As in harness/handlers.ts: a redelivered slow job or effect works half its planned time.
   const ms = (p.params?.durationMs ?? 0) * (job.attempt > 1 && (p.kind === 'slow' || p.kind === 'effect') ? 0.5 : 1);
@@ -61,10 +61,10 @@ async function runJob(job: PeerJob): Promise<void> {
       case 'effect':
         await systemClock.sleep(ms / 2);
         killHere('mid-handler', at);
-        void report('effect:started', { jobId, attempt: job.attempt, workerId });
+        report('effect:started', { jobId, attempt: job.attempt, workerId });
         // A peer has no transaction of its own around the handler: the effect commits on its own, as it would in a user's handler.
         await harnessDb().query(harnessQueries.RecordEffect, [p.key, jobId, workerId]);
-        void report('effect:applied', { jobId, key: p.key, workerId });
+        report('effect:applied', { jobId, key: p.key, workerId });
         await systemClock.sleep(ms / 2);
         killHere('after-effect', at);
         break;
@@ -76,11 +76,11 @@ async function runJob(job: PeerJob): Promise<void> {
         if (p.kind === 'slow') await stopHere('before-report', at);
     }
   } catch (err) {
-    void report('job:failed', { ...base, error: (err as Error).message, retryAt: 0, durationMs: systemClock.now() - began });
+    report('job:failed', { ...base, error: (err as Error).message, retryAt: 0, durationMs: systemClock.now() - began });
     throw err;
   }
   await harnessDb().query(peerQueries.RecordCompletion, [jobId, job.attempt, workerId]);
-  void report('job:completed', { ...base, durationMs: systemClock.now() - began });
+  report('job:completed', { ...base, durationMs: systemClock.now() - began });
 }
 
 const worker = await PEER_WORKERS[engine]({
@@ -94,7 +94,8 @@ let stopping = false;
 process.on('SIGTERM', () => {
   if (stopping) return;
   stopping = true;
-  void report('worker:stopping', { workerId });
-  worker.stop().finally(() => process.exit(0));
+  report('worker:stopping', { workerId });
+  // What the stop reported (its last completions, worker:stopping) leaves before the process ends: reports are batched.
+  worker.stop().finally(() => flushReports().then(() => process.exit(0)));
 });
 process.send?.({ kind: 'ready', pid: process.pid, workerId });

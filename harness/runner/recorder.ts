@@ -15,6 +15,8 @@ export class HistoryRecorder {
   private readonly arrived: HistoryEvent[] = [];
   private inOrder = true;
   private readonly out?: WriteStream;
+  /** Lines not yet handed to the file: one write per loop turn, not one per event (a worker's batch is hundreds). */
+  private pending: string[] = [];
   // A set: removing a listener twice, or while events are delivered, must not touch another one.
   private readonly listeners = new Set<(e: HistoryEvent) => void>();
 
@@ -68,7 +70,10 @@ export class HistoryRecorder {
     const last = this.arrived[this.arrived.length - 1];
     if (last !== undefined && last.t > e.t) this.inOrder = false;
     this.arrived.push(e);
-    this.out?.write(JSON.stringify(e) + '\n');
+    if (this.out) {
+      if (this.pending.length === 0) setImmediate(() => this.writePending());
+      this.pending.push(JSON.stringify(e));
+    }
     for (const l of this.listeners) l(e);
     return e;
   }
@@ -79,8 +84,15 @@ export class HistoryRecorder {
     return () => void this.listeners.delete(listener);
   }
 
+  private writePending(): void {
+    if (this.pending.length === 0) return;
+    this.out!.write(this.pending.join('\n') + '\n');
+    this.pending = [];
+  }
+
   async close(): Promise<void> {
     if (!this.out) return;
+    this.writePending();
     await new Promise<void>((resolve) => this.out!.end(resolve));
   }
 }
