@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '../../history.ts';
-import { stepDbClock } from '../../db-clock/db-clock.ts';
+import { msToDbMinute, stepDbClock } from '../../db-clock/db-clock.ts';
 import { evidence, injected, watchFor, type Injector } from './context.ts';
 
 /**
@@ -9,12 +9,19 @@ import { evidence, injected, watchFor, type Injector } from './context.ts';
  * database time before and after and the claimable jobs whose run_at the step
  * skipped over, by origin, as the database counted them in the same
  * transaction. Evidence: a claim of one of those jobs.
+ *
+ * With `minuteAtS` instead of `jumpMs`, the step is whatever (under a minute)
+ * makes a minute of the database clock begin at that second of the run, so a
+ * cron minute comes due at a moment the scenario chose (inside a failover's
+ * lag window). The run's second is counted from this fault's own start, as
+ * every fault's timing is.
  */
 export const dbClockJump: Injector = async (action, ctx) => {
-  const jumpMs = action.params.jumpMs as number;
   // Stamped when the step began: workers see the new time from its commit on, which on a busy machine came a few
   // hundred ms before this call returned. `committedByT` bounds it from the other side.
   const beganT = ctx.recorder.now();
+  const minuteAtMs = typeof action.params.minuteAtS === 'number' ? action.params.minuteAtS * 1000 : undefined;
+  const jumpMs = minuteAtMs === undefined ? (action.params.jumpMs as number) : await msToDbMinute(ctx.db, minuteAtMs - action.atMs - (ctx.recorder.now() - beganT));
   const step = await stepDbClock(ctx.db, jumpMs);
   const committedByT = ctx.recorder.now();
   const nodes: string[] = [];
@@ -33,7 +40,11 @@ export const dbClockJump: Injector = async (action, ctx) => {
     dueAtOnce: { delayed: step.delayed, retry: step.retry, cron: step.cron },
     nodesStepped: nodes,
     committedByT,
+    // The minute placed, on the database clock and as run time (a harness t).
+    ...(minuteAtMs === undefined ? {} : { minuteAtDbMs: Math.round((fromMs + jumpMs + minuteAtMs - action.atMs) / 60_000) * 60_000, minuteAtT: beganT + minuteAtMs - action.atMs }),
   }, beganT);
+  // Nothing fell inside the step (a short one, to place a minute): no claim to wait for.
+  if (step.delayed + step.retry + step.cron === 0) return;
   const skipped = (e: HistoryEvent) => e.type === 'job:claimed' && e.runAt > fromMs && e.runAt <= toMs;
   const first = await watchFor(ctx, skipped, 60_000);
   if (first?.type === 'job:claimed') evidence(ctx, action, { firstClaimOfASkippedJob: first.jobId, runAt: new Date(first.runAt).toISOString() });

@@ -1,3 +1,4 @@
+import { dbNowMs } from '../../db-clock/db-clock.ts';
 import { portAnswers, processAlive } from '../../postgres/replica.ts';
 import { evidence, holdUntil, injected, watchFor, type Injector } from './context.ts';
 
@@ -30,8 +31,12 @@ export const failover: Injector = async (action, ctx) => {
   }
   const startedT = ctx.recorder.now();
   const before = await replica.state();
+  // The database's time as the hold begins (the simulated clock where a db-clock-jump moved it): the cron
+  // occurrences due from here to the promotion came due during the failover (harness/checkers/failover.ts).
+  const heldDbMs = await dbNowMs(ctx.db);
+  const heldT = ctx.recorder.now();
   replica.link.setShape(['toServer', 'toClient'], { held: true });
-  injected(ctx, action, { replication: replica.mode, lagS: action.params.lagS, replicationBefore: before });
+  injected(ctx, action, { replication: replica.mode, lagS: action.params.lagS, replicationBefore: before, heldDbMs }, heldT);
   await holdUntil(ctx, action, startedT);
   if (ctx.signal.aborted) {
     replica.link.setShape(['toServer', 'toClient'], { held: false });
