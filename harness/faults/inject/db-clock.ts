@@ -33,6 +33,8 @@ export const dbClockJump: Injector = async (action, ctx) => {
   }
   const fromMs = step.dbBefore.getTime();
   const toMs = step.dbAfter.getTime();
+  // The minute placed, on the database clock and as run time (a harness t).
+  const minuteAtDbMs = minuteAtMs === undefined ? undefined : Math.round((fromMs + jumpMs + minuteAtMs - action.atMs) / 60_000) * 60_000;
   injected(ctx, action, {
     jumpMs,
     dbBeforeMs: fromMs,
@@ -40,12 +42,13 @@ export const dbClockJump: Injector = async (action, ctx) => {
     dueAtOnce: { delayed: step.delayed, retry: step.retry, cron: step.cron },
     nodesStepped: nodes,
     committedByT,
-    // The minute placed, on the database clock and as run time (a harness t).
-    ...(minuteAtMs === undefined ? {} : { minuteAtDbMs: Math.round((fromMs + jumpMs + minuteAtMs - action.atMs) / 60_000) * 60_000, minuteAtT: beganT + minuteAtMs - action.atMs }),
+    ...(minuteAtDbMs === undefined ? {} : { minuteAtDbMs, minuteAtT: beganT + minuteAtMs! - action.atMs }),
   }, beganT);
-  // Nothing fell inside the step (a short one, to place a minute): no claim to wait for.
-  if (step.delayed + step.retry + step.cron === 0) return;
-  const skipped = (e: HistoryEvent) => e.type === 'job:claimed' && e.runAt > fromMs && e.runAt <= toMs;
-  const first = await watchFor(ctx, skipped, 60_000);
-  if (first?.type === 'job:claimed') evidence(ctx, action, { firstClaimOfASkippedJob: first.jobId, runAt: new Date(first.runAt).toISOString() });
+  // Evidence: a job the step made due at once was claimed; for a placed minute, a job due at that minute was.
+  const madeDue = (e: HistoryEvent) =>
+    e.type === 'job:claimed' && (minuteAtDbMs === undefined ? e.runAt > fromMs && e.runAt <= toMs : e.runAt === minuteAtDbMs);
+  const first = await watchFor(ctx, madeDue, 60_000);
+  if (first?.type === 'job:claimed') {
+    evidence(ctx, action, { [minuteAtDbMs === undefined ? 'firstClaimOfASkippedJob' : 'firstClaimDueAtTheMinute']: first.jobId, runAt: new Date(first.runAt).toISOString() });
+  }
 };
