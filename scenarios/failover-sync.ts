@@ -1,8 +1,13 @@
 import type { FaultSpec } from '../harness/faults/spec.ts';
 import { defineScenario, type ScenarioInput } from '../harness/scenario.ts';
 
-/** When both failovers hold the replication link, and for how long: the lag window is [10 s, 12 s] of the load. */
-const FAILOVER_AT_S = 10;
+/**
+ * Both failovers hold the replication link for 2 s around a minute of the database clock placed at 11 s
+ * of the load: the failover starts at 6 s and waits for it (onMinute), so a loaded machine that runs the
+ * action up to 4 s late still holds the link around that minute.
+ */
+const FAILOVER_AT_S = 6;
+const MINUTE_AT_S = 11;
 const FAILOVER_LAG_S = 2;
 
 /**
@@ -14,8 +19,8 @@ const FAILOVER_LAG_S = 2;
  */
 export function failoverFaults(replication: 'sync' | 'async'): FaultSpec[] {
   return [
-    { fault: 'db-clock-jump', atS: 0, minuteAtS: FAILOVER_AT_S + FAILOVER_LAG_S / 2, target: 'scheduler:all' },
-    { fault: 'failover', atS: FAILOVER_AT_S, replication, lagS: FAILOVER_LAG_S },
+    { fault: 'db-clock-jump', atS: 0, minuteAtS: MINUTE_AT_S, target: 'scheduler:all' },
+    { fault: 'failover', atS: FAILOVER_AT_S, replication, lagS: FAILOVER_LAG_S, onMinute: true },
   ];
 }
 

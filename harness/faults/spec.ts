@@ -162,7 +162,7 @@ export type FaultSpec = FaultTiming &
      * waits), then the primary SIGKILLed, the standby promoted (pg_promote) and the VIP re-pointed at it.
      * At most one per scenario.
      */
-    | { fault: 'failover'; replication: 'sync' | 'async'; lagS?: number }
+    | { fault: 'failover'; replication: 'sync' | 'async'; lagS?: number; onMinute?: boolean }
   );
 
 /** Which way a link fault acts: requests (`toServer`), answers (`toClient`), or both. */
@@ -230,7 +230,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'connections-exhausted': { forS: { kind: 'posNum', required: true } },
   'read-only': { forS: { kind: 'posNum', required: true } },
   'lock-jobs-table': { forS: { kind: 'posNum', required: true }, mode: { kind: ['lock', 'ddl-behind-reader'] } },
-  failover: { replication: { kind: ['sync', 'async'], required: true }, lagS: { kind: 'posNum' } },
+  failover: { replication: { kind: ['sync', 'async'], required: true }, lagS: { kind: 'posNum' }, onMinute: { kind: 'bool' } },
 };
 
 /** How long the replication link is held before the primary dies, when a failover names no lagS. */
