@@ -57,11 +57,12 @@ export const FAILOVER_RUN: Partial<ScenarioInput> = {
  * Postgres streams to a standby the harness starts from the same binaries
  * (synchronous_standby_names names it, synchronous_commit on), and every
  * worker, the producers and the harness itself connect through the
- * harness's proxy, standing in for a virtual IP or pgbouncer. At 10 s the
+ * harness's proxy, standing in for a virtual IP or pgbouncer. About 10 s
+ * in, 1 s before a minute of the database clock (failoverFaults), the
  * replication link stops carrying WAL for 2 s (every commit now waits for
  * the standby), then the primary is SIGKILLed, the standby promoted and the
- * proxy re-pointed. A minute of the database clock begins inside those 2 s
- * (failoverFaults), so three cron occurrences come due while commits wait. Every acknowledged enqueue, completion and effect must
+ * proxy re-pointed. Three cron occurrences come due inside those 2 s, while
+ * commits wait. Every acknowledged enqueue, completion and effect must
  * be on the new primary (0 lost); the writes that were waiting are unknown
  * outcomes, retried; no job is charged for the failover.
  */
