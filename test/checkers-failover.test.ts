@@ -3,7 +3,7 @@
 // unit level), and says unknown when no failover promoted a standby.
 import { describe, expect, it } from 'vitest';
 import { checkExactlyOneEffect } from '../harness/checkers/exactly-one-effect.ts';
-import { checkFailoverAsync, checkFailoverSync, lostWrites, failoverFacts } from '../harness/checkers/failover.ts';
+import { checkFailoverAsync, checkFailoverSync, cronAcrossFailover, lostWrites, failoverFacts } from '../harness/checkers/failover.ts';
 import { checkNoConcurrentClaim } from '../harness/checkers/no-concurrent-claim.ts';
 import type { FinalState, HistoryEvent } from '../harness/history.ts';
 import { h } from './support/history-builder.ts';
@@ -12,10 +12,13 @@ type Job = FinalState['jobs'][number];
 const job = (id: number, op: number, state = 'done'): Job => ({ id, op, queue: 'default', state, attempts: 1, priority: 0, idempotencyKey: null, runAtMs: 0 });
 const final = (jobs: Job[], effects: Record<string, number> = {}): FinalState => ({ jobs, deadLetters: [], effects });
 
+const HELD_DB_MS = 3_601_000;
+
 /** Held at 1 s, the standby's last replayed commit at 1.2 s, killed at 3 s, promoted at 3.5 s. */
 function failover(mode: 'sync' | 'async', x: { sql?: number; gone?: boolean } = {}): HistoryEvent[] {
   return [
-    h.fault(1_000, 'failover', { seq: 0, replication: mode }),
+    // The database clock read 1 h + 1 s at the hold: from then to the promotion it runs to 1 h + 3.5 s.
+    h.fault(1_000, 'failover', { seq: 0, replication: mode, heldDbMs: HELD_DB_MS }),
     h.fault(3_500, 'failover', { seq: 0, phase: 'end', promoted: true }),
     h.evidence(3_600, 'failover', {
       seq: 0, replication: mode, syncState: mode, killT: 3_000, promotedT: 3_500, oldPrimaryGone: x.gone ?? true, oldPortRefuses: true,
@@ -135,5 +138,49 @@ describe('checks that leave out the failover\'s listed losses (exceptFailoverLos
     expect(r.figure).toContain('1 keys left out');
     expect(r.judged.n).toBe(1);
     expect(checkExactlyOneEffect(history, final(kept.jobs, { 'op:3': 2, 'op:1': 2 }), { ...kinds, exceptFailoverLosses: true }).pass).toBe(false);
+  });
+});
+
+describe('cron occurrences across the failover', () => {
+  // A minutely occurrence at 1 h + 2 s on the database clock (inside the hold), as job 5; another at 1 h + 60 s (after).
+  const inside = `cron:m:${new Date(3_602_000).toISOString()}`;
+  const after = `cron:m:${new Date(3_660_000).toISOString()}`;
+  const cronJob = (id: number, key: string): Job => ({ ...job(id, 0), idempotencyKey: key });
+  const cronFinal = final([job(1, 1), job(2, 2), job(3, 3), cronJob(5, inside), cronJob(6, after)], { [inside]: 1 });
+  const ranOnce: HistoryEvent[] = [
+    h.claim(3_700, 5, 'w-1.1'), { t: 3_750, node: 'w-1.1', type: 'effect:applied', jobId: 5, key: inside, workerId: 'w-1.1' }, h.completed(3_800, 5, 'w-1.1'),
+  ];
+  // Under async: claimed, run and completed on the old primary at 2.0-2.1 s, lost, and run again after the promotion.
+  const ranTwice: HistoryEvent[] = [
+    h.claim(2_000, 5, 'w-0.1'), { t: 2_050, node: 'w-0.1', type: 'effect:applied', jobId: 5, key: inside, workerId: 'w-0.1' }, h.completed(2_100, 5, 'w-0.1'),
+    ...ranOnce,
+  ];
+
+  it('counts the occurrences due from the hold to the promotion, and those that fired twice', () => {
+    const history = sorted(failover('async', { sql: 0 }), writes, ranTwice);
+    const f = failoverFacts(history)!;
+    const c = cronAcrossFailover(history, cronFinal, f, lostWrites(history, cronFinal, f).lost);
+    expect(c).toEqual({ due: [inside], firedTwice: [inside] });
+    const r = checkFailoverAsync(history, cronFinal, { minCronDue: 1 });
+    expect(r.pass).toBe(true);
+    expect(r.figure).toContain('2 cron occurrence fired twice');
+    expect(r.figure).toContain('cron: 1 occurrences came due during the failover, 1 fired twice');
+  });
+
+  it('failover-sync passes on an occurrence due in the hold that ran once, fails on one that fired twice', () => {
+    const once = checkFailoverSync(sorted(failover('sync'), writes, ranOnce), cronFinal, { minCronDue: 1 });
+    expect(once.pass).toBe(true);
+    expect(once.figure).toContain('cron: 1 occurrences came due during the failover, 0 fired twice');
+    const twice = checkFailoverSync(sorted(failover('sync'), writes, ranTwice), cronFinal, { minCronDue: 1 });
+    expect(twice.pass).toBe(false);
+    expect(JSON.stringify(twice.examples)).toContain('"kind":"cron occurrence fired twice"');
+  });
+
+  it('is unknown when fewer occurrences came due than the scenario asked for: the cron part judged nothing', () => {
+    const none = final([job(1, 1), job(2, 2), job(3, 3), cronJob(6, after)]);
+    const r = checkFailoverSync(sorted(failover('sync'), writes), none, { minCronDue: 1 });
+    expect(r.pass).toBe('unknown');
+    expect(r.figure).toContain('cron: 0 occurrences came due during the failover');
+    expect(checkFailoverSync(sorted(failover('sync'), writes), none).pass).toBe(true);
   });
 });

@@ -112,6 +112,9 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ preload: [{ origin: 'delayed', count: 1, queue: 'default', dueInS: { fromS: 60, toS: 10 } }] }, 'scenario.preload[0].dueInS.toS: expected >= fromS (60), got 10');
     bad({ preload: [{ origin: 'retry', count: 1, queue: 'default', dueInS: { fromS: 1, toS: 2 } }] }, /^scenario.preload\[0\].dueInS: is not a field of preload\[0\]; expected one of origin, count, queue$/);
     bad({ faults: [{ fault: 'db-clock-jump', atS: 5, jumpMs: -1 }] }, 'scenario.faults[0].jumpMs: expected a number above 0, got -1');
+    bad({ faults: [{ fault: 'db-clock-jump', atS: 5 }] }, 'scenario.faults[0].jumpMs: expected exactly one of jumpMs (a step in ms) and minuteAtS (step to a minute beginning at that second of the run), got neither');
+    bad({ faults: [{ fault: 'db-clock-jump', atS: 5, jumpMs: 1, minuteAtS: 6 }] }, /got both$/);
+    bad({ faults: [{ fault: 'db-clock-jump', atS: 5, minuteAtS: 4 }] }, 'scenario.faults[0].minuteAtS: expected >= atS (5): the minute is placed after the step, got 4');
     // No scheduler to step with it, and none named: the database's clock alone.
     const s = defineScenario({ ...minimal, faults: [{ fault: 'db-clock-jump', atS: 5, jumpMs: 3_600_000 }] } as ScenarioInput);
     expect(planScenario(s).faults[0]).toMatchObject({ fault: 'db-clock-jump', targets: [], params: { jumpMs: 3_600_000 } });

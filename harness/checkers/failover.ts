@@ -1,4 +1,5 @@
 import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { parseOccurrenceKey } from './cron-occurrence.ts';
 import { sameHold, type HoldReport } from './lives.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
@@ -11,6 +12,8 @@ export interface FailoverFacts {
   replication: 'sync' | 'async';
   /** The replication link was held from here (harness time). */
   heldT: number;
+  /** The database's time then (epoch ms, the simulated clock where one was stepped); null in older stored runs. */
+  heldDbMs: number | null;
   killT: number;
   promotedT: number;
   /** The old primary's postmaster was gone and its port refused connections after the kill. */
@@ -39,6 +42,7 @@ export function failoverFacts(history: readonly HistoryEvent[]): FailoverFacts |
   return {
     replication: kill.replication as 'sync' | 'async',
     heldT: start.t,
+    heldDbMs: num(start.detail.heldDbMs),
     killT: Number(kill.killT),
     promotedT: Number(kill.promotedT),
     primaryGone: kill.oldPrimaryGone === true && kill.oldPortRefuses === true,
@@ -157,6 +161,43 @@ export function failoverExcused(history: readonly HistoryEvent[], final: FinalSt
   return { jobIds: new Set(lost.map((l) => l.jobId)), keys: new Set(lost.flatMap((l) => (l.key !== undefined ? [l.key] : []))), writes: lost.length };
 }
 
+/** The cron occurrences that came due during a failover, and those of them that fired twice. */
+export interface CronAcrossFailover {
+  /** Occurrence keys whose instant, on the database clock, fell from the hold to the promotion. */
+  due: string[];
+  /** Of those, the ones a lost write shows run twice (`cron occurrence fired twice`). */
+  firedTwice: string[];
+}
+
+/**
+ * The cron part of a failover's judgement: every occurrence whose instant
+ * fell while the primary was failing over (from the hold, read on the
+ * database clock, to the promotion: the clock runs at its real rate between
+ * them), from the final rows and from the effects the run saw applied (a row
+ * the failover lost and no scheduler wrote again is still counted). Under
+ * asynchronous replication such an occurrence was claimed, run and completed
+ * on the old primary inside the lag window, and the promoted standby still has
+ * its row pending (written a lookahead earlier) or none (the schedulers write
+ * it again under the same key): either way it runs again there, and the one
+ * row left shows it once. Fired twice: a lost write of it listed as `cron
+ * occurrence fired twice`. Pure.
+ */
+export function cronAcrossFailover(history: readonly HistoryEvent[], final: FinalState, f: FailoverFacts, lost: readonly LostWrite[]): CronAcrossFailover {
+  if (f.heldDbMs === null) return { due: [], firedTwice: [] };
+  const fromMs = f.heldDbMs;
+  const toMs = f.heldDbMs + (f.promotedT - f.heldT);
+  const keys = new Set<string>();
+  const jobOf = new Map<number, string>();
+  for (const j of final.jobs) if (j.idempotencyKey?.startsWith('cron:')) (keys.add(j.idempotencyKey), jobOf.set(j.id, j.idempotencyKey));
+  for (const e of history) if (e.type === 'effect:applied' && e.key.startsWith('cron:')) keys.add(e.key);
+  const due = [...keys].filter((k) => {
+    const occ = parseOccurrenceKey(k);
+    return occ !== undefined && occ.instantMs >= fromMs && occ.instantMs <= toMs;
+  }).sort();
+  const twice = new Set(lost.filter((l) => l.kind === 'cron occurrence fired twice').map((l) => l.key ?? jobOf.get(l.jobId)));
+  return { due, firedTwice: due.filter((k) => twice.has(k)) };
+}
+
 /** Lost acknowledged enqueues: what the independent SQL count counts. */
 export function lostEnqueueCount(lost: readonly LostWrite[]): number {
   return lost.filter((l) => l.kind === 'enqueue lost' || l.kind === 'id reused').length;
@@ -165,7 +206,7 @@ export function lostEnqueueCount(lost: readonly LostWrite[]): number {
 type Mode = 'sync' | 'async';
 
 /** The shared first steps: the failover happened, in the mode the scenario asked, with the old primary gone. */
-function judgeable(history: readonly HistoryEvent[], final: FinalState, mode: Mode, name: string, bound: string) {
+function judgeable(history: readonly HistoryEvent[], final: FinalState, bounds: FailoverBounds, mode: Mode, name: string, bound: string) {
   const what = 'acknowledged enqueues, claims, completions and effects across the failover';
   const base = { name, bound };
   const f = failoverFacts(history);
@@ -176,7 +217,16 @@ function judgeable(history: readonly HistoryEvent[], final: FinalState, mode: Mo
   const { acknowledged, lost } = lostWrites(history, final, f);
   const n = acknowledged.enqueue + acknowledged.claim + acknowledged.completion + acknowledged.effect;
   const lag = `lag at the promotion ${f.lagBytes === null ? '?' : fmt(f.lagBytes)} bytes, ${f.lagMs === null ? '?' : fmt(f.lagMs)} ms`;
-  return { f, lost, n, what, base, lag, acknowledged };
+  const c = cronAcrossFailover(history, final, f, lost);
+  const cron = `; cron: ${fmt(c.due.length)} occurrences came due during the failover, ${fmt(c.firedTwice.length)} fired twice`;
+  // The cron part judged nothing: a scenario that asked for occurrences in the failover cannot pass on the rest alone.
+  const cronUnjudged = c.due.length < bounds.minCronDue ? `; fewer than the ${fmt(bounds.minCronDue)} asked for: the cron part is not judged` : '';
+  return { f, lost, n, what, base, lag: `${lag}${cron}${cronUnjudged}`, acknowledged, cronUnjudged: cronUnjudged !== '' };
+}
+
+export interface FailoverBounds {
+  /** At least this many cron occurrences must come due from the hold to the promotion, or the verdict is unknown. Default 0. */
+  minCronDue: number;
 }
 
 const listed = (lost: readonly LostWrite[]) => firstN([...lost]).map((l) => ({ lost: l }));
@@ -187,12 +237,12 @@ const listed = (lost: readonly LostWrite[]) => firstN([...lost]).map((l) => ({ l
  * the primary did not report the standby as synchronous, or the old primary
  * was not shown gone.
  */
-export function checkFailoverSync(history: readonly HistoryEvent[], final: FinalState): InvariantResult {
-  const j = judgeable(history, final, 'sync', 'failover-sync', '0 acknowledged writes lost');
+export function checkFailoverSync(history: readonly HistoryEvent[], final: FinalState, bounds: FailoverBounds = FAILOVER_DEFAULTS): InvariantResult {
+  const j = judgeable(history, final, bounds, 'sync', 'failover-sync', '0 acknowledged writes lost');
   if ('verdict' in j) return j.verdict!;
-  const { lost, n, what, base, lag, acknowledged } = j;
+  const { lost, n, what, base, lag, acknowledged, cronUnjudged } = j;
   const figure = `${fmt(lost.length)} of ${fmt(n)} acknowledged writes lost (${fmt(acknowledged.enqueue)} enqueues, ${fmt(acknowledged.claim)} claims, ${fmt(acknowledged.completion)} completions, ${fmt(acknowledged.effect)} effects); ${lag}`;
-  return { ...base, pass: lost.length > 0 ? false : n === 0 ? 'unknown' : true, figure, judged: { n, what }, ...(lost.length ? { examples: listed(lost) } : {}) };
+  return { ...base, pass: lost.length > 0 ? false : n === 0 || cronUnjudged ? 'unknown' : true, figure, judged: { n, what }, ...(lost.length ? { examples: listed(lost) } : {}) };
 }
 
 /**
@@ -204,10 +254,10 @@ export function checkFailoverSync(history: readonly HistoryEvent[], final: Final
  * independent SQL count on the promoted primary; unknown when that count is
  * missing.
  */
-export function checkFailoverAsync(history: readonly HistoryEvent[], final: FinalState): InvariantResult {
-  const j = judgeable(history, final, 'async', 'failover-async', 'every lost write acknowledged within the lag window; lost enqueues = the SQL count');
+export function checkFailoverAsync(history: readonly HistoryEvent[], final: FinalState, bounds: FailoverBounds = FAILOVER_DEFAULTS): InvariantResult {
+  const j = judgeable(history, final, bounds, 'async', 'failover-async', 'every lost write acknowledged within the lag window; lost enqueues = the SQL count');
   if ('verdict' in j) return j.verdict!;
-  const { f, lost, n, what, base, lag } = j;
+  const { f, lost, n, what, base, lag, cronUnjudged } = j;
   const unexplained = lost.filter((l) => !l.inLagWindow);
   const enqueues = lostEnqueueCount(lost);
   const byKind = [...new Set(lost.map((l) => l.kind))].map((k) => `${fmt(lost.filter((l) => l.kind === k).length)} ${k}`).join(', ');
@@ -218,21 +268,23 @@ export function checkFailoverAsync(history: readonly HistoryEvent[], final: Fina
   if (unexplained.length > 0) return { ...result, pass: false };
   if (f.sqlMissingEnqueues === undefined) return { ...result, pass: 'unknown' };
   if (f.sqlMissingEnqueues !== enqueues) return { ...result, pass: false };
-  return { ...result, pass: n === 0 ? 'unknown' : true };
+  return { ...result, pass: n === 0 || cronUnjudged ? 'unknown' : true };
 }
 
-export const failoverSync: CheckerDef<Record<string, never>> = {
+const FAILOVER_DEFAULTS: FailoverBounds = { minCronDue: 0 };
+
+export const failoverSync: CheckerDef<FailoverBounds> = {
   name: 'failover-sync',
   says: 'with synchronous replication, every acknowledged enqueue, completion and effect survives a failover: 0 lost',
   check: checkFailoverSync,
-  bounds: {},
-  defaults: {},
+  bounds: { minCronDue: 'number' },
+  defaults: FAILOVER_DEFAULTS,
 };
 
-export const failoverAsync: CheckerDef<Record<string, never>> = {
+export const failoverAsync: CheckerDef<FailoverBounds> = {
   name: 'failover-async',
   says: 'with asynchronous replication, every acknowledged write a failover loses is listed by id and kind, acknowledged within the lag measured at the promotion, and the lost enqueues equal an independent SQL count',
   check: checkFailoverAsync,
-  bounds: {},
-  defaults: {},
+  bounds: { minCronDue: 'number' },
+  defaults: FAILOVER_DEFAULTS,
 };

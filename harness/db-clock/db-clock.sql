@@ -66,3 +66,15 @@ SELECT (SELECT t FROM before) AS db_before,
        count(*) FILTER (WHERE state = 'failed' AND idempotency_key NOT LIKE 'cron:%' IS NOT FALSE)::int AS retry,
        count(*) FILTER (WHERE state = 'pending' AND idempotency_key NOT LIKE 'cron:%' IS NOT FALSE)::int AS delayed
   FROM jumped;
+
+-- name: MsToMinute
+-- How far forward to step the database clock so that a minute of it begins
+-- $1 ms from now (docs/time.md: db-clock-jump's minuteAtS): in [0, 60 s).
+-- Also the database time now, for the record.
+SELECT now() AS db_now,
+       (ceil(extract(epoch FROM now() + make_interval(secs => $1::float8 / 1000)) / 60) * 60
+        - extract(epoch FROM now() + make_interval(secs => $1::float8 / 1000))) * 1000 AS step_ms;
+
+-- name: DbNow
+-- The database's now(): the simulated clock where it is installed.
+SELECT now() AS now;

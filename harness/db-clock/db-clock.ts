@@ -1,7 +1,7 @@
 import type { Queryable } from '../../engine/db.ts';
 import { loadQueries } from '../../engine/sql.ts';
 
-const q = loadQueries(new URL('./db-clock.sql', import.meta.url), ['InstallDbClock', 'SetSearchPath', 'StepDbClock'] as const);
+const q = loadQueries(new URL('./db-clock.sql', import.meta.url), ['InstallDbClock', 'SetSearchPath', 'StepDbClock', 'MsToMinute', 'DbNow'] as const);
 
 /**
  * The simulated database clock, a harness-only seam (docs/time.md): after
@@ -31,4 +31,14 @@ export interface DbClockStep {
 export async function stepDbClock(db: Queryable, deltaMs: number): Promise<DbClockStep> {
   const r = (await db.query(q.StepDbClock, [deltaMs])).rows[0];
   return { dbBefore: r.db_before, dbAfter: r.db_after, offsetMs: r.offset_ms, delayed: r.delayed, retry: r.retry, cron: r.cron };
+}
+
+/** How far to step the database clock forward so that a minute of it begins `inMs` from now: in [0, 60,000). */
+export async function msToDbMinute(db: Queryable, inMs: number): Promise<number> {
+  return Number((await db.query(q.MsToMinute, [inMs])).rows[0].step_ms);
+}
+
+/** The database's now() in epoch ms (the simulated clock where installed). */
+export async function dbNowMs(db: Queryable): Promise<number> {
+  return ((await db.query(q.DbNow)).rows[0].now as Date).getTime();
 }

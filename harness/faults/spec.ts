@@ -59,9 +59,11 @@ export type FaultSpec = FaultTiming &
      * Step the database's clock forward by jumpMs (NTP correcting a drifted clock, a VM resumed after
      * suspend), through the simulated database clock (docs/time.md): every reader of now() moves at once,
      * and every job whose run_at fell inside the step is due. `target`: nodes whose own clocks step with
-     * it (scheduler nodes on the same host or NTP source); none unless named.
+     * it (scheduler nodes on the same host or NTP source); none unless named. Instead of `jumpMs`,
+     * `minuteAtS` steps forward just enough (under a minute) that a minute of the database clock begins at
+     * that second of the run: a cron minute comes due at a chosen moment (inside a failover's lag window).
      */
-    | { fault: 'db-clock-jump'; jumpMs: number; target?: NodeRef }
+    | { fault: 'db-clock-jump'; jumpMs?: number; minuteAtS?: number; target?: NodeRef }
     /**
      * Enqueue count jobs whose payload crashes the handler's process on every attempt. `maxAttempts`:
      * the budget their producer asked for (default the scenario's); crash detection must retire them
@@ -160,7 +162,7 @@ export type FaultSpec = FaultTiming &
      * waits), then the primary SIGKILLed, the standby promoted (pg_promote) and the VIP re-pointed at it.
      * At most one per scenario.
      */
-    | { fault: 'failover'; replication: 'sync' | 'async'; lagS?: number }
+    | { fault: 'failover'; replication: 'sync' | 'async'; lagS?: number; onMinute?: boolean }
   );
 
 /** Which way a link fault acts: requests (`toServer`), answers (`toClient`), or both. */
@@ -195,7 +197,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
     leadS: { kind: 'posNum' },
     downS: { kind: 'posNum' },
   },
-  'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum', required: true } },
+  'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum' }, minuteAtS: { kind: 'posNum' } },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] }, fairnessKey: { kind: 'text' } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' }, suspect: { kind: 'bool' }, via: VIA },
@@ -228,7 +230,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'connections-exhausted': { forS: { kind: 'posNum', required: true } },
   'read-only': { forS: { kind: 'posNum', required: true } },
   'lock-jobs-table': { forS: { kind: 'posNum', required: true }, mode: { kind: ['lock', 'ddl-behind-reader'] } },
-  failover: { replication: { kind: ['sync', 'async'], required: true }, lagS: { kind: 'posNum' } },
+  failover: { replication: { kind: ['sync', 'async'], required: true }, lagS: { kind: 'posNum' }, onMinute: { kind: 'bool' } },
 };
 
 /** How long the replication link is held before the primary dies, when a failover names no lagS. */
@@ -345,6 +347,12 @@ function validateFault(f: unknown, ctx: FaultContext, field: string): void {
   }
   if (LINK_FAULTS.has(o.fault as FaultName) && typeof o.target === 'string' && o.target.startsWith('scheduler:')) {
     throw new ValidationError(`${field}.target`, `${o.fault} acts on a worker's link to Postgres; expected "worker:<i>", "worker:random" or "worker:all", got ${show(o.target)}`);
+  }
+  if (o.fault === 'db-clock-jump' && (o.jumpMs === undefined) === (o.minuteAtS === undefined)) {
+    throw new ValidationError(`${field}.jumpMs`, `expected exactly one of jumpMs (a step in ms) and minuteAtS (step to a minute beginning at that second of the run), got ${o.jumpMs === undefined ? 'neither' : 'both'}`);
+  }
+  if (o.fault === 'db-clock-jump' && typeof o.minuteAtS === 'number' && o.minuteAtS < (o.atS as number)) {
+    throw new ValidationError(`${field}.minuteAtS`, `expected >= atS (${o.atS}): the minute is placed after the step, got ${o.minuteAtS}`);
   }
   if (o.fault === 'db-restart' && o.lullS !== undefined && o.mode !== 'crash') {
     throw new ValidationError(`${field}.lullS`, `applies to mode "crash" only, got mode ${show(o.mode ?? 'fast')}`);

@@ -1,5 +1,5 @@
 import { cutWindows, DB_HOST_FAULTS } from '../../harness/checkers/fault-windows.ts';
-import { failoverFacts, lostEnqueueCount, lostWrites, type AckedWrite, type LostWrite } from '../../harness/checkers/failover.ts';
+import { cronAcrossFailover, failoverFacts, lostEnqueueCount, lostWrites, type AckedWrite, type LostWrite } from '../../harness/checkers/failover.ts';
 import type { HistoryEvent } from '../../harness/history.ts';
 import { fmtCount, fmtT } from './format.ts';
 import type { ReportInput } from './input.ts';
@@ -109,11 +109,14 @@ function failoverAccount(input: ReportInput): FailoverAccount | null {
   const rows = [row('enqueue'), row('claim'), row('completion'), row('effect')];
   const ms = (v: number | null) => (v === null ? 'unknown' : `${fmtCount(Math.round(v))} ms`);
   const outside = lost.filter((l) => !l.inLagWindow).length;
+  const cron = cronAcrossFailover(input.history, input.final, f, lost);
+  const keyList = (keys: string[]) => (keys.length ? `: ${keys.map((k) => `\`${k}\``).join(', ')}` : '');
   const facts = [
     `${f.replication === 'sync' ? 'Synchronous' : 'Asynchronous'} replication (the primary reported the standby \`${f.syncState ?? 'absent'}\`); the replication link held from ${fmtT(f.heldT)}.`,
     `The primary was killed at ${fmtT(f.killT)} (${f.primaryGone ? 'its postmaster gone and its port refusing' : 'NOT shown gone'}); the standby was promoted and the proxy re-pointed at ${fmtT(f.promotedT)}, ${ms(f.promotedT - f.killT)} later.`,
     `Lag at the promotion: ${f.lagBytes === null ? 'unknown' : `${fmtCount(f.lagBytes)} bytes`} of WAL not replayed, ${ms(f.lagMs)} since the last commit the standby replayed${f.lastReplayedCommitT === null ? '' : ` (${fmtT(f.lastReplayedCommitT)})`}: a write acknowledged from then to the promotion could be lost.`,
     `First claim after the promotion: ${ms(f.firstClaimAfterPromotionMs)}.`,
+    `Cron occurrences due from the hold to the promotion (database clock): ${fmtCount(cron.due.length)}${keyList(cron.due)}; fired twice: ${fmtCount(cron.firedTwice.length)}${keyList(cron.firedTwice)}.`,
     `Lost: ${fmtCount(lost.length)} acknowledged writes, ${fmtCount(outside)} of them outside the lag window; lost enqueues ${fmtCount(lostEnqueueCount(lost))}, counted independently by SQL on the promoted primary: ${f.sqlMissingEnqueues === undefined ? 'not counted' : fmtCount(f.sqlMissingEnqueues)}.`,
   ];
   return { facts, rows, lost };

@@ -1,5 +1,10 @@
+import { dbNowMs } from '../../db-clock/db-clock.ts';
+import { DEFAULT_FAILOVER_LAG_S } from '../spec.ts';
 import { portAnswers, processAlive } from '../../postgres/replica.ts';
 import { evidence, holdUntil, injected, watchFor, type Injector } from './context.ts';
+
+/** The longest a failover timed `onMinute` waits for the database's next minute before holding the link anyway. */
+const MAX_MINUTE_WAIT_MS = 15_000;
 
 /** How long after the promotion the first claim is waited for, as the recovery time. */
 const RESUME_WAIT_MS = 30_000;
@@ -28,10 +33,25 @@ export const failover: Injector = async (action, ctx) => {
     injected(ctx, action, { skipped: why });
     return;
   }
+  const lagMs = ((action.params.lagS as number | undefined) ?? DEFAULT_FAILOVER_LAG_S) * 1000;
+  // The database's time (the simulated clock where a db-clock-jump moved it): the cron occurrences due from the
+  // hold to the promotion came due during the failover (harness/checkers/failover.ts). The clock runs at the
+  // real rate meanwhile, so one reading dates the hold.
+  const dbReadT = ctx.recorder.now();
+  const dbMs = await dbNowMs(ctx.db);
+  if (action.params.onMinute === true) {
+    // Timed against the database clock: the hold starts half the lag before the next minute, so a cron minute
+    // comes due in the middle of the lag window, however late a loaded machine ran this action.
+    const waitMs = Math.ceil((dbMs + lagMs / 2) / 60_000) * 60_000 - lagMs / 2 - dbMs - (ctx.recorder.now() - dbReadT);
+    if (waitMs <= MAX_MINUTE_WAIT_MS) await ctx.clock.sleep(Math.max(0, waitMs), ctx.signal).catch(() => {});
+    else ctx.log.warn('the next database minute is too far to hold the link around it; holding now', { waitMs: Math.round(waitMs) });
+  }
   const startedT = ctx.recorder.now();
   const before = await replica.state();
+  const heldT = ctx.recorder.now();
+  const heldDbMs = dbMs + (heldT - dbReadT);
   replica.link.setShape(['toServer', 'toClient'], { held: true });
-  injected(ctx, action, { replication: replica.mode, lagS: action.params.lagS, replicationBefore: before });
+  injected(ctx, action, { replication: replica.mode, lagS: action.params.lagS, replicationBefore: before, heldDbMs }, heldT);
   await holdUntil(ctx, action, startedT);
   if (ctx.signal.aborted) {
     replica.link.setShape(['toServer', 'toClient'], { held: false });
