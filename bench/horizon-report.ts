@@ -68,11 +68,15 @@ ${meta.machine}. Load average (1 min) ${meta.loadAverage}: the machine was share
 with other engineers' runs, so compare the configs with one another, not with
 another machine.
 
-The profile: ${r.ratePerSec} jobs/s offered open-loop (one enqueue per job, no-op
-handlers, one worker process) for ${r.minutes} minutes, while ${r.readers}
-REPEATABLE READ transactions of ${r.readerHoldS} s each, started
+The profile: ${r.ratePerSec} jobs/s offered open-loop (the arrivals of each
+${r.batchMs} ms in one bulk enqueue of the library's own, so ${Math.round((r.ratePerSec * r.batchMs) / 1000)} jobs a commit;
+no-op handlers; one worker process) for ${r.minutes} minutes, ${
+    r.readers
+      ? `while ${r.readers} REPEATABLE READ transactions of ${r.readerHoldS} s each, started
 ${Math.round(r.readerHoldS / r.readers)} s apart and each begun again when it ends, hold
-the database's xmin horizon. Each config on a fresh database, one after the
+the database's xmin horizon`
+      : 'with no reader holding the horizon (the control run)'
+  }. Each config on a fresh database, one after the
 other. Backlog: enqueues committed less jobs handled at the end of the minute.
 p99: due-to-start of the jobs due in that minute (the enqueue's commit
 included); "not started": jobs due in it that never started before the run

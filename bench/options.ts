@@ -53,6 +53,8 @@ export interface BenchPlan {
   /** The held-horizon workload (issue 42): configs (workloads/horizon.ts) run one after the other, and the profile. */
   horizonConfigs: string[];
   horizonRatePerSec: number;
+  /** Arrivals of each tick this long go in one bulk enqueue (workloads/horizon.ts says why). */
+  horizonBatchMs: number;
   /** `--minutes`: the profile's 15, shortened to try it. */
   horizonMinutes: number;
   horizonReaders: number;
@@ -100,6 +102,7 @@ export function fullPlan(): BenchPlan {
     samplerRounds: 5,
     horizonConfigs: ['stampede', 'graphile-batched', 'pgboss-batch-notify'],
     horizonRatePerSec: 800,
+    horizonBatchMs: 20,
     horizonMinutes: 15,
     horizonReaders: 3,
     horizonReaderHoldS: 120,
@@ -187,8 +190,9 @@ export function samplerPlan(): BenchPlan {
  * Issue 42's held-horizon profile (workloads/horizon.ts): 800 jobs/s offered,
  * three overlapping 120 s REPEATABLE READ readers, 15 minutes, for stampede,
  * graphile-worker batched and pg-boss in one run (about 50 minutes);
- * `--minutes N` shortens it, `--horizon-configs` picks the configs (the
- * stampede variants are the before and after of its measures). Writes
+ * `--minutes N` shortens it, `--readers 0` is the control without a held
+ * horizon, `--horizon-configs` picks the configs (the stampede variants are
+ * the before and after of its measures). Writes
  * docs/horizon-bench.md and docs/horizon.svg unless `--no-docs`.
  */
 export function horizonPlan(): BenchPlan {
@@ -262,6 +266,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       case '--minutes':
         plan.horizonMinutes = int(a, argv[++i], 1);
         break;
+      case '--readers':
+        plan.horizonReaders = int(a, argv[++i], 0);
+        break;
       case '--horizon-configs': {
         const ids = (argv[++i] ?? '').split(',').filter(Boolean);
         const unknown = ids.filter((id) => !HORIZON.includes(id));
@@ -293,7 +300,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       }
       default:
         throw new UsageError(
-          `unknown flag "${a}"; usage: npm run bench -- [--quick | --preset ${PRESETS.join('|')}] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--sampler-sizes N,N] [--minutes N] [--horizon-configs ids] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
+          `unknown flag "${a}"; usage: npm run bench -- [--quick | --preset ${PRESETS.join('|')}] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--sampler-sizes N,N] [--minutes N] [--readers N] [--horizon-configs ids] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
         );
     }
   }

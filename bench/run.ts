@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     if (!plan.skip.has('sampler')) sampler = await runSampler(ctx, plan.samplerSizes, plan.samplerQueues, plan.samplerDoneRows, plan.samplerRounds);
     let horizon: HorizonResult | null = null;
     if (!plan.skip.has('horizon')) {
-      const shape = { ratePerSec: plan.horizonRatePerSec, minutes: plan.horizonMinutes, readers: plan.horizonReaders, readerHoldS: plan.horizonReaderHoldS };
+      const shape = { ratePerSec: plan.horizonRatePerSec, batchMs: plan.horizonBatchMs, minutes: plan.horizonMinutes, readers: plan.horizonReaders, readerHoldS: plan.horizonReaderHoldS };
       // Written after each config: a 50-minute run that is stopped still leaves its finished configs in docs/.
       horizon = await runHorizon(ctx, plan.horizonConfigs, shape, (r) => plan.writeDocs && writeHorizonDocs(r, m));
     }
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   }
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
-  const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds', '--latency-rate', '--minutes', '--horizon-configs'].includes(a));
+  const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds', '--latency-rate', '--minutes', '--readers', '--horizon-configs'].includes(a));
   const suffix = `${plan.preset === 'full' ? '' : `-${plan.preset}`}${partial ? '-partial' : ''}`;
   const file = `${dir}${results.date.replace(/[:.]/g, '-')}${suffix}.json`;
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');

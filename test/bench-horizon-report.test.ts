@@ -19,7 +19,7 @@ describe('the horizon workload per minute', () => {
 
   it('writes a table row per config and minute, and a chart with one line per config in each panel', () => {
     const r: HorizonResult = {
-      ratePerSec: 800, minutes: 2, readers: 3, readerHoldS: 120,
+      ratePerSec: 800, batchMs: 20, minutes: 2, readers: 3, readerHoldS: 120,
       runs: ['stampede', 'graphile-batched'].map((id, k) => ({
         id, label: `${id} label`, readerHolds: 1, handled: 96_000,
         offered: { committed: 96_000, errors: 0, shed: 0, achievedPerSec: 800, offeredPerSec: 800 },

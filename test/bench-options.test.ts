@@ -73,6 +73,7 @@ describe('parseBenchArgs', () => {
       horizonMinutes: 2,
       horizonConfigs: ['stampede', 'stampede-archiver'],
     });
+    expect(parseBenchArgs(['--preset', 'horizon', '--readers', '0']).horizonReaders).toBe(0);
     expect(parseBenchArgs([]).skip.has('horizon')).toBe(true);
     expect(() => parseBenchArgs(['--minutes', '0'])).toThrow(/--minutes: expected an integer >= 1, got "0"/);
     expect(() => parseBenchArgs(['--horizon-configs', 'stampede,oracle'])).toThrow(/--horizon-configs: unknown config "oracle"; expected some of stampede, /);
