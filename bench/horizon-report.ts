@@ -1,25 +1,56 @@
-import { lineChartsSvg } from './svg.ts';
-import type { HorizonResult, HorizonRun } from './workloads/horizon.ts';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { TopLevelSpec } from 'vega-lite';
+import { renderSvg } from '../reports/render/charts.ts';
+import type { BenchResults } from './report.ts';
+import type { HorizonResult } from './workloads/horizon.ts';
 
 const MiB = 2 ** 20;
 const n = (v: number) => Math.round(v).toLocaleString('en');
 const ms = (v: number | null) => (v === null ? '-' : v >= 100 ? n(v) : v.toFixed(1));
 
-/** The chart of docs/horizon.svg: one line per config, per minute. */
-export function renderHorizonSvg(r: HorizonResult): string {
-  const series = (f: (m: HorizonRun['minutes'][number]) => number | null) => r.runs.map((run) => ({ name: run.id, points: run.minutes.map((m) => [m.minute, f(m)] as [number, number | null]) }));
-  return lineChartsSvg(
-    `Held xmin horizon: ${r.ratePerSec} jobs/s offered, ${r.readers} overlapping ${r.readerHoldS} s REPEATABLE READ readers`,
-    'minute',
-    r.minutes,
-    [
-      { title: 'backlog (jobs enqueued, not yet started)', series: series((m) => m.backlog) },
-      { title: 'claim latency p99, due-to-start (ms, log scale)', log: true, series: series((m) => m.p99Ms) },
-      { title: 'longest lock wait seen (ms, log scale)', log: true, series: series((m) => m.lockWaitMaxMs) },
-      { title: 'dead tuples in the hot table', series: series((m) => m.deadTuples) },
-      { title: 'hot table + its indexes (MiB)', series: series((m) => (m.tableBytes + m.indexBytes) / MiB) },
-    ],
+/**
+ * The chart of docs/horizon.svg as a vega-lite spec (rendered by the scenario
+ * reports' own renderer): one panel per figure over the minutes, one line per
+ * config; latencies on a log scale, as they span milliseconds to minutes.
+ */
+export function horizonChartSpec(r: HorizonResult): TopLevelSpec {
+  const rows = r.runs.flatMap((run) =>
+    run.minutes.map((m) => ({
+      config: run.id,
+      minute: m.minute,
+      backlog: m.backlog,
+      p99: m.p99Ms,
+      lockWait: m.lockWaitMaxMs > 0 ? m.lockWaitMaxMs : null,
+      dead: m.deadTuples,
+      mib: (m.tableBytes + m.indexBytes) / MiB,
+    })),
   );
+  const panel = (field: string, title: string, log = false) => ({
+    title: { text: title, anchor: 'start', fontSize: 12 },
+    width: 700,
+    height: 140,
+    transform: [{ filter: `isValid(datum.${field})` }],
+    mark: { type: 'line', point: true, strokeWidth: 1.6 },
+    encoding: {
+      x: { field: 'minute', type: 'quantitative', title: 'minute', scale: { domain: [0, r.minutes] }, axis: { tickMinStep: 1, format: 'd' } },
+      y: { field, type: 'quantitative', title: null, ...(log ? { scale: { type: 'log' } } : {}) },
+      color: { field: 'config', type: 'nominal', title: 'config' },
+    },
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: `Held xmin horizon: ${r.ratePerSec} jobs/s offered, ${r.readers} overlapping ${r.readerHoldS} s REPEATABLE READ readers`, anchor: 'start', fontSize: 13 },
+    background: 'white',
+    data: { values: rows },
+    vconcat: [
+      panel('backlog', 'backlog (jobs enqueued, not yet handled)'),
+      panel('p99', 'claim latency p99, due-to-start (ms, log scale)', true),
+      panel('lockWait', 'longest lock wait seen (ms, log scale)', true),
+      panel('dead', 'dead tuples in the hot table'),
+      panel('mib', 'hot table + its indexes (MiB)'),
+    ],
+  } as unknown as TopLevelSpec;
 }
 
 /** Per config: the offered and achieved rate, and the worst of each figure over the run. */
@@ -93,4 +124,39 @@ Per minute:
 
 ${renderHorizonMinutes(r)}
 `;
+}
+
+/** docs/horizon-bench.md and docs/horizon.svg from a run's results (the configs it has finished so far). */
+export async function writeHorizonDocs(results: Pick<BenchResults, 'machine' | 'command' | 'date'> & { horizon: HorizonResult }, loadAtEnd: number): Promise<void> {
+  const docs = (name: string) => fileURLToPath(new URL(`../docs/${name}`, import.meta.url));
+  const m = results.machine;
+  const machine = `${m.cores} cores (${m.cpuModel}), ${m.memGiB} GiB, ${m.postgres} (${m.server}), Node ${m.node}, ${Object.entries(m.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  writeFileSync(docs('horizon.svg'), await renderSvg(horizonChartSpec(results.horizon)));
+  writeFileSync(
+    docs('horizon-bench.md'),
+    renderHorizonMarkdown(results.horizon, {
+      command: results.command,
+      date: `${results.date.slice(0, 16).replace('T', ' ')} UTC`,
+      machine,
+      loadAverage: `${m.loadAverage1m.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end`,
+    }),
+  );
+}
+
+// `npm run bench:horizon-docs -- bench/results/<file>.json`: the docs again from a finished run's results,
+// without running it again (the run writes them itself unless --no-docs).
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const file = process.argv[2];
+  let results: BenchResults | null = null;
+  try {
+    results = file ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResults) : null;
+  } catch (err) {
+    process.stderr.write(`bench:horizon-docs: cannot read "${file}" as a results file: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  if (!results?.horizon) {
+    process.stderr.write(`usage: npm run bench:horizon-docs -- <results.json of a --preset horizon run>; got ${file ? `"${file}", which has no horizon results` : 'no file'}\n`);
+    process.exit(2);
+  }
+  await writeHorizonDocs({ ...results, horizon: results.horizon }, results.loadAverage1mAtEnd);
 }

@@ -216,6 +216,14 @@ function int(flag: string, value: string | undefined, min: number): number {
   return n;
 }
 
+/** A comma-separated list of config ids, each one of `known`. */
+function configIds(flag: string, value: string | undefined, known: readonly string[]): string[] {
+  const ids = (value ?? '').split(',').filter(Boolean);
+  const unknown = ids.filter((id) => !known.includes(id));
+  if (ids.length === 0 || unknown.length) throw new UsageError(`${flag}: unknown config "${unknown.join(',')}"; expected some of ${known.join(', ')}`);
+  return ids;
+}
+
 /** The preset named by `--quick` or `--preset NAME` (wherever it stands: the other flags adjust it). */
 function presetOf(argv: readonly string[]): PresetName {
   const named: PresetName[] = [];
@@ -269,13 +277,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       case '--readers':
         plan.horizonReaders = int(a, argv[++i], 0);
         break;
-      case '--horizon-configs': {
-        const ids = (argv[++i] ?? '').split(',').filter(Boolean);
-        const unknown = ids.filter((id) => !HORIZON.includes(id));
-        if (ids.length === 0 || unknown.length) throw new UsageError(`--horizon-configs: unknown config "${unknown.join(',')}"; expected some of ${HORIZON.join(', ')}`);
-        plan.horizonConfigs = ids;
+      case '--horizon-configs':
+        plan.horizonConfigs = configIds(a, argv[++i], HORIZON);
         break;
-      }
       case '--latency-seconds':
         plan.latencySeconds = int(a, argv[++i], 1);
         break;
@@ -283,9 +287,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
         plan.latencyRatePerSec = int(a, argv[++i], 1);
         break;
       case '--only': {
-        const ids = (argv[++i] ?? '').split(',').filter(Boolean);
-        const unknown = ids.filter((id) => !ALL.includes(id));
-        if (ids.length === 0 || unknown.length) throw new UsageError(`--only: unknown config "${unknown.join(',')}"; expected some of ${ALL.join(', ')}`);
+        const ids = configIds(a, argv[++i], ALL);
         plan.enqueueConfigs = plan.enqueueConfigs.filter((c) => ids.includes(c));
         plan.drainConfigs = plan.drainConfigs.filter((c) => ids.includes(c));
         plan.latencyConfigs = plan.latencyConfigs.filter((c) => ids.includes(c));

@@ -23,7 +23,7 @@ import { runScale, type ScaleResult } from './workloads/scale.ts';
 import { runArchive, type ArchiveResult } from './workloads/archive.ts';
 import { renderSamplerTable, runSampler, type SamplerResult } from './workloads/sampler.ts';
 import { runHorizon, type HorizonResult } from './workloads/horizon.ts';
-import { renderHorizonMarkdown, renderHorizonSummary, renderHorizonSvg } from './horizon-report.ts';
+import { renderHorizonSummary, writeHorizonDocs } from './horizon-report.ts';
 
 const log = createLogger('bench');
 
@@ -85,15 +85,6 @@ function command(): string {
   return `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 }
 
-/** docs/horizon-bench.md and docs/horizon.svg from the configs run so far. */
-function writeHorizonDocs(r: HorizonResult, m: Machine): void {
-  const docs = (name: string) => fileURLToPath(new URL(`../docs/${name}`, import.meta.url));
-  writeFileSync(docs('horizon.svg'), renderHorizonSvg(r));
-  const machineLine = `${m.cores} cores (${m.cpuModel}), ${m.memGiB} GiB, ${m.postgres} (${m.server}), Node ${m.node}, ${Object.entries(m.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`;
-  const date = new Date(systemClock.now()).toISOString().slice(0, 16).replace('T', ' ');
-  writeFileSync(docs('horizon-bench.md'), renderHorizonMarkdown(r, { command: command(), date: `${date} UTC`, machine: machineLine, loadAverage: `${m.loadAverage1m.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} when written` }));
-}
-
 async function main(): Promise<void> {
   const plan = parseBenchArgs(process.argv.slice(2));
   const started = wallMs();
@@ -124,7 +115,8 @@ async function main(): Promise<void> {
     if (!plan.skip.has('horizon')) {
       const shape = { ratePerSec: plan.horizonRatePerSec, batchMs: plan.horizonBatchMs, minutes: plan.horizonMinutes, readers: plan.horizonReaders, readerHoldS: plan.horizonReaderHoldS };
       // Written after each config: a 50-minute run that is stopped still leaves its finished configs in docs/.
-      horizon = await runHorizon(ctx, plan.horizonConfigs, shape, (r) => plan.writeDocs && writeHorizonDocs(r, m));
+      const date = new Date(systemClock.now()).toISOString();
+      horizon = await runHorizon(ctx, plan.horizonConfigs, shape, (r) => (plan.writeDocs ? writeHorizonDocs({ machine: m, command: command(), date, horizon: r }, loadavg()[0]) : undefined));
     }
     const medians = summarize(rounds);
     results = {

@@ -56,6 +56,9 @@ async function main(): Promise<void> {
       send({ type: 'error', error: (err as Error).stack ?? String(err) });
     }
   });
+  // The parent gone (killed, or its run stopped by a signal) means nobody will send `stop`: a child left running
+  // would go on retrying against a server that no longer exists.
+  process.on('disconnect', () => process.exit(1));
   send({ type: 'ready', runtime: { node: process.version, execArgv: process.execArgv, nodeOptions: process.env.NODE_OPTIONS ?? '', script: import.meta.url } });
 }
 

@@ -123,12 +123,12 @@ const SAMPLE_MS = 250;
  * called after each, so a long run's finished configs are written before the
  * next one starts.
  */
-export async function runHorizon(ctx: BenchContext, ids: string[], shape: HorizonShape, onRun: (r: HorizonResult) => void): Promise<HorizonResult> {
+export async function runHorizon(ctx: BenchContext, ids: string[], shape: HorizonShape, onRun: (r: HorizonResult) => Promise<void> | void): Promise<HorizonResult> {
   const result: HorizonResult = { ...shape, runs: [] };
   for (const id of ids) {
     const config = horizonConfigById(id)!;
     result.runs.push(await runOne(ctx, config, shape));
-    onRun(result);
+    await onRun(result);
   }
   return result;
 }
