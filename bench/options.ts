@@ -1,7 +1,8 @@
 import { CONFIGS } from './systems/configs.ts';
+import { HORIZON_CONFIGS } from './workloads/horizon.ts';
 
-/** A named plan: `full` (no flag), `quick` (`--quick`), `issue15` (`--preset issue15`), `sampler` (`--preset sampler`). */
-export type PresetName = 'full' | 'quick' | 'issue15' | 'sampler';
+/** A named plan: `full` (no flag), `quick` (`--quick`), `issue15`, `sampler`, `horizon` (`--preset NAME`). */
+export type PresetName = 'full' | 'quick' | 'issue15' | 'sampler' | 'horizon';
 
 /** One drain size: `jobs` enqueued first, and the most the drain may take before its rate is taken over what committed. */
 export interface DrainSize {
@@ -49,7 +50,16 @@ export interface BenchPlan {
   samplerDoneRows: number;
   /** Rounds of each (old, new) per measurement. */
   samplerRounds: number;
-  skip: Set<'enqueue' | 'drain' | 'latency' | 'scale' | 'raw' | 'archive' | 'sampler'>;
+  /** The held-horizon workload (issue 42): configs (workloads/horizon.ts) run one after the other, and the profile. */
+  horizonConfigs: string[];
+  horizonRatePerSec: number;
+  /** Arrivals of each tick this long go in one bulk enqueue (workloads/horizon.ts says why). */
+  horizonBatchMs: number;
+  /** `--minutes`: the profile's 15, shortened to try it. */
+  horizonMinutes: number;
+  horizonReaders: number;
+  horizonReaderHoldS: number;
+  skip: Set<(typeof WORKLOADS)[number]>;
 }
 
 const ALL = CONFIGS.map((c) => c.id);
@@ -57,8 +67,9 @@ const ENQUEUE = ['stampede', 'graphile-default', 'pgboss-batch-notify'];
 // The issue's peer latency references: graphile-worker (LISTEN) and pg-boss batchSize 50 with and without NOTIFY.
 // graphile-c10 runs at stampede's default concurrency (10): the like-with-like latency row.
 const LATENCY = ['stampede', 'graphile-default', 'graphile-c10', 'pgboss-batch', 'pgboss-batch-notify'];
-const WORKLOADS = ['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive', 'sampler'] as const;
-const PRESETS: readonly PresetName[] = ['full', 'quick', 'issue15', 'sampler'];
+const WORKLOADS = ['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive', 'sampler', 'horizon'] as const;
+const PRESETS: readonly PresetName[] = ['full', 'quick', 'issue15', 'sampler', 'horizon'];
+const HORIZON = HORIZON_CONFIGS.map((c) => c.id);
 
 export function fullPlan(): BenchPlan {
   return {
@@ -89,8 +100,14 @@ export function fullPlan(): BenchPlan {
     samplerQueues: [20, 200],
     samplerDoneRows: 1_000_000,
     samplerRounds: 5,
-    // Generating 5M claimable rows twice takes minutes: only its own preset runs it.
-    skip: new Set(['sampler']),
+    horizonConfigs: ['stampede', 'graphile-batched', 'pgboss-batch-notify'],
+    horizonRatePerSec: 800,
+    horizonBatchMs: 20,
+    horizonMinutes: 15,
+    horizonReaders: 3,
+    horizonReaderHoldS: 120,
+    // Generating 5M claimable rows twice takes minutes, the horizon 15 minutes per config: only their own presets run them.
+    skip: new Set(['sampler', 'horizon']),
   };
 }
 
@@ -148,7 +165,7 @@ export function issue15Plan(): BenchPlan {
     latencySeconds: 15,
     latencyConfigs: ['stampede', 'graphile-c10', 'pgboss-batch', 'pgboss-batch-notify'],
     rawBudgetMs: 4_000,
-    skip: new Set(['enqueue', 'scale', 'archive', 'sampler']),
+    skip: new Set(['enqueue', 'scale', 'archive', 'sampler', 'horizon']),
   };
 }
 
@@ -165,11 +182,31 @@ export function samplerPlan(): BenchPlan {
     targetIssues: [],
     writeDocs: false,
     rounds: 0,
-    skip: new Set(['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive']),
+    skip: new Set(['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive', 'horizon']),
   };
 }
 
-const PLANS: Record<PresetName, () => BenchPlan> = { full: fullPlan, quick: quickPlan, issue15: issue15Plan, sampler: samplerPlan };
+/**
+ * Issue 42's held-horizon profile (workloads/horizon.ts): 800 jobs/s offered,
+ * three overlapping 120 s REPEATABLE READ readers, 15 minutes, for stampede,
+ * graphile-worker batched and pg-boss in one run (about 50 minutes);
+ * `--minutes N` shortens it, `--readers 0` is the control without a held
+ * horizon, `--horizon-configs` picks the configs (the stampede variants are
+ * the before and after of its measures). Writes
+ * docs/horizon-bench.md and docs/horizon.svg unless `--no-docs`.
+ */
+export function horizonPlan(): BenchPlan {
+  return {
+    ...fullPlan(),
+    preset: 'horizon',
+    targetIssues: [],
+    writeDocs: true,
+    rounds: 0,
+    skip: new Set(['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive', 'sampler']),
+  };
+}
+
+const PLANS: Record<PresetName, () => BenchPlan> = { full: fullPlan, quick: quickPlan, issue15: issue15Plan, sampler: samplerPlan, horizon: horizonPlan };
 
 export class UsageError extends Error {}
 
@@ -177,6 +214,14 @@ function int(flag: string, value: string | undefined, min: number): number {
   const n = Number(value);
   if (value === undefined || !Number.isInteger(n) || n < min) throw new UsageError(`${flag}: expected an integer >= ${min}, got "${value ?? ''}"`);
   return n;
+}
+
+/** A comma-separated list of config ids, each one of `known`. */
+function configIds(flag: string, value: string | undefined, known: readonly string[]): string[] {
+  const ids = (value ?? '').split(',').filter(Boolean);
+  const unknown = ids.filter((id) => !known.includes(id));
+  if (ids.length === 0 || unknown.length) throw new UsageError(`${flag}: unknown config "${unknown.join(',')}"; expected some of ${known.join(', ')}`);
+  return ids;
 }
 
 /** The preset named by `--quick` or `--preset NAME` (wherever it stands: the other flags adjust it). */
@@ -226,6 +271,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       case '--sampler-sizes':
         plan.samplerSizes = (argv[++i] ?? '').split(',').map((v) => int(a, v, 2_000));
         break;
+      case '--minutes':
+        plan.horizonMinutes = int(a, argv[++i], 1);
+        break;
+      case '--readers':
+        plan.horizonReaders = int(a, argv[++i], 0);
+        break;
+      case '--horizon-configs':
+        plan.horizonConfigs = configIds(a, argv[++i], HORIZON);
+        break;
       case '--latency-seconds':
         plan.latencySeconds = int(a, argv[++i], 1);
         break;
@@ -233,9 +287,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
         plan.latencyRatePerSec = int(a, argv[++i], 1);
         break;
       case '--only': {
-        const ids = (argv[++i] ?? '').split(',').filter(Boolean);
-        const unknown = ids.filter((id) => !ALL.includes(id));
-        if (ids.length === 0 || unknown.length) throw new UsageError(`--only: unknown config "${unknown.join(',')}"; expected some of ${ALL.join(', ')}`);
+        const ids = configIds(a, argv[++i], ALL);
         plan.enqueueConfigs = plan.enqueueConfigs.filter((c) => ids.includes(c));
         plan.drainConfigs = plan.drainConfigs.filter((c) => ids.includes(c));
         plan.latencyConfigs = plan.latencyConfigs.filter((c) => ids.includes(c));
@@ -250,7 +302,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
       }
       default:
         throw new UsageError(
-          `unknown flag "${a}"; usage: npm run bench -- [--quick | --preset ${PRESETS.join('|')}] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--sampler-sizes N,N] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
+          `unknown flag "${a}"; usage: npm run bench -- [--quick | --preset ${PRESETS.join('|')}] [--json] [--rounds N] [--jobs N] [--latency-seconds N] [--latency-rate N] [--sampler-sizes N,N] [--minutes N] [--readers N] [--horizon-configs ids] [--only ids] [--skip ${WORKLOADS.join(',')}] [--docs|--no-docs]`,
         );
     }
   }

@@ -40,7 +40,7 @@ export type ChildMessage =
   | { type: 'ready'; runtime: ChildRuntime }
   | { type: 'started' }
   | { type: 'count'; n: number }
-  | { type: 'stopped'; n: number; latenciesMs: number[]; warmupLatenciesMs: number[] }
+  | { type: 'stopped'; n: number; latenciesMs: number[]; warmupLatenciesMs: number[]; dueAtMs: number[] }
   | { type: 'error'; error: string };
 
 /**
@@ -132,8 +132,11 @@ export class WorkerChild {
     await started;
   }
 
-  /** Stops the worker; returns what it handled and the due-to-start latencies it saw, the warm-up's apart. */
-  async stop(): Promise<{ n: number; latenciesMs: number[]; warmupLatenciesMs: number[] }> {
+  /**
+   * Stops the worker; returns what it handled and the due-to-start latencies it saw, the warm-up's apart, and
+   * beside each latency the instant its job was due (`dueAtMs[i]` for `latenciesMs[i]`: a long run's per-minute figures).
+   */
+  async stop(): Promise<{ n: number; latenciesMs: number[]; warmupLatenciesMs: number[]; dueAtMs: number[] }> {
     const stopped = this.next('stopped');
     this.proc.send({ type: 'stop' });
     const m = (await stopped) as Extract<ChildMessage, { type: 'stopped' }>;

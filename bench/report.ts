@@ -8,6 +8,7 @@ import type { LatencyResult } from './workloads/latency.ts';
 import type { RawLimitResult } from './workloads/raw-limit.ts';
 import type { ScaleResult } from './workloads/scale.ts';
 import type { SamplerResult } from './workloads/sampler.ts';
+import type { HorizonResult } from './workloads/horizon.ts';
 import type { ArchiveResult } from './workloads/archive.ts';
 
 export interface RoundResults {
@@ -59,6 +60,8 @@ export interface BenchResults {
   scale: ScaleResult | null;
   /** The queue-state round, old against new (`--preset sampler`); absent from runs before issue 47. */
   sampler?: SamplerResult | null;
+  /** The held-horizon profile (`--preset horizon`, issue 42); absent from runs before it. */
+  horizon?: HorizonResult | null;
   archive: ArchiveResult | null;
   medians: Medians;
   targets: TargetSection[];

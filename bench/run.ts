@@ -22,6 +22,8 @@ import { runRawLimit, type RawLimitResult } from './workloads/raw-limit.ts';
 import { runScale, type ScaleResult } from './workloads/scale.ts';
 import { runArchive, type ArchiveResult } from './workloads/archive.ts';
 import { renderSamplerTable, runSampler, type SamplerResult } from './workloads/sampler.ts';
+import { runHorizon, type HorizonResult } from './workloads/horizon.ts';
+import { renderHorizonSummary, writeHorizonDocs } from './horizon-report.ts';
 
 const log = createLogger('bench');
 
@@ -79,6 +81,10 @@ async function machine(adminUrl: string, server: string): Promise<Machine> {
   };
 }
 
+function command(): string {
+  return `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+}
+
 async function main(): Promise<void> {
   const plan = parseBenchArgs(process.argv.slice(2));
   const started = wallMs();
@@ -105,10 +111,17 @@ async function main(): Promise<void> {
     }
     let sampler: SamplerResult | null = null;
     if (!plan.skip.has('sampler')) sampler = await runSampler(ctx, plan.samplerSizes, plan.samplerQueues, plan.samplerDoneRows, plan.samplerRounds);
+    let horizon: HorizonResult | null = null;
+    if (!plan.skip.has('horizon')) {
+      const shape = { ratePerSec: plan.horizonRatePerSec, batchMs: plan.horizonBatchMs, minutes: plan.horizonMinutes, readers: plan.horizonReaders, readerHoldS: plan.horizonReaderHoldS };
+      // Written after each config: a 50-minute run that is stopped still leaves its finished configs in docs/.
+      const date = new Date(systemClock.now()).toISOString();
+      horizon = await runHorizon(ctx, plan.horizonConfigs, shape, (r) => (plan.writeDocs ? writeHorizonDocs({ machine: m, command: command(), date, horizon: r }, loadavg()[0]) : undefined));
+    }
     const medians = summarize(rounds);
     results = {
       date: new Date(systemClock.now()).toISOString(),
-      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+      command: command(),
       machine: m,
       plan: { ...plan, skip: [...plan.skip] },
       rounds,
@@ -116,6 +129,7 @@ async function main(): Promise<void> {
       scale,
       archive,
       sampler,
+      horizon,
       medians,
       targets: checkTargets(plan.targetIssues, medians, scale),
       loadAverage1mAtEnd: loadavg()[0],
@@ -127,11 +141,11 @@ async function main(): Promise<void> {
   }
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
-  const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds', '--latency-rate'].includes(a));
+  const partial = process.argv.slice(2).some((a) => ['--only', '--skip', '--rounds', '--jobs', '--latency-seconds', '--latency-rate', '--minutes', '--readers', '--horizon-configs'].includes(a));
   const suffix = `${plan.preset === 'full' ? '' : `-${plan.preset}`}${partial ? '-partial' : ''}`;
   const file = `${dir}${results.date.replace(/[:.]/g, '-')}${suffix}.json`;
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
-  if (plan.writeDocs) {
+  if (plan.writeDocs && plan.preset !== 'horizon') {
     writeFileSync(fileURLToPath(new URL('../docs/benchmark.md', import.meta.url)), renderMarkdown(results));
   }
   if (plan.json) {
@@ -139,6 +153,7 @@ async function main(): Promise<void> {
   } else {
     process.stdout.write(renderTable(results) + '\n');
     if (results.sampler) process.stdout.write(`\nqueue-state round (${results.sampler.rounds} rounds each, budget ${results.sampler.roundRowBudget} rows, ${results.sampler.doneRows} done rows):\n${renderSamplerTable(results.sampler)}\n`);
+    if (results.horizon) process.stdout.write(`\nheld horizon (${results.horizon.minutes} min each):\n${renderHorizonSummary(results.horizon)}\n`);
     if (results.scale) process.stdout.write(`\nclaim plan at ${results.scale.points.at(-1)?.finishedRows} finished rows:\n${results.scale.explain}\n`);
     // The preset's promise is a time (issue 15: under 15 minutes): say what this run took.
     const took = Math.round(results.durationSeconds);

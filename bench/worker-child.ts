@@ -3,7 +3,7 @@
 // Protocol over IPC: sends `ready` once connected, with how it runs (node, execArgv,
 // NODE_OPTIONS, its own file: the parent refuses a loader); on `go` starts claiming
 // and sends `started`; reports its handled count every `reportEveryMs` (in `go`); on `stop`
-// stops the worker and sends `stopped` with the due-to-start latencies (the warm-up's apart).
+// stops the worker and sends `stopped` with the due-to-start latencies (the warm-up's apart) and each one's due instant.
 import { systemClock } from '../engine/clock.ts';
 import { dueToStartMs, type ChildMessage } from './proc.ts';
 import { CONFIGS, FAMILIES } from './systems/configs.ts';
@@ -18,9 +18,16 @@ async function main(): Promise<void> {
   let n = 0;
   const latencies: number[] = [];
   const warmupLatencies: number[] = [];
+  const dueAt: number[] = [];
   const onJob = (job: BenchJob) => {
     n++;
-    if (typeof job?.t === 'number' && job.t > 0) (job.warmup ? warmupLatencies : latencies).push(dueToStartMs(job));
+    if (typeof job?.t !== 'number' || job.t <= 0) return;
+    if (job.warmup) {
+      warmupLatencies.push(dueToStartMs(job));
+    } else {
+      latencies.push(dueToStartMs(job));
+      dueAt.push(job.t);
+    }
   };
   const handle: WorkerHandle = await FAMILIES[config.family].worker(url, config.settings, onJob);
   const reporter = new AbortController();
@@ -43,12 +50,15 @@ async function main(): Promise<void> {
         reporter.abort();
         await handle.stop();
         // Exit once the message is out: some libraries leave timers behind after stop().
-        process.send!({ type: 'stopped', n, latenciesMs: latencies, warmupLatenciesMs: warmupLatencies } satisfies ChildMessage, () => process.exit(0));
+        process.send!({ type: 'stopped', n, latenciesMs: latencies, warmupLatenciesMs: warmupLatencies, dueAtMs: dueAt } satisfies ChildMessage, () => process.exit(0));
       }
     } catch (err) {
       send({ type: 'error', error: (err as Error).stack ?? String(err) });
     }
   });
+  // The parent gone (killed, or its run stopped by a signal) means nobody will send `stop`: a child left running
+  // would go on retrying against a server that no longer exists.
+  process.on('disconnect', () => process.exit(1));
   send({ type: 'ready', runtime: { node: process.version, execArgv: process.execArgv, nodeOptions: process.env.NODE_OPTIONS ?? '', script: import.meta.url } });
 }
 

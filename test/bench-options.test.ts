@@ -23,7 +23,7 @@ describe('parseBenchArgs', () => {
     expect(plan.drainConfigs).toEqual(['stampede', 'stampede-c500', 'graphile-batched']);
     expect(plan.latencyRatePerSec).toBe(500);
     expect(plan.latencyConfigs).toEqual(['stampede', 'graphile-c10', 'pgboss-batch', 'pgboss-batch-notify']);
-    expect([...plan.skip].sort()).toEqual(['archive', 'enqueue', 'sampler', 'scale']);
+    expect([...plan.skip].sort()).toEqual(['archive', 'enqueue', 'horizon', 'sampler', 'scale']);
     expect(plan.targetIssues).toEqual([15]);
     expect(plan.writeDocs).toBe(false);
   });
@@ -58,10 +58,25 @@ describe('parseBenchArgs', () => {
 
   it('--preset sampler runs the queue-state round workload only; --sampler-sizes sets its backlogs', () => {
     const plan = parseBenchArgs(['--preset', 'sampler', '--sampler-sizes', '500000,2000000']);
-    expect([...plan.skip].sort()).toEqual(['archive', 'drain', 'enqueue', 'latency', 'raw', 'scale']);
+    expect([...plan.skip].sort()).toEqual(['archive', 'drain', 'enqueue', 'horizon', 'latency', 'raw', 'scale']);
     expect(plan).toMatchObject({ samplerSizes: [500_000, 2_000_000], samplerQueues: [20, 200], samplerRounds: 5, targetIssues: [] });
     expect(parseBenchArgs([]).skip.has('sampler')).toBe(true);
     expect(() => parseBenchArgs(['--sampler-sizes', '500000,x'])).toThrow(/--sampler-sizes: expected an integer >= 2000, got "x"/);
+  });
+
+  it('--preset horizon runs the held-horizon profile only, for stampede and both peers; --minutes shortens it, --horizon-configs picks configs', () => {
+    const plan = parseBenchArgs(['--preset', 'horizon']);
+    expect([...plan.skip].sort()).toEqual(['archive', 'drain', 'enqueue', 'latency', 'raw', 'sampler', 'scale']);
+    expect(plan).toMatchObject({ horizonRatePerSec: 800, horizonMinutes: 15, horizonReaders: 3, horizonReaderHoldS: 120, writeDocs: true });
+    expect(plan.horizonConfigs).toEqual(['stampede', 'graphile-batched', 'pgboss-batch-notify']);
+    expect(parseBenchArgs(['--preset', 'horizon', '--minutes', '2', '--horizon-configs', 'stampede,stampede-archiver'])).toMatchObject({
+      horizonMinutes: 2,
+      horizonConfigs: ['stampede', 'stampede-archiver'],
+    });
+    expect(parseBenchArgs(['--preset', 'horizon', '--readers', '0']).horizonReaders).toBe(0);
+    expect(parseBenchArgs([]).skip.has('horizon')).toBe(true);
+    expect(() => parseBenchArgs(['--minutes', '0'])).toThrow(/--minutes: expected an integer >= 1, got "0"/);
+    expect(() => parseBenchArgs(['--horizon-configs', 'stampede,oracle'])).toThrow(/--horizon-configs: unknown config "oracle"; expected some of stampede, /);
   });
 
   it('rejects an unknown or missing preset, two presets, and bad numbers, naming the flag and what it expects', () => {
@@ -71,6 +86,6 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(['--quick', '--preset', 'issue15'])).toThrow(/one preset at a time; got quick and issue15/);
     expect(() => parseBenchArgs(['--rounds', '0'])).toThrow(/--rounds: expected an integer >= 1, got "0"/);
     expect(() => parseBenchArgs(['--only', 'graphile'])).toThrow(/--only: unknown config "graphile"/);
-    expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown flag "--fast"; usage: npm run bench -- \[--quick \| --preset full\|quick\|issue15\|sampler\]/);
+    expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown flag "--fast"; usage: npm run bench -- \[--quick \| --preset full\|quick\|issue15\|sampler\|horizon\]/);
   });
 });

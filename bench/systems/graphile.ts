@@ -75,6 +75,8 @@ export const graphileFamily: SystemFamily = {
     };
   },
 
+  hotTable: 'graphile_worker._private_jobs',
+
   async remaining(client) {
     return (await client.query<{ n: number }>(q.RemainingGraphile)).rows[0].n;
   },

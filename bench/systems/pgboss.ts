@@ -72,6 +72,8 @@ export const pgBossFamily: SystemFamily = {
     };
   },
 
+  hotTable: 'pgboss.job',
+
   async remaining(client) {
     return (await client.query<{ n: number }>(q.RemainingPgBoss, [BENCH_QUEUE])).rows[0].n;
   },

@@ -64,6 +64,8 @@ export const stampedeFamily: SystemFamily = {
     };
   },
 
+  hotTable: 'stampede.jobs',
+
   async remaining(client) {
     return (await client.query<{ n: number }>(q.RemainingStampede)).rows[0].n;
   },

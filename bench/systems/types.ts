@@ -50,6 +50,11 @@ export interface SystemFamily {
    * drain opens before its clock starts, so polling the end pays no connection set-up.
    */
   remaining(client: pg.ClientBase): Promise<number>;
+  /**
+   * The table its jobs live in while queued, the one a held xmin horizon bloats (qualified name; a partitioned
+   * parent stands for its partitions): the horizon workload's dead tuples and sizes are this table's.
+   */
+  hotTable: string;
 }
 
 export interface SystemConfig {

@@ -4,6 +4,7 @@ import type { BenchContext } from '../context.ts';
 import { latencySummary, type LatencySummary } from '../stats.ts';
 import { FAMILIES } from '../systems/configs.ts';
 import type { SystemConfig } from '../systems/types.ts';
+import { offerOpenLoop } from './offer.ts';
 
 export interface LatencyResult extends LatencySummary {
   offeredPerSec: number;
@@ -19,14 +20,8 @@ export interface LatencyResult extends LatencySummary {
 
 const MiB = 1024 * 1024;
 
-/** Enqueues allowed to wait at once; past this an arrival is shed and counted, so an overloaded run stays bounded. */
-const MAX_IN_FLIGHT = 200;
-
 /**
- * Workload 3: an open model. Job i is due at t0 + i / rate and is enqueued at
- * that instant whatever happened to earlier ones (one enqueue per job, no
- * waiting for the previous one), so a slow system meets a queue of arrivals
- * rather than slowing the arrivals down. Due-to-start = the instant the
+ * Workload 3: an open model (offerOpenLoop) at `ratePerSec`. Due-to-start = the instant the
  * handler starts minus the instant the job was due (its enqueue was issued),
  * so it includes the enqueue's own commit.
  *
@@ -48,33 +43,9 @@ export async function runLatency(ctx: BenchContext, config: SystemConfig, ratePe
     await child.go();
     const warmups = Math.round(ratePerSec * warmupS);
     const total = warmups + Math.round(ratePerSec * durationS);
-    const intervalMs = 1000 / ratePerSec;
-    const t0 = wallMs() + 50;
-    const inflight: Promise<void>[] = [];
-    let errors = 0;
-    let waiting = 0;
-    let shed = 0;
-    for (let i = 0; i < total; ) {
-      const now = wallMs();
-      while (i < total && t0 + i * intervalMs <= now) {
-        if (waiting >= MAX_IN_FLIGHT) {
-          shed++;
-        } else {
-          waiting++;
-          inflight.push(
-            producer
-              .enqueueOne(i < warmups ? { t: t0 + i * intervalMs, warmup: true } : { t: t0 + i * intervalMs })
-              .catch(() => void errors++)
-              .finally(() => void waiting--),
-          );
-        }
-        i++;
-      }
-      if (i < total) await systemClock.sleep(Math.max(0, Math.min(1, t0 + i * intervalMs - wallMs())));
-    }
-    await Promise.all(inflight);
-    const sent = total - errors - shed;
-    const achievedPerSec = sent / ((wallMs() - t0) / 1000);
+    const offered = await offerOpenLoop(producer, ratePerSec, total, wallMs() + 50, (i, t) => (i < warmups ? { t, warmup: true } : { t }));
+    const sent = offered.committed;
+    const { achievedPerSec, shed } = offered;
     const deadline = wallMs() + 30_000;
     while (child.count < sent && wallMs() < deadline) await systemClock.sleep(5);
     const rss = peakRssBytes(child.pid);
