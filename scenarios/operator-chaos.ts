@@ -17,11 +17,14 @@ import { defineScenario } from '../harness/scenario.ts';
  *   the done ones refused; jobs are dead-lettered by hand, failed ones in
  *   backoff and dead ones retried, and the limits of `orders` set and lifted;
  * - the archiver runs throughout, beside the dead and cancelled jobs it must
- *   leave where they are.
+ *   leave where they are;
+ * - the workers elect one queue-state sampler, and a tab stays open on the
+ *   dashboard's queues page (read every 2 s): it must show the sampler's
+ *   round while it is fresh and run its own only when none is.
  *
  * Every verb is recorded with its targets, its answer and its targets' states
  * before and after; cancel-honoured, redrive-reruns, operator-audited,
- * paused-queue-idle, dead-letter-rows and archive-once judge them.
+ * paused-queue-idle, dead-letter-rows, archive-once and dashboard-shows-fresh-round judge them.
  */
 export default defineScenario({
   name: 'operator-chaos',
@@ -79,6 +82,11 @@ export default defineScenario({
     'paused-queue-idle': true,
     'dead-letter-rows': true,
     'archive-once': true,
+    'dashboard-shows-fresh-round': true,
   },
+  // The workers elect a queue-state sampler, as a deployment's do (--sample-queue-state), and the runner keeps a tab
+  // open on the dashboard's queues page: it must show the sampler's fresh round, and run its own only when none is
+  // fresh (before the first round; while a killed leader's round has gone stale).
+  sampleQueueState: true,
   drainTimeoutS: 40,
 });
