@@ -65,6 +65,10 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | { type: 'enqueue:retried'; key: string; firstJobId: number; retryJobId: number; resentDbMs?: number }
   | { type: 'queue:paused'; queue: string; by: string }
+  /** An operator paused a schedule (the schedule-pause fault): `sentAt` when the verb was sent, `t` when it answered. */
+  | { type: 'schedule:paused'; scheduleId: string; via: 'api' | 'dashboard'; sentAt: number }
+  /** ... and resumed it: materializing may start again from `sentAt`. */
+  | { type: 'schedule:resumed'; scheduleId: string; via: 'api' | 'dashboard'; sentAt: number }
   /**
    * An operator's control verb (the nemesis's operator faults, harness/faults/inject/operator.ts), through the
    * engine's API or the dashboard's POST action (`via`). `jobIds`: what it targeted (a bulk redrive: what its

@@ -789,10 +789,10 @@ export const LEDGER: readonly PromiseEntry[] = [
   },
   {
     id: 'dashboard-schedule-verbs',
-    promise: "The dashboard pauses and resumes a schedule's materialization.",
+    promise: "The dashboard pauses and resumes a schedule's materialization: nothing of a paused schedule is written until it is resumed, and it is written again after.",
     documented: [{ file: 'docs/dashboard.md', quote: 'pause and resume a queue or a schedule' }],
     covers: { verbs: ['dashboard.pause-schedule', 'dashboard.resume-schedule'] },
-    vouch: { by: 'test', file: 'test/dashboard-browser.test.ts', tests: ['schedule pause and resume round-trip through the page to the row'] , notInGate: 'A dashboard form over one UPDATE of a schedule\'s row: no race with load; the gate would need a scheduler scenario driving the dashboard and an invariant over materializations while paused (operator-chaos has no schedules). Worth adding when schedules run beside the operator verbs.' },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'schedule-paused-idle' }], minJudged: 1, mutants: ['materializer-ignores-pause'] },
   },
   {
     id: 'rescuer-optional',
