@@ -36,7 +36,7 @@ import { SCHEDULED_JOB } from './background.ts';
 export default defineScenario({
   name: 'operator-chaos',
   description:
-    'An operator cancels running, pending and done jobs, dead-letters and retries by hand, redrives crash-loop convictions by reason, sets limits and pauses a queue holding a suspect, through the API and the dashboard, while workers are killed: cancels are final, redrives rerun from a fresh budget, every change is audited, the paused suspect waits, the archiver leaves dead jobs.',
+    "An operator cancels running, pending and done jobs, dead-letters and retries by hand, redrives crash-loop convictions by reason, sets limits, pauses a queue holding a suspect and a schedule whose next minute comes due, through the API and the dashboard, while workers are killed: cancels are final, redrives rerun from a fresh budget, every change is audited, the paused suspect waits, the paused schedule writes nothing until resumed, the archiver leaves dead jobs, and the queues page shows the elected sampler's fresh round.",
   seed: 211,
   durationS: 30,
   load: { model: 'poisson', rate: 40 },
