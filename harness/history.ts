@@ -28,6 +28,12 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'process:exited'; pid: number; role: string; code: number | null; signal: string | null; expected: boolean }
   /** A round the workers' elected queue-state sampler wrote (stampede.queue_state_rounds): `leader` is the writing worker's id, `t` when it was written. */
   | { type: 'sampler:round'; roundNo: number; leader: string }
+  /**
+   * The harness read the dashboard's queues page (sent at `sentAt`, answered at `t`): the round it showed, the
+   * elected sampler's (`shared`, its number, leader and age) or one it ran (`own`), under its `maxAgeMs`
+   * (DashboardServer.sharedRoundMaxAgeMs); per queue, due now and whether the figures were marked estimates.
+   */
+  | { type: 'dashboard:queues'; sentAt: number; source: 'shared' | 'own'; roundNo?: number; leader?: string; ageMs?: number; maxAgeMs: number; queues: Record<string, { due: number; estimated: boolean }> }
   | { type: 'fault:injected'; fault: string; detail: Record<string, unknown> }
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
@@ -59,6 +65,10 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    */
   | { type: 'enqueue:retried'; key: string; firstJobId: number; retryJobId: number; resentDbMs?: number }
   | { type: 'queue:paused'; queue: string; by: string }
+  /** An operator paused a schedule (the schedule-pause fault): `sentAt` when the verb was sent, `t` when it answered. */
+  | { type: 'schedule:paused'; scheduleId: string; via: 'api' | 'dashboard'; sentAt: number }
+  /** ... and resumed it: materializing may start again from `sentAt`. */
+  | { type: 'schedule:resumed'; scheduleId: string; via: 'api' | 'dashboard'; sentAt: number }
   /**
    * An operator's control verb (the nemesis's operator faults, harness/faults/inject/operator.ts), through the
    * engine's API or the dashboard's POST action (`via`). `jobIds`: what it targeted (a bulk redrive: what its

@@ -1,4 +1,5 @@
 import { defineScenario } from '../harness/scenario.ts';
+import { SCHEDULED_JOB } from './background.ts';
 
 /**
  * The person on call at work during an incident, through the engine's API
@@ -17,16 +18,25 @@ import { defineScenario } from '../harness/scenario.ts';
  *   the done ones refused; jobs are dead-lettered by hand, failed ones in
  *   backoff and dead ones retried, and the limits of `orders` set and lifted;
  * - the archiver runs throughout, beside the dead and cancelled jobs it must
- *   leave where they are.
+ *   leave where they are;
+ * - the workers elect one queue-state sampler, and a tab stays open on the
+ *   dashboard's queues page (read every 2 s): it must show the sampler's
+ *   round while it is fresh and run its own only when none is;
+ * - a scheduler node materializes two minutely schedules into `ops`, and the
+ *   operator pauses one of them from the dashboard for 8 s; meanwhile the
+ *   node's clock is stepped a minute ahead (within its skew tolerance), so the
+ *   next minute enters its lookahead while the schedule is paused: its twin's
+ *   occurrence is written then, the paused one's only after the resume.
  *
  * Every verb is recorded with its targets, its answer and its targets' states
  * before and after; cancel-honoured, redrive-reruns, operator-audited,
- * paused-queue-idle, dead-letter-rows and archive-once judge them.
+ * paused-queue-idle, dead-letter-rows, archive-once, dashboard-shows-fresh-round and
+ * schedule-paused-idle judge them.
  */
 export default defineScenario({
   name: 'operator-chaos',
   description:
-    'An operator cancels running, pending and done jobs, dead-letters and retries by hand, redrives crash-loop convictions by reason, sets limits and pauses a queue holding a suspect, through the API and the dashboard, while workers are killed: cancels are final, redrives rerun from a fresh budget, every change is audited, the paused suspect waits, the archiver leaves dead jobs.',
+    "An operator cancels running, pending and done jobs, dead-letters and retries by hand, redrives crash-loop convictions by reason, sets limits, pauses a queue holding a suspect and a schedule whose next minute comes due, through the API and the dashboard, while workers are killed: cancels are final, redrives rerun from a fresh budget, every change is audited, the paused suspect waits, the paused schedule writes nothing until resumed, the archiver leaves dead jobs, and the queues page shows the elected sampler's fresh round.",
   seed: 211,
   durationS: 30,
   load: { model: 'poisson', rate: 40 },
@@ -51,6 +61,15 @@ export default defineScenario({
   // maxCrashes 2: the poisons are convicted well before the redrive.
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxAttempts: 3, maxCrashes: 2, backoffBaseMs: 1_000, backoffCapMs: 4_000 },
   archiver: { archiveAfterMs: 2_000, intervalMs: 500 },
+  // Cron's finest step is a minute: a 30 s run sees at most one minute enter a node's lookahead by itself, so
+  // the scheduler's clock is stepped a minute ahead during the schedule's pause (clock-jump below).
+  scheduler: {
+    nodes: [{ skewMs: 0 }],
+    schedules: [
+      { id: 'ops-digest', cron: '* * * * *', queue: 'ops', payload: SCHEDULED_JOB },
+      { id: 'ops-heartbeat', cron: '* * * * *', queue: 'ops', payload: SCHEDULED_JOB },
+    ],
+  },
   faults: [
     // At the start, so its suspect heads the suspects' line (oldest first, then by id) with next to nothing in flight
     // beside it: it falls due 3-8 s into the pause (lease, then the rescuer's verdict on the dead holder's liveness),
@@ -59,6 +78,10 @@ export default defineScenario({
     { fault: 'poison-pill', atS: 5, count: 2, queue: 'orders', maxAttempts: 25 },
     { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
+    // One minute ahead, within the node's 120 s skew tolerance: exactly one more minute of each schedule enters its
+    // lookahead, while ops-digest is paused (10-18 s). ops-heartbeat's is written at once, ops-digest's after the resume.
+    { fault: 'schedule-pause', atS: 10, forS: 8, schedule: 'ops-digest', via: 'dashboard' },
+    { fault: 'clock-jump', atS: 13, target: 'scheduler:0', jumpMs: 60_000 },
     { fault: 'retry', atS: 13, failed: 2, dead: 2, queue: 'orders' },
     { fault: 'set-limits', atS: 18, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
     // Each kill is armed first at its instant (timeline order) and lands as the worker starts its next handler, so the
@@ -79,6 +102,12 @@ export default defineScenario({
     'paused-queue-idle': true,
     'dead-letter-rows': true,
     'archive-once': true,
+    'dashboard-shows-fresh-round': true,
+    'schedule-paused-idle': true,
   },
+  // The workers elect a queue-state sampler, as a deployment's do (--sample-queue-state), and the runner keeps a tab
+  // open on the dashboard's queues page: it must show the sampler's fresh round, and run its own only when none is
+  // fresh (before the first round; while a killed leader's round has gone stale).
+  sampleQueueState: true,
   drainTimeoutS: 40,
 });

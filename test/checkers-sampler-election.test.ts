@@ -1,6 +1,7 @@
-// one-round-per-interval on small hand-written histories, with a violating one.
+// one-round-per-interval and dashboard-shows-fresh-round on small hand-written histories, with violating ones.
 import { describe, expect, it } from 'vitest';
 import { checkOneRoundPerInterval } from '../harness/checkers/one-round-per-interval.ts';
+import { checkDashboardFreshRound } from '../harness/checkers/dashboard-shows-fresh-round.ts';
 import type { HistoryEvent } from '../harness/history.ts';
 import { finalState } from './support/history-builder.ts';
 
@@ -44,5 +45,47 @@ describe('one-round-per-interval', () => {
   it('is unknown with no round, or when the election never moved', () => {
     expect(checkOneRoundPerInterval([], final, bounds).pass).toBe('unknown');
     expect(checkOneRoundPerInterval([round(0, 1, 'worker-0.1'), round(5_000, 2, 'worker-0.1')], final, bounds).pass).toBe('unknown');
+  });
+});
+
+/** A read of the queues page sent at `sentAt`, answered at `t`: the shared round `roundNo`, or its own (null). */
+const read = (sentAt: number, t: number, roundNo: number | null): HistoryEvent => ({
+  t,
+  node: 'dashboard',
+  type: 'dashboard:queues',
+  sentAt,
+  maxAgeMs: 10_000,
+  queues: {},
+  ...(roundNo === null ? { source: 'own' as const } : { source: 'shared' as const, roundNo, leader: 'worker-0.1', ageMs: 0 }),
+});
+
+describe('dashboard-shows-fresh-round', () => {
+  const margin = { marginMs: 1_000 };
+  it('passes its own round before any round and once the last one went stale, and the latest fresh round otherwise', () => {
+    const r = checkDashboardFreshRound(
+      [read(0, 50, null), round(1_000, 1, 'worker-0.1'), read(3_000, 3_050, 1), round(6_000, 2, 'worker-0.1'), read(8_000, 8_100, 2), read(20_000, 20_050, null)],
+      final,
+      margin,
+    );
+    expect(r.pass).toBe(true);
+    expect(r.judged).toEqual({ n: 4, what: "reads of the queues page beside the elected sampler's rounds" });
+  });
+
+  it('fails (negative control) its own round while one was fresh, a stale round, one replaced, and one nobody wrote', () => {
+    const history = [round(1_000, 1, 'worker-0.1'), round(6_000, 2, 'worker-0.1'), read(3_000, 3_050, null), read(20_000, 20_050, 2), read(9_000, 9_050, 1), read(9_000, 9_050, 7)];
+    const r = checkDashboardFreshRound(history, final, margin);
+    expect(r.pass).toBe(false);
+    expect(r.examples?.map((e) => (e as { why: string }).why)).toEqual([
+      'round 1 by worker-0.1 was 2,050 ms old at the answer (fresh under 10,000 ms)',
+      'written 14,000 ms before the read: stale (over 10,000 ms)',
+      'round 2 had replaced it before the read',
+      'no sampler wrote that round',
+    ]);
+  });
+
+  it('is unknown with no round, no read, or no read that found a fresh round', () => {
+    expect(checkDashboardFreshRound([read(0, 50, null)], final, margin).pass).toBe('unknown');
+    expect(checkDashboardFreshRound([round(0, 1, 'worker-0.1')], final, margin).pass).toBe('unknown');
+    expect(checkDashboardFreshRound([round(0, 1, 'worker-0.1'), read(20_000, 20_050, null)], final, margin).pass).toBe('unknown');
   });
 });

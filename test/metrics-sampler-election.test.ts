@@ -89,11 +89,11 @@ describe("the dashboard's queues page", () => {
       }
     };
     const shared = await page(60_000);
-    expect(shared).toMatch(/data-field="round-source">Sampled [^<]* ago by the elected sampler worker-7 in \d+ ms/);
+    expect(shared).toMatch(/data-field="round-source" data-source="shared" data-round-no="\d+" data-leader="worker-7" data-age-ms="\d+">Sampled [^<]* ago by the elected sampler worker-7 \(round \d+\) in \d+ ms/);
     expect(shared).toMatch(/<tr data-queue="mail">[\s\S]*?data-estimate="1" title="estimated[^"]*">~<\/span>\d+/);
     // Nothing is fresh within 0 ms: the page runs its own round, with the default budget, which counts mail exactly.
     const ownRound = await page(0);
-    expect(ownRound).toContain('data-field="round-source">Sampled in');
+    expect(ownRound).toContain('data-field="round-source" data-source="own">Sampled in');
     expect(ownRound).toContain('by this page');
     expect(ownRound).not.toContain('data-estimate');
   });

@@ -115,10 +115,10 @@ function searchFromForm(url: URL): { form: SearchForm; search: JobSearch | null 
  * round of the page's own (bounded by its roundRowBudget). `ageMs`: how old
  * the shown round is, database clock (0 for the page's own).
  */
-async function latestRound(deps: RouteDeps): Promise<{ snapshot: QueueStateSnapshot; ageMs: number }> {
+async function latestRound(deps: RouteDeps): Promise<{ snapshot: QueueStateSnapshot; ageMs: number; roundNo: number | null }> {
   const shared = await readOnly(deps, (tx) => readSharedRound(tx, deps.sharedRoundMaxAgeMs));
-  if (shared) return { snapshot: shared.snapshot, ageMs: shared.ageMs };
-  return { snapshot: await deps.sampler.runOnce(), ageMs: 0 };
+  if (shared) return { snapshot: shared.snapshot, ageMs: shared.ageMs, roundNo: shared.roundNo };
+  return { snapshot: await deps.sampler.runOnce(), ageMs: 0, roundNo: null };
 }
 
 /** ?refresh=N: 5-300 s (each reload reads the shared round, or runs one sampler round). */
@@ -137,10 +137,10 @@ const PAGES: { pattern: RegExp; page: Page }[] = [
     pattern: /^\/queues$/,
     async page(deps, ctx, url) {
       const refreshSeconds = refreshFrom(url);
-      const { snapshot, ageMs } = await latestRound(deps);
+      const { snapshot, ageMs, roundNo } = await latestRound(deps);
       return readOnly(deps, async (tx) => {
         const [controls, schedules, keys, now] = [await listQueueControls(tx), await listSchedules(tx), await largestKeys(tx), await dbNow(tx)];
-        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, roundAgeMs: ageMs, controls, schedules, keys, sloMs: deps.sloMs, refreshSeconds }) };
+        return { body: queuesPage({ ...ctx, dbNow: now }, { snapshot, roundAgeMs: ageMs, roundNo, controls, schedules, keys, sloMs: deps.sloMs, refreshSeconds }) };
       });
     },
   },

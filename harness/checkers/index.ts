@@ -54,6 +54,8 @@ import { handlerAbortedOnLeaseLoss } from './handler-aborted-on-lease-loss.ts';
 import { unknownOutcomeResolved } from './unknown-outcome-resolved.ts';
 import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
 import { oneRoundPerInterval } from './one-round-per-interval.ts';
+import { dashboardShowsFreshRound } from './dashboard-shows-fresh-round.ts';
+import { schedulePausedIdle } from './schedule-paused-idle.ts';
 import { failoverAsync, failoverSync } from './failover.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
@@ -126,6 +128,10 @@ export const CHECKERS = {
   'weighted-share': weightedShare,
   // Workers that sample queue state elect one sampler (worker-crash).
   'one-round-per-interval': oneRoundPerInterval,
+  // The dashboard's queues page beside that sampler (operator-chaos).
+  'dashboard-shows-fresh-round': dashboardShowsFreshRound,
+  // A schedule paused from the dashboard while its scheduler runs (operator-chaos).
+  'schedule-paused-idle': schedulePausedIdle,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

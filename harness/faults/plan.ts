@@ -84,6 +84,7 @@ const DURATION_PARAM: Partial<Record<FaultName, string>> = {
   'xmin-hold': 'forS',
   'dependency-outage': 'forS',
   'queue-pause': 'forS',
+  'schedule-pause': 'forS',
   'db-restart': 'downS',
   partition: 'forS',
   latency: 'forS',

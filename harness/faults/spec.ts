@@ -78,6 +78,8 @@ export type FaultSpec = FaultTiming &
      * the crash's suspect falls due while the queue is paused (the suspects' claim path must honour the pause).
      */
     | { fault: 'queue-pause'; forS: number; queue?: string; suspect?: boolean; via?: OperatorPath }
+    /** An operator pauses a schedule (pauseSchedule: no more materializing) for forS seconds, then resumes it. */
+    | { fault: 'schedule-pause'; forS: number; schedule: string; via?: OperatorPath }
     /**
      * An operator cancels jobs (cancelJob): `running` claimed ones (of `kinds`, default slow), `pending` ones
      * (not yet due or waiting), and `done` ones, which the engine must refuse.
@@ -175,7 +177,7 @@ export type FaultName = FaultSpec['fault'];
 export type OperatorPath = 'api' | 'dashboard';
 const VIA = { kind: ['api', 'dashboard'] } as const;
 /** The operator faults, whose verbs go through `via`. */
-export const OPERATOR_FAULTS: readonly FaultName[] = ['queue-pause', 'cancel', 'retry', 'dead-letter', 'redrive', 'set-limits'];
+export const OPERATOR_FAULTS: readonly FaultName[] = ['queue-pause', 'schedule-pause', 'cancel', 'retry', 'dead-letter', 'redrive', 'set-limits'];
 
 /** Every fault's parameters: the kind of each, and whether it is required. */
 const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num' | 'int' | 'rate' | 'zone' | 'queue' | 'year' | 'bool' | 'text' | readonly string[]; required?: boolean }>> = {
@@ -201,6 +203,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] }, fairnessKey: { kind: 'text' } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' }, suspect: { kind: 'bool' }, via: VIA },
+  'schedule-pause': { forS: { kind: 'posNum', required: true }, schedule: { kind: 'text', required: true }, via: VIA },
   cancel: { running: { kind: 'int' }, pending: { kind: 'int' }, done: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
   retry: { failed: { kind: 'int' }, dead: { kind: 'int' }, queue: { kind: 'queue' }, via: VIA },
   'dead-letter': { running: { kind: 'int' }, pending: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },

@@ -63,6 +63,8 @@ import { dbErrorCharged } from './db-error-charged.ts';
 import { resendIgnoresKey } from './resend-ignores-key.ts';
 import { expiredClaimKept } from './expired-claim-kept.ts';
 import { samplerLockPerTransaction } from './sampler-lock-per-transaction.ts';
+import { sharedRoundAgeInMicroseconds } from './shared-round-age-in-microseconds.ts';
+import { materializerIgnoresPause } from './materializer-ignores-pause.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -147,6 +149,8 @@ export const MUTANTS = {
   'expired-claim-kept': expiredClaimKept,
   // One queue-state sampler per database (worker-crash's workers elect one).
   'sampler-lock-per-transaction': samplerLockPerTransaction,
+  'shared-round-age-in-microseconds': sharedRoundAgeInMicroseconds,
+  'materializer-ignores-pause': materializerIgnoresPause,
   // Failover to a streaming replica (docs/failover.md).
   'commit-local': commitLocal,
   'completion-acked-unwritten': completionAckedUnwritten,

@@ -789,10 +789,10 @@ export const LEDGER: readonly PromiseEntry[] = [
   },
   {
     id: 'dashboard-schedule-verbs',
-    promise: "The dashboard pauses and resumes a schedule's materialization.",
+    promise: "The dashboard pauses and resumes a schedule's materialization: nothing of a paused schedule is written until it is resumed, and it is written again after.",
     documented: [{ file: 'docs/dashboard.md', quote: 'pause and resume a queue or a schedule' }],
     covers: { verbs: ['dashboard.pause-schedule', 'dashboard.resume-schedule'] },
-    vouch: { by: 'test', file: 'test/dashboard-browser.test.ts', tests: ['schedule pause and resume round-trip through the page to the row'] , notInGate: 'A dashboard form over one UPDATE of a schedule\'s row: no race with load; the gate would need a scheduler scenario driving the dashboard and an invariant over materializations while paused (operator-chaos has no schedules). Worth adding when schedules run beside the operator verbs.' },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'schedule-paused-idle' }], minJudged: 1, mutants: ['materializer-ignores-pause'] },
   },
   {
     id: 'rescuer-optional',
@@ -833,7 +833,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: "The dashboard's queues page shows the elected sampler's round while it is fresh, estimates marked, and runs its own bounded round only when none is.",
     documented: [{ file: 'docs/configuration.md', quote: 'the queues page shows the elected sampler' }],
     covers: { options: ['DashboardServer.roundRowBudget', 'DashboardServer.sharedRoundMaxAgeMs'] },
-    vouch: { by: 'test', file: 'test/metrics-sampler-election.test.ts', tests: ["shows the elected sampler's fresh round, estimates marked ~, and runs its own round only when none is fresh"] , notInGate: 'A page\'s choice between a shared round and its own: worker-crash runs elected samplers and records their rounds (sampler:round), but no gate scenario serves the dashboard\'s queues page beside them; gating it needs the page read under chaos (its answers, shared or own, in the history) and an invariant that a fresh round was shown and not recomputed.' },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'dashboard-shows-fresh-round' }], minJudged: 8, mutants: ['shared-round-age-in-microseconds'] },
   },
   {
     id: 'dashboard-slo-and-timeout',

@@ -29,6 +29,13 @@ export class DashboardClient {
     throw new Error('dashboard login: no page offered a form (no queue or dead letter yet), so no CSRF token');
   }
 
+  /** GETs the queues page, as a tab left open on it does, and reads which round it showed. */
+  async readQueues(): Promise<QueuesPageRead> {
+    const res = await fetch(`${this.base}/queues`, { headers: { authorization: `Bearer ${this.token}` } });
+    if (res.status !== 200) throw new Error(`dashboard /queues: expected 200, got ${res.status}`);
+    return parseQueuesPage(await res.text());
+  }
+
   /**
    * POSTs verb `verb` (engine/dashboard/actions.ts VERBS) confirmed, with who
    * and why; resolves with the page's message: ok (green) or refused (red).
@@ -44,6 +51,30 @@ export class DashboardClient {
     if (!m) throw new Error(`dashboard ${verb}: the page after the action shows no outcome`);
     return { ok: m[1] === 'ok', text: unescapeHtml(m[2]) };
   }
+}
+
+/** What the queues page showed: the round (shared or its own) and per queue its due count, marked estimated or not. */
+export interface QueuesPageRead {
+  source: 'shared' | 'own';
+  roundNo?: number;
+  leader?: string;
+  ageMs?: number;
+  queues: Record<string, { due: number; estimated: boolean }>;
+}
+
+/** Reads the round the queues page names (its data-source span) and each queue's row. */
+export function parseQueuesPage(page: string): QueuesPageRead {
+  const note = /<span data-field="round-source" data-source="(shared|own)"([^>]*)>/.exec(page);
+  if (!note) throw new Error('dashboard /queues: the page names no round source');
+  const attr = (name: string) => new RegExp(`data-${name}="([^"]*)"`).exec(note[2])?.[1];
+  const queues: QueuesPageRead['queues'] = {};
+  // Columns: name, pending, failed, due now (each number after an optional estimate mark).
+  for (const row of page.matchAll(/<tr data-queue="([^"]+)">([\s\S]*?)<\/tr>/g)) {
+    const cells = [...row[2].matchAll(/<td class="num">([\s\S]*?)<\/td>/g)].map((c) => c[1]);
+    queues[unescapeHtml(row[1])] = { due: Number(/(\d+)$/.exec(cells[2] ?? '')?.[1] ?? NaN), estimated: (cells[0] ?? '').includes('data-estimate') };
+  }
+  if (note[1] === 'own') return { source: 'own', queues };
+  return { source: 'shared', roundNo: Number(attr('round-no')), leader: unescapeHtml(attr('leader') ?? ''), ageMs: Number(attr('age-ms')), queues };
 }
 
 function unescapeHtml(s: string): string {

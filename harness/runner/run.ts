@@ -31,8 +31,9 @@ import { RunPrometheus, type OpsOverrides } from './prometheus.ts';
 import { writeStoredRun } from './stored-run.ts';
 import { Ticker } from './ticker.ts';
 import { installDbClock } from '../db-clock/db-clock.ts';
-import { DashboardServer } from '../../engine/dashboard/server.ts';
+import { DASHBOARD_DEFAULTS, DashboardServer } from '../../engine/dashboard/server.ts';
 import { DashboardClient } from './dashboard-client.ts';
+import { QueuesPageReads } from './dashboard-reads.ts';
 import { preloadWork } from './preload.ts';
 import { LinkNet } from './links.ts';
 import { LINK_FAULTS } from '../faults/spec.ts';
@@ -111,6 +112,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let components: ComponentNodes | undefined;
   let sampler: RunSampler | undefined;
   let dashboard: DashboardServer | undefined;
+  let dashboardClient: DashboardClient | undefined;
+  let pageReads: QueuesPageReads | undefined;
   let prometheus: RunPrometheus | null = null;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   /** The database's time when the drain found nothing left to run; unset if it never did. */
@@ -199,6 +202,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       // The engine's own dashboard over the run's database, on a free loopback port: its POST actions run under chaos too.
       dashboard = new DashboardServer(db, clock, { port: 0 }, log.child('dashboard'));
       await dashboard.start();
+      dashboardClient = new DashboardClient(`http://127.0.0.1:${dashboard.port}`, dashboard.accessToken);
+      // Beside the workers' elected sampler, a tab left open on the queues page: dashboard-shows-fresh-round judges its rounds.
+      if (s.sampleQueueState) pageReads = new QueuesPageReads(dashboardClient, DASHBOARD_DEFAULTS.sharedRoundMaxAgeMs, recorder, clock, log.child('dashboard-reads'));
     }
     await prometheus?.start(fleet);
 
@@ -213,7 +219,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         load: generator,
         components,
         sink,
-        ...(dashboard ? { dashboard: new DashboardClient(`http://127.0.0.1:${dashboard.port}`, dashboard.accessToken) } : {}),
+        ...(dashboardClient ? { dashboard: dashboardClient } : {}),
         links,
         ...(replica ? { replica } : {}),
         recorder,
@@ -261,6 +267,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
     await prometheus?.stop();
     await sampler?.stop();
+    await pageReads?.stop();
     await dashboard?.stop();
     await components?.stop();
     await fleet?.stop();

@@ -10,6 +10,8 @@ export interface QueuesPageData {
   snapshot: QueueStateSnapshot;
   /** How old the snapshot is, ms, database clock: 0 for a round the page ran, the row's age for the elected sampler's. */
   roundAgeMs: number;
+  /** The shared round's number (stampede.queue_state_rounds.round_no), or null for a round the page ran. */
+  roundNo: number | null;
   /** stampede.queue_settings: paused, limits, attempt budget. */
   controls: QueueControl[];
   schedules: Schedule[];
@@ -61,9 +63,10 @@ function roundNote(d: QueuesPageData): Html {
   const s = d.snapshot;
   const took = `${Math.round(s.durationMs)} ms`;
   if (s.source === 'shared') {
-    return html`<span data-field="round-source">Sampled ${formatAge(Math.max(0, d.roundAgeMs))} ago by the elected sampler ${s.leader ?? ''} in ${took}</span>, from the live rows only (index probes, a bounded count; done rows are never read).`;
+    // The round's number and leader as data too: an operator (or a script) can tell one round from the next.
+    return html`<span data-field="round-source" data-source="shared" data-round-no="${d.roundNo ?? ''}" data-leader="${s.leader ?? ''}" data-age-ms="${Math.round(Math.max(0, d.roundAgeMs))}">Sampled ${formatAge(Math.max(0, d.roundAgeMs))} ago by the elected sampler ${s.leader ?? ''} (round ${d.roundNo ?? '?'}) in ${took}</span>, from the live rows only (index probes, a bounded count; done rows are never read).`;
   }
-  return html`<span data-field="round-source">Sampled in ${took} by this page</span> (no sampler's round was fresh), from the live rows only (index probes, a bounded count; done rows are never read).`;
+  return html`<span data-field="round-source" data-source="own">Sampled in ${took} by this page</span> (no sampler's round was fresh), from the live rows only (index probes, a bounded count; done rows are never read).`;
 }
 
 /** The fair queues' largest tenants: who holds the backlog, how long their oldest job waited, how many run. */

@@ -46,7 +46,7 @@ interface Call {
 }
 
 /** Who acts: one name per path, so the audit shows which way a change came. */
-function actorOf(action: FaultAction, via: OperatorPath, n: number) {
+export function actorOf(action: FaultAction, via: OperatorPath, n: number) {
   return { by: via === 'dashboard' ? 'oncall-dashboard' : 'oncall-api', reason: `scenario fault ${action.fault} #${action.seq}.${n}` };
 }
 

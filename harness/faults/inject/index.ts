@@ -1,3 +1,4 @@
+import { schedulePause } from './schedules.ts';
 import type { FaultName } from '../plan.ts';
 import type { Injector } from './context.ts';
 import { clockJump, clockRate, clockSkew, cronRewind, dst } from './clocks.ts';
@@ -30,6 +31,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'xmin-hold': xminHold,
   'dependency-outage': dependencyOutage,
   'queue-pause': queuePause,
+  'schedule-pause': schedulePause,
   cancel: cancelJobs,
   retry: retryJobs,
   'dead-letter': deadLetterJobs,
