@@ -133,6 +133,9 @@ export const MUTANTS = {
   'audit-skipped-on-bulk': auditSkippedOnBulk,
   'suspect-claim-ignores-pause': suspectClaimIgnoresPause,
   'archive-dead-jobs': archiveDeadJobs,
+  // The dashboard's schedule verbs and its shared round (operator-chaos serves the page beside elected samplers).
+  'materializer-ignores-pause': materializerIgnoresPause,
+  'shared-round-age-in-microseconds': sharedRoundAgeInMicroseconds,
   // What operators deploy, evaluated by a real Prometheus (poison-herd): the exported gauges, the shipped rules, the dashboard.
   'depth-labels-swapped': depthLabelsSwapped,
   'slo-rule-in-ms': sloRuleInMs,
@@ -149,8 +152,6 @@ export const MUTANTS = {
   'expired-claim-kept': expiredClaimKept,
   // One queue-state sampler per database (worker-crash's workers elect one).
   'sampler-lock-per-transaction': samplerLockPerTransaction,
-  'shared-round-age-in-microseconds': sharedRoundAgeInMicroseconds,
-  'materializer-ignores-pause': materializerIgnoresPause,
   // Failover to a streaming replica (docs/failover.md).
   'commit-local': commitLocal,
   'completion-acked-unwritten': completionAckedUnwritten,
