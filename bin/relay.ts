@@ -8,10 +8,10 @@ import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import { Pruner, PRUNER } from '../engine/effects/pruner.ts';
 import { OutboxRelay, RELAY, type Deliver } from '../engine/effects/relay.ts';
-import { Events, eventsEmittedBy } from '../engine/events.ts';
+import { Events } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
-import { eventMessage } from '../engine/supervisor/event-message.ts';
+import { forwardToParent, toParent } from '../engine/supervisor/event-shipper.ts';
 import { databaseUrl, importModuleFlag, exitCodeOf, exitOnHelp, intFlag, parseFlags, requireMigrated, shutdownWhenOrphaned, usageAfter, UsageError } from './cli-args.ts';
 import { HELP } from './help.ts';
 import { readOptionFlags } from './option-flags.ts';
@@ -38,10 +38,7 @@ async function main(): Promise<void> {
   const deliver = await loadDeliver(values.deliver);
   const log = createLogger('relay');
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
-  const send = process.send?.bind(process);
-  if (send) {
-    for (const name of eventsEmittedBy('relay', 'pruner')) events.on(name, (payload) => send(eventMessage(name, payload, systemClock.now())));
-  }
+  forwardToParent(events, ['relay', 'pruner'], () => systemClock.now());
   const tuning = readOptionFlags(RELAY, values);
   const db = new Db({ connectionString: url, maxConnections: Math.min(50, (tuning.batchSize ?? RELAY.defaults.batchSize) + 2), applicationName: 'stampede:relay' });
   const seed = values.seed ?? String(randomSeed());
@@ -69,6 +66,7 @@ async function main(): Promise<void> {
     log.info('stopping: finishing deliveries in flight');
     await Promise.all([relay.stop(), pruner?.stop()]);
     await db.close();
+    await toParent.flush(); // the last turn's events, before exit cuts them off
     process.exit(0);
   };
   process.on('SIGTERM', shutdown);
@@ -78,7 +76,7 @@ async function main(): Promise<void> {
   relay.start();
   pruner?.start();
   log.info('started', { id: relay.id, topics: values.topics ?? '*', seed, pruning: retentionMs !== undefined });
-  send?.({ kind: 'ready', relayId: relay.id, pid: process.pid });
+  process.send?.({ kind: 'ready', relayId: relay.id, pid: process.pid });
 }
 
 main().catch((err) => {

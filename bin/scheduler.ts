@@ -19,11 +19,11 @@ import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { CRON, CronMaterializer, materializerQueries } from '../engine/cron/materializer.ts';
 import { Db } from '../engine/db.ts';
 import { ValidationError } from '../engine/errors.ts';
-import { Events, type EngineEvents, type EventName } from '../engine/events.ts';
+import { Events } from '../engine/events.ts';
 import { createLogger } from '../engine/log.ts';
 import { bindEngineEvents, createMetrics, MetricsServer } from '../engine/metrics/index.ts';
 import { PeriodicLoop } from '../engine/periodic.ts';
-import { eventMessage } from '../engine/supervisor/event-message.ts';
+import { forwardToParent, toParent } from '../engine/supervisor/event-shipper.ts';
 import { bindMetricsServer, databaseUrl, errorText, exitCodeOf, exitOnHelp, integerText, hostFlag, parseFlags, portFlag, requireMigrated, usageAfter, UsageError } from './cli-args.ts';
 import { HELP } from './help.ts';
 import { readOptionFlags } from './option-flags.ts';
@@ -43,24 +43,14 @@ function int(value: string | undefined, flag: string, fallback: number): number 
   return n;
 }
 
-/** Events that also go to the parent process, when there is one. */
-class ForwardingEvents extends Events {
-  constructor(private readonly nodeTime: () => number) {
-    super((err, event) => log.error('event listener threw', { event, error: (err as Error).message }));
-  }
-  override emit<E extends EventName>(event: E, payload: EngineEvents[E]): void {
-    super.emit(event, payload);
-    if (process.send && process.connected) process.send(eventMessage(event, payload, this.nodeTime()));
-  }
-}
-
 async function main(): Promise<number> {
   exitOnHelp(process.argv.slice(2), USAGE);
   const { values } = parseFlags(process.argv.slice(2), parserOptions(HELP.scheduler.flags));
   const url = databaseUrl();
   const skewMs = int(process.env.STAMPEDE_CLOCK_SKEW_MS, 'STAMPEDE_CLOCK_SKEW_MS', 0);
   const clock = new SkewedClock(systemClock, skewMs);
-  const events = new ForwardingEvents(() => clock.now());
+  const events = new Events((err, event) => log.error('event listener threw', { event, error: (err as Error).message }));
+  forwardToParent(events, ['cron'], () => clock.now());
   if (values['node-id'] !== undefined && values['node-id'].trim() === '') throw new UsageError('--node-id: expected a name for this node, got ""');
   const nodeId = values['node-id'] ?? `scheduler-${hostname()}-${process.pid}`;
   const db = new Db({ connectionString: url, maxConnections: 2, applicationName: `stampede:scheduler:${nodeId}` });
@@ -104,6 +94,7 @@ async function main(): Promise<number> {
       await server?.stop();
       unbind();
       await db.close();
+      await toParent.flush(); // the last turn's events reach the parent before the process ends
       resolveDone();
     })());
   process.on('SIGTERM', stop);

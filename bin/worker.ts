@@ -3,12 +3,12 @@
 // finish within --grace-ms, hand back the rest, exit 0.
 import { SkewedClock, systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
-import { Events, eventsEmittedBy, type WorkerSettings } from '../engine/events.ts';
+import { Events, type WorkerSettings } from '../engine/events.ts';
 import type { Handlers } from '../engine/handler.ts';
 import { createLogger } from '../engine/log.ts';
 import { SeededRng, randomSeed } from '../engine/rng.ts';
 import { eventMessage } from '../engine/supervisor/event-message.ts';
-import { toParent } from '../engine/supervisor/event-shipper.ts';
+import { forwardToParent, toParent } from '../engine/supervisor/event-shipper.ts';
 import { resolveQueueOptions, WORKER, type WorkerOptions } from '../engine/worker/options.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import { bindEngineEvents, createMetrics, MetricsServer, QueueStateSampler } from '../engine/metrics/index.ts';
@@ -68,12 +68,7 @@ async function main(): Promise<void> {
   });
   const events = new Events((err, event) => log.warn('event listener threw', { event, error: String(err) }));
   const clock = new SkewedClock(systemClock, skewMs);
-  const send = process.send?.bind(process);
-  if (send) {
-    for (const name of eventsEmittedBy('worker', 'rescuer')) {
-      events.on(name, (payload) => toParent.ship(eventMessage(name, payload, clock.now())));
-    }
-  }
+  forwardToParent(events, ['worker', 'rescuer'], () => clock.now());
   const seed = values.seed ?? String(randomSeed());
   const options: WorkerOptions = {
     db,
@@ -127,7 +122,7 @@ async function main(): Promise<void> {
   toParent.ship(eventMessage('worker:settings', workerSettings(worker.id, options), clock.now()));
   await toParent.flush();
   // With --metrics-port 0 the port is the system's choice: the parent learns it here.
-  send?.({ kind: 'ready', workerId: worker.id, pid: process.pid, ...(server ? { metricsPort: server.port } : {}) });
+  process.send?.({ kind: 'ready', workerId: worker.id, pid: process.pid, ...(server ? { metricsPort: server.port } : {}) });
 }
 
 main().catch((err) => {

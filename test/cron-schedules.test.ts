@@ -123,7 +123,12 @@ describe('scheduler process', () => {
   };
   const nextEvent = (child: ChildProcess, name: string, scheduleId?: string) =>
     new Promise<any>((resolve, reject) => {
-      child.on('message', (m: any) => m?.kind === 'event' && m.name === name && (!scheduleId || m.payload.scheduleId === scheduleId) && resolve(m));
+      // A node ships its events in batches (engine/supervisor/event-shipper.ts): one message may carry several.
+      const matches = (e: any) => e?.kind === 'event' && e.name === name && (!scheduleId || e.payload.scheduleId === scheduleId);
+      child.on('message', (m: any) => {
+        const found = (m?.kind === 'events' ? m.events : [m]).find(matches);
+        if (found) resolve(found);
+      });
       child.once('exit', (code) => reject(new Error(`scheduler exited (${code}) before ${name}`)));
     });
 

@@ -1,5 +1,5 @@
-import type { NodeEvents } from '../events.ts';
-import type { EventMessage } from './event-message.ts';
+import { eventsEmittedBy, type Emitter, type Events, type NodeEvents } from '../events.ts';
+import { eventMessage, type EventMessage } from './event-message.ts';
 
 /** Many EventMessages in one IPC message, in the order they happened. */
 export interface EventBatch<M = NodeEvents> {
@@ -67,3 +67,14 @@ export const toParent = new EventShipper(
   // With a callback a failed send (EPIPE: the parent is gone) is reported there, not as an unhandled 'error'.
   process.send ? (message, written) => (process.connected ? process.send!(message, () => written()) : written()) : undefined,
 );
+
+/**
+ * The one way a node process (a worker, a scheduler, a relay) forwards its
+ * components' events to the process that started it: every event `by` those
+ * components emit on `events`, stamped with the node's own clock, batched by
+ * `toParent`. Nothing without a parent.
+ */
+export function forwardToParent(events: Events, by: readonly Emitter[], nodeTime: () => number): void {
+  if (!process.send) return;
+  for (const name of eventsEmittedBy(...by)) events.on(name, (payload) => toParent.ship(eventMessage(name, payload, nodeTime())));
+}
