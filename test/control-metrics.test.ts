@@ -45,7 +45,8 @@ describe('index discipline of the control paths, with 100,000 done rows', () => 
       return all(plan).filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'jobs');
     };
     expect(await seqScans(controlQueries.KnownQueue, ['no-such-queue'])).toEqual([]);
-    expect(await seqScans(controlQueries.RedriveMany, ['ix-done', null, 100, 'ops', 'test'])).toEqual([]);
+    expect(await seqScans(controlQueries.RedriveMany, ['ix-done', null, 100, 'ops', 'test', null, 'redrive', null])).toEqual([]);
+    expect(await seqScans(controlQueries.RedriveMany, [null, null, 1, 'ops', 'test', 42, 'retry', null])).toEqual([]);
 
     // The gate's count runs inside stampede.claim_gate, out of EXPLAIN's sight: read the index statistics of one backend instead.
     await enqueueMany(db, Array.from({ length: 3 }, () => ({ queue: 'ix-limited', payload: {} })));

@@ -150,7 +150,8 @@ it('every UPDATE of stampede.jobs in engine/ sets updated_at = now() itself (els
       if (!/\bupdated_at = now\(\)/.test(m[0])) missing.push(`${file}: ${m[0].slice(0, 80)}`);
     }
   }
-  expect(updates).toBeGreaterThanOrEqual(14);
+  // A floor, so a search that matches nothing cannot pass: 13 since the redrives became one statement (RedriveMany).
+  expect(updates).toBeGreaterThanOrEqual(13);
   expect(missing).toEqual([]);
 });
 
