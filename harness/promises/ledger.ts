@@ -825,7 +825,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         'refuses a GET of an action, a POST without the CSRF token, with a wrong one, from another Origin, and with none',
         'accepts the same host over https (a TLS proxy keeping Host) and refuses a configured-looking but unlisted origin',
       ],
-      notInGate: "Refusals of a request at the dashboard's door (no token, a foreign Origin): no scenario serves the dashboard, and a refusal is the same under any load.",
+      notInGate: "Refusals of a request at the dashboard's door (no token, a foreign Origin): operator-chaos serves the dashboard with its token and its own Origin, and a refusal is the same under any load: no runtime situation a scenario makes.",
     },
   },
   {
@@ -847,7 +847,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         'sloMs: a queue whose oldest due job waited past it is marked over the SLO, and not under a looser one',
         'statementTimeoutMs: a page whose query waits on a lock answers once the timeout passes, without waiting for the lock',
       ],
-      notInGate: 'Two page settings (an SLO mark, a statement timeout): a rendering of one query\'s answer and one timeout; no scenario serves the dashboard, and neither changes under load.',
+      notInGate: 'Two page settings (an SLO mark, a statement timeout): a rendering of one query\'s answer and one timeout; operator-chaos serves the dashboard at the defaults, and neither changes under load.',
     },
   },
   // ---- The harness's own promise ---------------------------------------------------------------
