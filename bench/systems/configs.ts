@@ -40,6 +40,16 @@ export const CONFIGS: SystemConfig[] = [
     concurrency: 500,
   },
   {
+    // The claims of stampede-c500 (up to 500 at once) without 500 handlers at once: the held-horizon bench's test of
+    // whether the claim's batch alone is what keeps up (bench/workloads/horizon.ts).
+    id: 'stampede-ca500',
+    family: 'stampede',
+    label: 'concurrency 10, claim-ahead 500',
+    settings: { claimAhead: 500 },
+    notify: true,
+    concurrency: 10,
+  },
+  {
     id: 'graphile-default',
     family: 'graphile-worker',
     label: 'defaults (concurrency 1, LISTEN)',

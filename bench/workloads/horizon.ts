@@ -54,6 +54,12 @@ export const HORIZON_CONFIGS: HorizonConfig[] = [
     system: 'stampede-c500',
     label: 'stampede at concurrency 500 (claim-ahead 500: up to 500 jobs a claim)',
   },
+  {
+    // The same claims as stampede-c500 with the default 10 handlers: is the batch alone enough?
+    id: 'stampede-ca500',
+    system: 'stampede-ca500',
+    label: 'stampede at concurrency 10, claim-ahead 500 (claims of up to 510)',
+  },
   { id: 'graphile-batched', system: 'graphile-batched', label: 'graphile-worker, its performance settings (concurrency 24, local queue 500, batched completion)' },
   { id: 'pgboss-batch-notify', system: 'pgboss-batch-notify', label: 'pg-boss, batchSize 50, burst, LISTEN/NOTIFY' },
 ];
