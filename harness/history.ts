@@ -11,6 +11,7 @@
  */
 import { ENGINE_EVENTS, type DbTimeField, type EventName, type NodeEvents, type WorkerQueueSettings } from '../engine/events.ts';
 import type { HandlerReports } from './handlers.ts';
+import type { DeadLetterCode } from '../engine/dead-letters.ts';
 import type { LoadedRule } from './prometheus/rules.ts';
 
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
@@ -348,8 +349,11 @@ export interface FinalState {
     /** The payload's op: which offer of the load generator enqueued it (a failover that reuses an id shows as another op). */
     op?: number;
   }[];
-  /** `attempts` and `errorCount` as the dead-letter row carries them (absent from older stored runs). */
-  deadLetters: { jobId: number; reason: string; attempts?: number; errorCount?: number }[];
+  /**
+   * `code` (why the job died, engine/dead-letters.ts), `attempts` and `errorCount` as the dead-letter row carries
+   * them (absent from older stored runs, and `code` from a peer engine's, which has none).
+   */
+  deadLetters: { jobId: number; code?: DeadLetterCode; reason: string; attempts?: number; errorCount?: number }[];
   /** Effect rows by effect key: how many times each job's side effect was applied. */
   effects: Record<string, number>;
   /** Every committed effect row: which job's effect, written by which worker (absent from older stored runs). */
@@ -409,4 +413,12 @@ export function judgedText(judged: Judged | undefined): string {
 
 export function eventsOf<T extends HistoryEventType>(history: readonly HistoryEvent[], type: T): EventOf<T>[] {
   return history.filter((e): e is EventOf<T> => e.type === type);
+}
+
+/**
+ * Whether a dead letter is a crash loop's conviction: by its `code`, which the engine writes (migration 0018); by
+ * the words the engine has always begun that reason with only for a run stored before the code was recorded.
+ */
+export function convictedAsCrashLoop(letter: FinalState['deadLetters'][number]): boolean {
+  return letter.code !== undefined ? letter.code === 'crash_loop' : letter.reason.startsWith('crashed its worker');
 }

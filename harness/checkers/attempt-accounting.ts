@@ -1,4 +1,4 @@
-import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { convictedAsCrashLoop, type FinalState, type HistoryEvent, type InvariantResult } from '../history.ts';
 import { JobIndex } from './jobs.ts';
 import { Fleetline, jobLives } from './lives.ts';
 import { firstN, fmt, minOf, type CheckerDef } from './types.ts';
@@ -76,7 +76,7 @@ export function checkAttemptAccounting(history: readonly HistoryEvent[], final: 
         say('dead-letter row disagrees with the job', { letterAttempts: dl.attempts, letterErrors: dl.errorCount, errors: job.errorCount });
       }
       if (job.attempts >= max) exhausted++;
-      else if (dl?.reason.startsWith('crashed its worker') && (!(maxCrashes >= 0) || (job.crashCount ?? 0) >= maxCrashes)) convicted++;
+      else if (dl && convictedAsCrashLoop(dl) && (!(maxCrashes >= 0) || (job.crashCount ?? 0) >= maxCrashes)) convicted++;
       else say('dead before its budget, not convicted as a crash loop', { reason: dl?.reason, crashCount: job.crashCount, maxCrashes });
     } else if (job.attempts > max) {
       say('done after more attempts than its budget');

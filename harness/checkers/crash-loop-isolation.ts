@@ -1,4 +1,4 @@
-import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { convictedAsCrashLoop, type FinalState, type HistoryEvent, type InvariantResult } from '../history.ts';
 import { JobIndex } from './jobs.ts';
 import { Fleetline, jobLives, type Hold, type JobLife } from './lives.ts';
 import { firstN, fmt, maxOf, minOf, type CheckerDef } from './types.ts';
@@ -146,8 +146,9 @@ export function checkCrashLoopIsolation(history: readonly HistoryEvent[], final:
         bad.push({ why: `a crash charged while its holder was alive (${cause ?? 'running and heartbeating'}): an unrelated fault`, jobId: job.id, holder: h.claim.workerId, attempt: h.claim.attempt });
       }
     }
-    const reason = letters.get(job.id)?.reason ?? '';
-    const asCrashLoop = job.state === 'dead' && reason.startsWith('crashed its worker');
+    const letter = letters.get(job.id);
+    const reason = letter?.reason ?? '';
+    const asCrashLoop = job.state === 'dead' && letter !== undefined && convictedAsCrashLoop(letter);
     if (asCrashLoop) {
       convicted++;
       if (job.crashCount !== maxCrashes || recorded !== maxCrashes) bad.push({ why: `convicted after ${job.crashCount} crashes (${recorded} rescues), not maxCrashes ${maxCrashes}`, jobId: job.id });

@@ -46,7 +46,7 @@ export async function readFinalState(db: Db, drainedAt?: Date): Promise<FinalSta
       ...jobs.rows.map(jobOf),
       ...archived.rows.map((r) => ({ ...jobOf(r), archived: true, finishedAtMs: r.finished_at_ms, archivedAtMs: r.archived_at_ms })),
     ],
-    deadLetters: dead.rows.map((r) => ({ jobId: r.job_id, reason: r.reason, attempts: r.attempts, errorCount: r.error_count })),
+    deadLetters: dead.rows.map((r) => ({ jobId: r.job_id, code: r.code, reason: r.reason, attempts: r.attempts, errorCount: r.error_count })),
     effects: Object.fromEntries(effects.rows.map((r) => [r.key, r.n])),
     effectRows: effectRows.rows.map((r) => ({ key: r.key, jobId: Number(r.job_id), workerId: r.worker_id, appliedAtMs: r.applied_at_ms })),
     effectKeys: keys.rows.filter((r) => r.key !== null).map((r) => r.key),

@@ -97,7 +97,7 @@ SELECT NULL, floor(extract(epoch FROM now()) * 1000)::float8;
 SELECT id, cron, timezone, dst_policy, catch_up FROM stampede.schedules ORDER BY id;
 
 -- name: FinalDeadLetters
-SELECT job_id, reason, attempts, jsonb_array_length(errors) AS error_count FROM stampede.dead_letters ORDER BY job_id;
+SELECT job_id, code, reason, attempts, jsonb_array_length(errors) AS error_count FROM stampede.dead_letters ORDER BY job_id;
 
 -- name: FinalAudit
 -- Every operator action's audit rows: operator-audited matches them to the verbs the run issued.
@@ -146,10 +146,10 @@ SELECT id FROM stampede.jobs
  ORDER BY CASE WHEN $2 = 'claimed' THEN id END DESC NULLS LAST, id
  LIMIT $3;
 
--- name: PickDeadByReason
--- Dead jobs of queue $1 (NULL: any) whose dead letter's reason starts with $2, oldest death first.
+-- name: PickDeadByCode
+-- Dead jobs of queue $1 (NULL: any) whose dead letter's code is one of $2, oldest death first.
 SELECT job_id AS id FROM stampede.dead_letters
- WHERE ($1::text IS NULL OR queue = $1) AND starts_with(reason, $2)
+ WHERE ($1::text IS NULL OR queue = $1) AND code = ANY ($2::text[])
  ORDER BY died_at, job_id
  LIMIT $3;
 

@@ -20,7 +20,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'UndeliveredIntents',
   'DueInQueue',
   'PickJobs',
-  'PickDeadByReason',
+  'PickDeadByCode',
   'JobStates',
   'DeadLettersOfQueue',
   'SuspectsDue',

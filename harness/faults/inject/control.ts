@@ -1,3 +1,4 @@
+import type { DeadLetterCode } from '../../../engine/dead-letters.ts';
 import {
   type Actor,
   cancelJob,
@@ -182,11 +183,14 @@ export const deadLetterJobs: Injector = (action, ctx) =>
     }),
   );
 
+/** Dead letters whose attempts ran out, however the last one ended (not a crash loop's, not an operator's). */
+const RAN_OUT: readonly DeadLetterCode[] = ['attempts_exhausted', 'timeout', 'lease_expired'];
+
 /** Failed jobs waiting out a backoff, and dead jobs whose attempts ran out (not a crash loop's: those are redrive's). */
 export const retryJobs: Injector = (action, ctx) => {
   const queue = (action.params.queue as string | undefined) ?? null;
   const deadOne = async (taken: number[]) =>
-    (await ctx.db.query(q.PickDeadByReason, [queue, 'attempts exhausted', 1 + taken.length])).rows.map((r) => Number(r.id)).filter((id) => !taken.includes(id));
+    (await ctx.db.query(q.PickDeadByCode, [queue, RAN_OUT, 1 + taken.length])).rows.map((r) => Number(r.id)).filter((id) => !taken.includes(id));
   return actOnEach(
     ctx,
     action,
