@@ -67,7 +67,7 @@ export class NodeProcess<M = NodeEvents> {
       void this.exited.then((e) => reject(new Error(`process exited (${e.code ?? e.signal}) before it was ready:\n${this.stderr}`)));
     });
     this.ready.catch(() => {});
-    // A node ships its events in batches (EventShipper: forwardToParent), a single report alone.
+    // stampede's nodes ship their events in batches (EventShipper); a lone EventMessage, from a child of the user's own, is taken too.
     this.child.on('message', (m: EventMessage<M> | EventBatch<M>) => {
       if (m?.kind === 'event') this.deliver(m);
       else if (m?.kind === 'events') for (const e of m.events) this.deliver(e);
