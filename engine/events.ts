@@ -16,6 +16,8 @@ export interface EngineEvents {
     workerId: string;
     runAt: number;
     dbClaimedAt: number;
+    /** The database's clock when the claim took the row, after its locks (ClaimedJob.dbTakenAt). */
+    dbTakenAt: number;
     crashCount: number;
     dbLeaseExpiresAt: number;
     /** The job's fairnessKey (its tenant); null when it has none. */

@@ -165,7 +165,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
  * them. Only names: the fields and their types are the engine's (engine/events.ts).
  */
 interface AddedLater {
-  'job:claimed': 'crashCount' | 'dbLeaseExpiresAt' | 'fairnessKey' | 'leaseToken';
+  'job:claimed': 'crashCount' | 'dbLeaseExpiresAt' | 'fairnessKey' | 'leaseToken' | 'dbTakenAt';
   'job:completed': 'leaseToken';
   'lease:lost': 'leaseToken';
   'job:failed': 'durationMs' | 'maxAttempts';

@@ -93,6 +93,18 @@ describe('sequence-order', () => {
     expect(r.examples).toEqual([{ key: 'acct', earlier: 1, later: 2, earlierClaimedAt: 3_000, laterFirstClaimedAt: 1_500 }]);
   });
 
+  it("judges the later job's claim by when it took the row, not when its statement began", () => {
+    // Job 2's claim began at 1,799 (before job 1's rerun claim at 1,800), waited on the queue's lock while job 1
+    // reran and finished, then took job 2 at 1,805: a correct run, as a loaded CI machine recorded one.
+    const took = (jobId: number, dbTime: number, takenAt: number): HistoryEvent => ({ ...claimOf(jobId, dbTime), takenAt } as HistoryEvent);
+    const waited = [ok(1, 0), ok(2, 10), claimOf(1, 1_000), claimOf(1, 1_800, 2), took(2, 1_799, 1_805)];
+    expect(checkSequenceOrder(waited, final, bounds).pass).toBe(true);
+    // Negative control: the same claim taking job 2 before job 1's rerun began.
+    const r = checkSequenceOrder([ok(1, 0), ok(2, 10), claimOf(1, 1_000), claimOf(1, 1_800, 2), took(2, 1_500, 1_500)], final, bounds);
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ key: 'acct', earlier: 1, later: 2, earlierClaimedAt: 1_800, laterFirstClaimedAt: 1_500 }]);
+  });
+
   it('fails two calls of one key open at once', () => {
     const overlap: HistoryEvent = { ...call(1_100, 2, 'accounts/acct', 2) };
     const r = checkSequenceOrder([ok(1, 0), ok(2, 10), claimOf(1, 1_000), claimOf(2, 1_050), overlap], final, bounds);

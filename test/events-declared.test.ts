@@ -88,13 +88,14 @@ describe('the event map', () => {
         workerId: 'w',
         runAt: 10,
         dbClaimedAt: 20,
+        dbTakenAt: 25,
         crashCount: 0,
         dbLeaseExpiresAt: 30,
         fairnessKey: null,
         leaseToken: 'tok-1',
       }),
     };
-    expect(claimed).toEqual({ t: 5, node: 'worker-0', type: 'job:claimed', jobId: 1, queue: 'q', priority: 0, attempt: 1, workerId: 'w', runAt: 10, dbTime: 20, crashCount: 0, leaseExpiresAt: 30, fairnessKey: null, leaseToken: 'tok-1' });
+    expect(claimed).toEqual({ t: 5, node: 'worker-0', type: 'job:claimed', jobId: 1, queue: 'q', priority: 0, attempt: 1, workerId: 'w', runAt: 10, dbTime: 20, takenAt: 25, crashCount: 0, leaseExpiresAt: 30, fairnessKey: null, leaseToken: 'tok-1' });
     expect(fromReport('lease:rescued', { jobId: 1, queue: 'q', attempts: 2, crashCount: 1, dead: false, crashed: true, owner: 'w', dbRescuedAt: 40, dbLeaseExpiredAt: 35 })).toEqual({
       type: 'lease:rescued',
       jobId: 1,

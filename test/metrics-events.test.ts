@@ -23,8 +23,8 @@ describe('RED counters fed by engine events', () => {
   const base = { attempt: 1, maxAttempts: 5, workerId: 'w1', crashCount: 0, dbLeaseExpiresAt: 0, fairnessKey: null, leaseToken: 't' };
 
   it('counts claims, completions, failures by reason, dead letters, lost and expired leases, cron refusals', async () => {
-    for (let i = 0; i < 3; i++) events.emit('job:claimed', { ...base, jobId: i, queue: 'mail', priority: 5, runAt: 1_000, dbClaimedAt: 3_500 });
-    events.emit('job:claimed', { ...base, jobId: 9, queue: 'sms', priority: 0, runAt: 0, dbClaimedAt: 100 });
+    for (let i = 0; i < 3; i++) events.emit('job:claimed', { ...base, jobId: i, queue: 'mail', priority: 5, runAt: 1_000, dbClaimedAt: 3_500, dbTakenAt: 3_500 });
+    events.emit('job:claimed', { ...base, jobId: 9, queue: 'sms', priority: 0, runAt: 0, dbClaimedAt: 100, dbTakenAt: 100 });
     events.emit('job:completed', { ...base, jobId: 0, queue: 'mail', durationMs: 40 });
     events.emit('job:completed', { ...base, jobId: 1, queue: 'mail', durationMs: 2_000 });
     events.emit('job:failed', { ...base, jobId: 2, queue: 'mail', durationMs: 30_000, error: 'JobTimeoutError: handler exceeded its timeout of 30000 ms', dbFailedAt: 0, retryAt: 0 });

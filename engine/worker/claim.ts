@@ -13,8 +13,14 @@ export interface ClaimRequest {
 
 export interface ClaimedJob extends Job {
   leaseToken: string;
-  /** The database's now() at the claim: the instant the lease started. */
+  /** The database's now() at the claim: the instant the lease started (the claim statement's start). */
   dbClaimedAt: Date;
+  /**
+   * The database's clock when the claim took the row: after the claim's queue locks and its fresh look at the
+   * queue's limits and key heads, so later than anything the claim's choice depended on. dbTakenAt - dbClaimedAt
+   * is how long the claim waited on other claims of a limited queue.
+   */
+  dbTakenAt: Date;
 }
 
 /** A claimed row (ClaimJobs' RETURNING: times as epoch ms, state and owner known) as a job, in one object. */
@@ -38,6 +44,7 @@ function toClaimed(r: any, workerId: string): ClaimedJob {
     lastError: r.last_error,
     createdAt: new Date(r.created_at_ms),
     dbClaimedAt: new Date(r.db_now_ms),
+    dbTakenAt: new Date(r.db_taken_ms),
   };
 }
 

@@ -117,7 +117,8 @@ UPDATE stampede.jobs j
 RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key, j.trace_parent,
           j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
           date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
-          date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;
+          date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms,
+          date_part('epoch', clock_timestamp()) * 1000 AS db_taken_ms;
 
 -- name: SuspectsWaiting
 -- How long the oldest due suspect in these queues has waited, ms (null: none). Rides jobs_suspect_idx.
@@ -159,7 +160,8 @@ UPDATE stampede.jobs j
 RETURNING j.id, j.queue, j.priority, j.attempts, j.max_attempts, j.crash_count, j.payload, j.idempotency_key, j.fairness_key, j.trace_parent,
           j.lease_token, j.last_error, date_part('epoch', j.run_at) * 1000 AS run_at_ms,
           date_part('epoch', j.lease_expires_at) * 1000 AS lease_expires_at_ms,
-          date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms;
+          date_part('epoch', j.created_at) * 1000 AS created_at_ms, date_part('epoch', now()) * 1000 AS db_now_ms,
+          date_part('epoch', clock_timestamp()) * 1000 AS db_taken_ms;
 
 -- name: RenewLease
 -- Heartbeat: extends the lease only while this worker still holds it.

@@ -303,6 +303,7 @@ export class Worker {
         workerId: this.id,
         runAt: job.runAt.getTime(),
         dbClaimedAt: job.dbClaimedAt.getTime(),
+        dbTakenAt: job.dbTakenAt.getTime(),
         crashCount: job.crashCount,
         dbLeaseExpiresAt: job.leaseExpiresAt!.getTime(),
         fairnessKey: job.fairnessKey,

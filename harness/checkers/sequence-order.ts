@@ -21,7 +21,17 @@ type Claim = Extract<HistoryEvent, { type: 'job:claimed' }>;
  * two jobs A before B of one key (A inserted, by its run_at on the database
  * clock, at least `visibleMs` before B was first claimed), every claim of A,
  * its reruns after a kill or a failure included, comes before B's first claim
- * (claim times on the database clock). Jobs are in enqueue order by id.
+ * (database clock). Jobs are in enqueue order by id.
+ *
+ * Which instants: a claim of A began (its statement's start, `dbTime`) before
+ * A could run and finish, and B's claim could only take B (`takenAt`, after
+ * the claim's queue lock and its fresh look at the key's head) once A was
+ * finished, so A's claims' starts precede B's take in any correct run. B's
+ * statement start is no witness: a claim that began before A's last claim can
+ * wait for the queue's lock (or the CPU) until A is done, then rightly take B
+ * with a start earlier than A's (one pair in a CI run did). Both on the
+ * database's ms, so a tie is no evidence either way. Runs recorded before
+ * claims reported `takenAt` fall back to the statement start.
  * Inconclusive when no key of the queue had two jobs to order.
  */
 export function checkSequenceOrder(history: readonly HistoryEvent[], _final: FinalState, bounds: SequenceOrderBounds): InvariantResult {
@@ -42,14 +52,14 @@ export function checkSequenceOrder(history: readonly HistoryEvent[], _final: Fin
     ids.sort((a, b) => a - b);
     for (let j = 1; j < ids.length; j++) {
       const later = ids[j];
-      const laterFirst = Math.min(...claimsByJob.get(later)!.map((c) => c.dbTime!));
+      const laterFirst = Math.min(...claimsByJob.get(later)!.map((c) => c.takenAt ?? c.dbTime!));
       // The nearest earlier job that was surely visible at that claim: the order is a chain, so judging each job
       // against it covers the rest.
       const earlier = ids.slice(0, j).reverse().find((id) => (runAt.get(id) ?? Infinity) + bounds.visibleMs <= laterFirst);
       if (earlier === undefined) continue;
       pairs++;
       const lastOfEarlier = maxOf(claimsByJob.get(earlier)!.map((c) => c.dbTime!));
-      if (lastOfEarlier >= laterFirst) reordered.push({ key, earlier, later, earlierClaimedAt: lastOfEarlier, laterFirstClaimedAt: laterFirst });
+      if (lastOfEarlier > laterFirst) reordered.push({ key, earlier, later, earlierClaimedAt: lastOfEarlier, laterFirstClaimedAt: laterFirst });
     }
   }
   const keys = new Set(keyOf.values());
@@ -59,7 +69,7 @@ export function checkSequenceOrder(history: readonly HistoryEvent[], _final: Fin
     name: 'sequence-order',
     pass: reordered.length > 0 || overlaps.length > 0 ? false : pairs === 0 ? 'unknown' : true,
     figure: `${fmt(pairs)} consecutive pairs of ${fmt(keys.size)} keys judged, ${fmt(reordered.length)} out of order; ${fmt(overlaps.length)} of ${fmt(calls.length)} calls overlapped another of their key`,
-    bound: 'no key runs two jobs at once; every claim of a key\'s earlier job comes before its next job\'s first claim',
+    bound: 'no key runs two jobs at once; every claim of a key\'s earlier job begins before its next job\'s first claim takes it',
     judged: { n: pairs, what: "pairs of one key's consecutive jobs" },
     ...(reordered.length || overlaps.length
       ? { examples: [...firstN(reordered), ...firstN(overlaps).map((c) => ({ jobId: c.jobId, key: c.key, keyInFlight: c.keyInFlight, t: c.t }))] }
