@@ -19,6 +19,7 @@ import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
 import peerHeartbeatKill from './peer-heartbeat-kill.ts';
+import peerStopBigIds from './peer-stop-big-ids.ts';
 import weightedTenants from './weighted-tenants.ts';
 import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
@@ -59,4 +60,4 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
  * Known bugs' controls (docs/peers.md): scenarios that show one peer's own behaviour, run with
  * `--engine <peer> --peer-package <release>`. Not in the gate, which judges stampede.
  */
-export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill].map((s) => [s.name, s]));
+export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill, peerStopBigIds].map((s) => [s.name, s]));
