@@ -4,8 +4,8 @@ import { WORKER_SHUTDOWN_GRACE_MS } from '../runner/fleet.ts';
 import type { Scenario } from '../scenario.ts';
 import type { WorkerProcessSpec } from './types.ts';
 
-/** The faults a peer run can inject: they act on processes and the server, not on stampede's tables or API. */
-export const PEER_FAULTS = new Set(['worker-kill', 'worker-stop', 'worker-restart', 'db-restart', 'db-terminate-backends']);
+/** The faults a peer run can inject: they act on processes, the server and the link (the harness's proxy), not on stampede's tables or API. */
+export const PEER_FAULTS = new Set(['worker-kill', 'worker-stop', 'worker-restart', 'db-restart', 'db-terminate-backends', 'partition', 'latency', 'bandwidth', 'reset']);
 
 /**
  * Why a scenario cannot run against a peer, or null: a fault or a feature that
