@@ -22,7 +22,7 @@ interface Payload {
 /** What this module reports to the harness beside the worker's own events (NodeEvents), by name. */
 export interface HandlerReports {
   /** An armed kill or stop point was reached by this job: the evidence that the fault bit (the history's `fault:evidence`). */
-  'fault:bit': { fault: 'worker-kill' | 'worker-stop'; point: string; jobId: number; attempt?: number; workerId: string };
+  'fault:bit': { fault: 'worker-kill' | 'worker-stop' | 'worker-restart'; point: string; jobId: number; attempt?: number; workerId: string };
   /** The handler asked for its effect (called effectOnce): the engine's answer, the key's lock or a hand-back, is timed from here. */
   'effect:started': { jobId: number; attempt: number; workerId: string };
   /** The effect's transaction committed: the effect was applied once, under `key`. */

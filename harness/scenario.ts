@@ -105,6 +105,11 @@ export interface Scenario {
 export interface PeerSettings {
   /** pg-boss: each job's `heartbeatSeconds` (>= 10, pg-boss's minimum) and `expireInSeconds`, at send. */
   'pg-boss'?: { heartbeatSeconds: number; expireInSeconds: number };
+  /**
+   * graphile-worker: its job id sequence starts at `jobIdsFrom` (set at migrate), as on a deployment that
+   * has run billions of jobs: the ids past 2^31 that graphile-worker 0.17.2's failJobs cast to int[].
+   */
+  'graphile-worker'?: { jobIdsFrom: number };
 }
 
 /**
@@ -301,8 +306,9 @@ export function validateScenario(s: Scenario): void {
 
 function validatePeerSettings(p: PeerSettings | null, field: string): void {
   if (p === null) return;
-  if (!isPlainObject(p)) throw new ValidationError(field, `expected null or { 'pg-boss': { heartbeatSeconds, expireInSeconds } }, got ${show(p)}`);
-  onlyKeys(p, ['pg-boss'], field);
+  const shape = "{ 'pg-boss': { heartbeatSeconds, expireInSeconds } } or { 'graphile-worker': { jobIdsFrom } }";
+  if (!isPlainObject(p)) throw new ValidationError(field, `expected null or ${shape}, got ${show(p)}`);
+  onlyKeys(p, ['pg-boss', 'graphile-worker'], field);
   const b = p['pg-boss'];
   if (b !== undefined) {
     const at = `${field}.pg-boss`;
@@ -310,6 +316,13 @@ function validatePeerSettings(p: PeerSettings | null, field: string): void {
     onlyKeys(b, ['heartbeatSeconds', 'expireInSeconds'], at);
     int(b.heartbeatSeconds, `${at}.heartbeatSeconds`, 10);
     int(b.expireInSeconds, `${at}.expireInSeconds`, 1);
+  }
+  const g = p['graphile-worker'];
+  if (g !== undefined) {
+    const at = `${field}.graphile-worker`;
+    if (!isPlainObject(g)) throw new ValidationError(at, `expected { jobIdsFrom }, got ${show(g)}`);
+    onlyKeys(g, ['jobIdsFrom'], at);
+    int(g.jobIdsFrom, `${at}.jobIdsFrom`, 1);
   }
 }
 

@@ -19,6 +19,8 @@ import workerCrash from './worker-crash.ts';
 import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
 import peerHeartbeatKill from './peer-heartbeat-kill.ts';
+import peerStopBigIds from './peer-stop-big-ids.ts';
+import linkFaults from './link-faults.ts';
 import weightedTenants from './weighted-tenants.ts';
 import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
@@ -56,7 +58,8 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
 );
 
 /**
- * Known bugs' controls (docs/peers.md): scenarios that show one peer's own behaviour, run with
- * `--engine <peer> --peer-package <release>`. Not in the gate, which judges stampede.
+ * Scenarios not in the gate (docs/peers.md): known bugs' controls, which show one peer's own behaviour
+ * (`--engine <peer> --peer-package <release>`), and link-faults, network-partition's link faults for any
+ * engine. The gate judges stampede with SCENARIOS.
  */
-export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill].map((s) => [s.name, s]));
+export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill, peerStopBigIds, linkFaults].map((s) => [s.name, s]));

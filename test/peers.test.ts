@@ -11,6 +11,7 @@ import { pgBossAdapter } from '../harness/engines/pg-boss.ts';
 import { splitByPromise } from '../harness/engines/promises.ts';
 import type { EngineAdapter } from '../harness/engines/types.ts';
 import type { FinalState } from '../harness/history.ts';
+import { runControl } from './support/peer-control.ts';
 import { scenarioCli as cli } from './support/scenario-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'stampede-peers-test-'));
@@ -64,12 +65,7 @@ describe('peer engines under the harness', () => {
 
   it('known-bug control: pg-boss 12.25.1 leaves a killed job with a per-job heartbeat claimed past the drain; 12.26.0 (the fix) retries it', async () => {
     // One run per release, one after the other: the machine's Postgres and cores are shared.
-    const judge = async (release: string) => {
-      const run = cli(['peer-heartbeat-kill', '--engine', 'pg-boss', '--peer-package', release, '--json', '--out', join(tmp, release)]);
-      const code = await run.code;
-      const report = JSON.parse(run.stdout());
-      return { code, report, byName: Object.fromEntries(report.invariants.map((i: any) => [i.name, i])), stderr: run.stderr() };
-    };
+    const judge = (release: string) => runControl('peer-heartbeat-kill', 'pg-boss', release, tmp);
     const before = await judge('pg-boss-12-25-1');
     expect(before.report.scenario.description, before.stderr).toContain('(engine: pg-boss 12.25.1)');
     expect(before.byName['faults-exercised'].pass).toBe(true);

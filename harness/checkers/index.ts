@@ -6,6 +6,7 @@ import { operatorAudited } from './operator-audited.ts';
 import { redriveReruns } from './redrive-reruns.ts';
 import { attemptAccounting } from './attempt-accounting.ts';
 import { handBack } from './hand-back.ts';
+import { releasedAtStop } from './released-at-stop.ts';
 import { handlerTimeout } from './handler-timeout.ts';
 import { idempotentEnqueue } from './idempotent-enqueue.ts';
 import { outboxDelivery } from './outbox-delivery.ts';
@@ -100,6 +101,8 @@ export const CHECKERS = {
   'archive-once': archiveOnce,
   'prune-retention': pruneRetention,
   'hand-back': handBack,
+  // Graceful shutdown judged the same for every engine (docs/peers.md): nothing left held by a stopped worker.
+  'released-at-stop': releasedAtStop,
   'idempotent-enqueue': idempotentEnqueue,
   // Promises that had no invariant (issue 38).
   'priority-order': priorityOrder,

@@ -1,6 +1,8 @@
-import type { Db } from '../../engine/db.ts';
+import pg from 'pg';
+import { Db } from '../../engine/db.ts';
 import { loadPeer, peerFinalState, peerQueries as q, type PeerRow } from './peer-common.ts';
-import type { PeerWorkerOptions } from './peer-workers.ts';
+import { systemClock } from '../../engine/clock.ts';
+import type { PeerWorker, PeerWorkerOptions } from './peer-workers.ts';
 import { peerInapplicable, peerVersion, peerWorkerProcess } from './peer-run-support.ts';
 import type { JobSpec, PeerAdapter } from './types.ts';
 
@@ -32,6 +34,7 @@ export const graphileAdapter: PeerAdapter = {
   promises: {
     durableEnqueue: true,
     crashRecovery: false,
+    releaseOnStop: true,
     heartbeats: false,
     exclusiveClaim: true,
     fencing: false,
@@ -55,9 +58,17 @@ export const graphileAdapter: PeerAdapter = {
   },
   inapplicable: (s) => peerInapplicable('graphile-worker', s),
 
-  async migrate(url) {
+  async migrate(url, s) {
     const gw = await loadPeer<GraphileModule>('graphile-worker', GRAPHILE_VERSION);
     await gw.runMigrations({ connectionString: url, logger: await quietLogger(gw) });
+    const from = s.peerSettings?.['graphile-worker']?.jobIdsFrom;
+    if (from === undefined) return;
+    const db = new Db({ connectionString: url, maxConnections: 1, applicationName: 'stampede:harness' });
+    try {
+      await db.query(q.GraphileJobIdsFrom, [from]);
+    } finally {
+      await db.close();
+    }
   },
 
   async producer(_url, db) {
@@ -117,7 +128,7 @@ async function quietLogger(gw: GraphileModule) {
 }
 
 /** Inside a worker process: graphile-worker's runner, one task per harness queue. */
-export async function startGraphileWorker(o: PeerWorkerOptions): Promise<{ stop(): Promise<void> }> {
+export async function startGraphileWorker(o: PeerWorkerOptions): Promise<PeerWorker> {
   const gw = await loadPeer<GraphileModule>('graphile-worker', GRAPHILE_VERSION);
   const taskList = Object.fromEntries(
     o.queues.map((queue) => [
@@ -126,6 +137,30 @@ export async function startGraphileWorker(o: PeerWorkerOptions): Promise<{ stop(
         o.run({ payload: payload as Record<string, unknown>, attempt: helpers.job.attempts, queue, priority: -helpers.job.priority, runAtMs: new Date(helpers.job.run_at).getTime() }),
     ]),
   );
-  const runner = await gw.run({ connectionString: o.url, concurrency: o.concurrency, noHandleSignals: true, pollInterval: 100, logger: await quietLogger(gw), taskList });
-  return { stop: () => runner.stop() };
+  // The worker pool (runTaskList) over a pool of our own, as graphile-worker's docs allow: its graceful and forceful
+  // shutdowns are the pool's, and the pg pool is ended by us, after the last completion graphile-worker sent
+  // (it does not await it: an exit as soon as the shutdown resolves would cut that write off).
+  const pgPool = new pg.Pool({ connectionString: o.url, max: o.concurrency + 2 });
+  pgPool.on('error', () => {});
+  const workerPool = gw.runTaskList({ concurrency: o.concurrency, noHandleSignals: true, pollInterval: 100, logger: await quietLogger(gw) }, taskList, pgPool);
+  return {
+    // As a deploy meets graphile-worker: its graceful shutdown, and past the grace its forceful one, whose
+    // failJobs releases the jobs still running (rejecting when that release failed).
+    async stop(graceMs, graceOver) {
+      const grace = new AbortController();
+      const drained = Promise.resolve(workerPool.gracefulShutdown('SIGTERM')).then(
+        () => true,
+        () => true,
+      );
+      const finished = await Promise.race([drained, systemClock.sleep(graceMs, grace.signal).then(() => false, () => true)]);
+      grace.abort();
+      try {
+        if (finished) return;
+        graceOver();
+        await workerPool.forcefulShutdown(`the harness's ${graceMs} ms grace ran out`);
+      } finally {
+        await pgPool.end();
+      }
+    },
+  };
 }

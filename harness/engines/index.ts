@@ -13,6 +13,7 @@ export const stampedeAdapter: EngineAdapter = {
   promises: {
     durableEnqueue: true,
     crashRecovery: true,
+    releaseOnStop: true,
     heartbeats: true,
     exclusiveClaim: true,
     fencing: true,

@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
+import { WORKER_SHUTDOWN_GRACE_MS } from '../runner/fleet.ts';
 import type { Scenario } from '../scenario.ts';
 import type { WorkerProcessSpec } from './types.ts';
 
-/** The faults a peer run can inject: they act on processes and the server, not on stampede's tables or API. */
-export const PEER_FAULTS = new Set(['worker-kill', 'worker-stop', 'db-restart', 'db-terminate-backends']);
+/** The faults a peer run can inject: they act on processes, the server and the link (the harness's proxy), not on stampede's tables or API. */
+export const PEER_FAULTS = new Set(['worker-kill', 'worker-stop', 'worker-restart', 'db-restart', 'db-terminate-backends', 'partition', 'latency', 'bandwidth', 'reset']);
 
 /**
  * Why a scenario cannot run against a peer, or null: a fault or a feature that
@@ -49,6 +50,7 @@ export function peerWorkerProcess(engine: string, s: Scenario, slot: number, gen
     args: ['--engine', engine, '--worker-id', `worker-${slot}.${gen}`, '--concurrency', String(s.concurrency)],
     env: {
       STAMPEDE_QUEUES: s.lanes.map((l) => l.queue).join(','),
+      STAMPEDE_SHUTDOWN_GRACE_MS: String(WORKER_SHUTDOWN_GRACE_MS),
       ...(process.env.STAMPEDE_PEER_PACKAGE ? { STAMPEDE_PEER_PACKAGE: process.env.STAMPEDE_PEER_PACKAGE } : {}),
     },
   };

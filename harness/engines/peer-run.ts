@@ -18,6 +18,8 @@ import { LoadGenerator } from '../runner/generator.ts';
 import { drainWhileSettling, nemesisFor } from '../runner/nemesis.ts';
 import { harnessQueries } from '../runner/queries.ts';
 import { HistoryRecorder } from '../runner/recorder.ts';
+import { LinkNet } from '../runner/links.ts';
+import { LINK_FAULTS } from '../faults/spec.ts';
 import type { RunSampler } from '../runner/sampler.ts';
 import type { RunOptions, RunResult } from '../runner/run.ts';
 import { peerQueries } from './peer-common.ts';
@@ -50,6 +52,7 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
   let producer: PeerProducer | undefined;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   let generator: LoadGenerator | undefined;
+  let links: LinkNet | undefined;
   let loadWindow = { fromT: 0, toT: 0 };
   const sampling = new AbortController();
   try {
@@ -66,7 +69,13 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
     const p = producer;
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
-    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, {}, undefined, (slot, gen) => engine.workerProcess(s, slot, gen));
+    if (s.faults.some((f) => LINK_FAULTS.has(f.fault))) {
+      // As stampede's runner: a proxy per worker slot between the peer's worker and Postgres, for the link faults.
+      links = new LinkNet(url, clock, rng.fork('links'));
+      await links.start(s.workers);
+    }
+    const linkNet = links;
+    fleet = new Fleet(s, url, recorder, clock, log.child('fleet'), s.seed, {}, linkNet ? (slot) => linkNet.workerUrl(slot) : undefined, (slot, gen) => engine.workerProcess(s, slot, gen));
     generator = new LoadGenerator(loadDb, clock, recorder, {
       maxInFlight: 64,
       lateMs: 100,
@@ -101,6 +110,7 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
         sampler: { latest: null } as unknown as RunSampler,
         recorder,
         clock,
+        links,
       },
       log.child('nemesis'),
       opts.interrupt,
@@ -124,6 +134,7 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
     if (opts.interrupt.aborted) recorder.record({ type: 'run:phase', node: 'harness', phase: 'interrupted' });
     await fleet?.stop();
     await producer?.close().catch(() => {});
+    await links?.close();
     if (db) final = await engine.readFinalState(db).catch((err) => (log.warn('could not read the final state', { error: (err as Error).message }), final));
     await db?.close();
     await loadDb?.close();

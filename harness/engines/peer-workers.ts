@@ -21,8 +21,18 @@ export interface PeerWorkerOptions {
   run: (job: PeerJob) => Promise<void>;
 }
 
+/** A peer's running worker, as its process stops it on SIGTERM. */
+export interface PeerWorker {
+  /**
+   * A graceful stop, as the peer's docs describe it: claim nothing more and let the running jobs finish;
+   * when `graceMs` runs out with jobs still running, call `graceOver` and take the peer's forceful path,
+   * which hands them back. Rejects when the peer said that hand-back failed.
+   */
+  stop(graceMs: number, graceOver: () => void): Promise<void>;
+}
+
 /** Each peer's worker, started in its process as the peer's docs say. */
 export const PEER_WORKERS = {
   'graphile-worker': startGraphileWorker,
   'pg-boss': startPgBossWorker,
-} satisfies Record<string, (o: PeerWorkerOptions) => Promise<{ stop(): Promise<void> }>>;
+} satisfies Record<string, (o: PeerWorkerOptions) => Promise<PeerWorker>>;

@@ -28,6 +28,11 @@ SELECT j.id, floor(extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms
   CROSS JOIN LATERAL graphile_worker.add_job(r.identifier, r.payload, run_at => coalesce(r.run_at, now()), max_attempts => r.max_attempts,
                                              job_key => r.key, priority => r.priority) AS j;
 
+-- name: GraphileJobIdsFrom
+-- A scenario's graphile-worker setup: the next job id is $1, as on a deployment that has run that many jobs.
+-- The jobs table is _private_jobs since 0.16 (a view `jobs` over it); its id is a bigserial.
+SELECT setval(pg_get_serial_sequence('graphile_worker._private_jobs', 'id'), $1::bigint, false);
+
 -- name: GraphileJobs
 -- The jobs table (a view over _private_jobs since 0.16; the table itself before): finished jobs are deleted.
 SELECT key, task_identifier AS queue, priority, attempts, max_attempts, locked_at IS NOT NULL AS locked,

@@ -1,7 +1,8 @@
 import type { Db } from '../../engine/db.ts';
 import { harnessQueries } from '../runner/queries.ts';
 import { loadPeer, peerFinalState, peerQueries as q, type PeerRow } from './peer-common.ts';
-import type { PeerWorkerOptions } from './peer-workers.ts';
+import { systemClock } from '../../engine/clock.ts';
+import type { PeerWorker, PeerWorkerOptions } from './peer-workers.ts';
 import { peerInapplicable, peerVersion, peerWorkerProcess } from './peer-run-support.ts';
 import type { PeerSettings } from '../scenario.ts';
 import type { JobSpec, PeerAdapter } from './types.ts';
@@ -75,6 +76,7 @@ export const pgBossAdapter: PeerAdapter = {
   promises: {
     durableEnqueue: true,
     crashRecovery: true,
+    releaseOnStop: true,
     heartbeats: false,
     exclusiveClaim: true,
     fencing: false,
@@ -170,7 +172,7 @@ async function harnessQueues(db: Db): Promise<string[]> {
 }
 
 /** Inside a worker process: a pg-boss instance that supervises, and one work() per harness queue. */
-export async function startPgBossWorker(o: PeerWorkerOptions): Promise<{ stop(): Promise<void> }> {
+export async function startPgBossWorker(o: PeerWorkerOptions): Promise<PeerWorker> {
   const mod = await loadPeer<PgBossModule>('pg-boss', PGBOSS_VERSION);
   const b = newBoss(mod, o.url, 'worker');
   await b.start();
@@ -180,5 +182,16 @@ export async function startPgBossWorker(o: PeerWorkerOptions): Promise<{ stop():
       await o.run({ payload: job.data, attempt: job.retryCount + 1, queue, priority: job.priority, runAtMs: new Date(job.startAfter).getTime() });
     }) as never);
   }
-  return { stop: () => b.stop({ graceful: true, wait: true, timeout: 5_000 } as never) };
+  return {
+    // pg-boss's graceful stop waits `timeout` (1 s at least) for its handlers, then fails the jobs still active (failWip).
+    async stop(graceMs, graceOver) {
+      const over = new AbortController();
+      void systemClock.sleep(graceMs, over.signal).then(graceOver, () => {});
+      try {
+        await b.stop({ graceful: true, wait: true, timeout: Math.max(1_000, graceMs) } as never);
+      } finally {
+        over.abort();
+      }
+    },
+  };
 }

@@ -28,6 +28,7 @@ const RESTS_ON: Partial<Record<CheckerName, PromiseName[]>> = {
   'priority-order': ['priorities'],
   'no-early-start': ['delayedJobs'],
   'one-job-per-cron-occurrence': ['cronOccurrenceKeys'],
+  'released-at-stop': ['releaseOnStop'],
   'queue-drained': [],
   'faults-exercised': [],
 };

@@ -22,6 +22,8 @@ export interface EnginePromises {
   crashRecovery: boolean;
   /** A running job's claim is extended while it runs (a heartbeat), so a slow job is not taken over. */
   heartbeats: boolean;
+  /** A worker stopped gracefully hands back the jobs it still runs when its grace runs out, so they run again within the run. */
+  releaseOnStop: boolean;
   /** One holder at a time: a job is never run by two workers at once while its claim stands. */
   exclusiveClaim: boolean;
   /** A holder whose claim was taken over can no longer write (completion, effect): fencing. */

@@ -355,6 +355,25 @@ export const LEDGER: readonly PromiseEntry[] = [
       notInGate: "The gate judges stampede, which makes every promise the invariants rest on; the fourth outcome appears only in a peer's run, and a peer is a package the gate does not install.",
     },
   },
+  {
+    id: 'peer-released-at-stop',
+    promise:
+      "Run against another engine, a worker stopped gracefully (SIGTERM) that still runs jobs when its grace ends must hand them back: a job it left held, never run again, is a released-at-stop violation naming the job and the engine's own error.",
+    documented: [{ file: 'docs/peers.md', quote: 'a job a stopped worker left held, never run again and still claimed at the end, is a violation' }],
+    covers: {},
+    vouch: {
+      by: 'test',
+      file: 'test/peers-stop.test.ts',
+      tests: [
+        'flags a job a stopped worker held that nobody ran again and that ends still claimed',
+        '0.17.2 leaves jobs held at a graceful stop locked (released-at-stop VIOLATED); 0.17.3 releases them and they rerun, at the same seed',
+        'holds when the held job is claimed again by another worker, or ends done',
+      ],
+      invariants: ['released-at-stop'],
+      notInGate:
+        "A peer's graceful stop, shown by a known bug of graphile-worker 0.17.2 against 0.17.3 (npm aliases the gate does not install); stampede's own graceful stop is graceful-hand-back's, in the gate.",
+    },
+  },
   // ---- What operators deploy: the shipped alert rules and dashboard, in a real Prometheus ----------
   {
     id: 'alert-rules-page-on-time',

@@ -22,6 +22,9 @@ import type { WorkerProcessSpec } from '../engines/types.ts';
  * processes (a crashed one is restarted, as in production) and the scheduler
  * nodes, each with its own clock. Everything they report goes into the history.
  */
+/** How long a worker told to stop (SIGTERM: a `worker-restart`, the run's end) lets its jobs run before it hands back the rest: stampede's and the peers' alike. */
+export const WORKER_SHUTDOWN_GRACE_MS = 2_000;
+
 export class Fleet {
   readonly supervisor: ProcessSupervisor<NodeProcess<WorkerReports>>;
   readonly schedulers: NodeProcess[] = [];
@@ -158,7 +161,7 @@ export class Fleet {
     const e = engineSettingsFor(this.scenario, slot);
     const args = [
       '--handlers', handlersModule(this.scenario.handlers),
-      ...optionArgv(WORKER, { concurrency: this.scenario.concurrency, ...workerFlagSettings(e), shutdownGraceMs: 2000 }),
+      ...optionArgv(WORKER, { concurrency: this.scenario.concurrency, ...workerFlagSettings(e), shutdownGraceMs: WORKER_SHUTDOWN_GRACE_MS }),
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
       // /metrics on a port of the system's choosing (the ready message names it): red-metrics reads it.
