@@ -59,5 +59,7 @@ export default defineScenario({
     'attempt-accounting': true,
     'parameters-honoured': true,
     'handler-timeout': true,
+    // The failing jobs' dead letters coded attempts_exhausted (the timed-out attempts' retries finish: none dies of a timeout).
+    'dead-letter-codes': true,
   },
 });

@@ -15,6 +15,7 @@ import { crashLoopIsolation } from './crash-loop-isolation.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
 import { cronSkewRefusal } from './cron-skew-refusal.ts';
 import { deadLetterRows } from './dead-letter-rows.ts';
+import { deadLetterCodes } from './dead-letter-codes.ts';
 import { declaredAlerts } from './declared-alerts.ts';
 import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
@@ -135,6 +136,8 @@ export const CHECKERS = {
   'dashboard-shows-fresh-round': dashboardShowsFreshRound,
   // A schedule paused from the dashboard while its scheduler runs (operator-chaos).
   'schedule-paused-idle': schedulePausedIdle,
+  // Why each job died, as its dead letter's code says (poison-herd, operator-chaos, slow-worker).
+  'dead-letter-codes': deadLetterCodes,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

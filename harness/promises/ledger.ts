@@ -750,18 +750,17 @@ export const LEDGER: readonly PromiseEntry[] = [
     ],
     covers: {},
     vouch: {
-      by: 'test',
-      file: 'test/dead-letters.test.ts',
-      tests: [
-        'the handler throws at its budget: attempts_exhausted; runs past its timeout at its budget: timeout',
-        'the rescuer: a crash at the budget is lease_expired; the maxCrashes-th crash below it is crash_loop',
-        'by hand: operator, with who and why as its message',
-        'the code set is the one of the CHECK constraint, and no SQL but stampede.dead_letter writes a dead letter',
-        'retryJob of a dead job: fresh budget, its audit row names the dead letter',
-        'redriveDeadLetters by code: only that code moves, one audit row each',
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'dead-letter-codes' },
+        { scenario: 'operator-chaos', invariant: 'dead-letter-codes' },
+        { scenario: 'slow-worker', invariant: 'dead-letter-codes' },
+        { scenario: 'operator-chaos', invariant: 'operator-audited' },
       ],
-      notInGate:
-        "What each dying path writes and that every redrive audits is a property of the SQL, the same under any load; the gate's dead-letter-rows and operator-audited judge the rows and the audit under load (budget-then-dead-letter, operator-verbs).",
+      // poison-herd's 3 convictions, operator-chaos's exhausted budgets, convictions and dead-letters by hand, slow-worker's
+      // 5 exhausted budgets: about 25 dead letters in a default gate run, and the bulk redrive's audited rows besides.
+      minJudged: 10,
+      mutants: ['rescue-codes-lease-expired', 'audit-skipped-on-bulk'],
     },
   },
   {
