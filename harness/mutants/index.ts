@@ -19,6 +19,7 @@ import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
 import { noDeadLetterRow } from './no-dead-letter-row.ts';
 import { rescueCodesLeaseExpired } from './rescue-codes-lease-expired.ts';
+import { lostConnectionCharged } from './lost-connection-charged.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -156,6 +157,7 @@ export const MUTANTS = {
   // Failover to a streaming replica (docs/failover.md).
   'commit-local': commitLocal,
   'completion-acked-unwritten': completionAckedUnwritten,
+  'lost-connection-charged': lostConnectionCharged,
   // Why a job died, as its dead letter's code says (poison-herd).
   'rescue-codes-lease-expired': rescueCodesLeaseExpired,
 } satisfies Record<string, Mutant>;

@@ -629,10 +629,10 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/failover.md', quote: 'The failover charges no job an attempt.' }],
     covers: {},
     vouch: {
-      by: 'test',
-      file: 'test/failover.test.ts',
-      tests: ['a worker follows the proxy to the promoted synchronous standby, charging no job an attempt'],
-      notInGate: 'failover-sync judges it with no-charge-for-db-faults, but no mutant charges a job for a failover alone, so the gate cannot show that check catching it; the test asserts every job done at attempt 1 with 8 in flight at the kill',
+      by: 'gate',
+      judgedBy: [{ scenario: 'failover-sync', invariant: 'no-charge-for-db-faults' }],
+      minJudged: 20,
+      mutants: ['lost-connection-charged'],
     },
   },
   {
