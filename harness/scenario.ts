@@ -94,6 +94,12 @@ export interface Scenario {
    */
   sampleQueueState: boolean;
   /**
+   * Traced jobs: the producers enqueue each job with its own W3C traceparent (recorded on `enqueue:ok`),
+   * and every worker process registers the OpenTelemetry SDK (harness/tracing-export.ts, harness code the
+   * handler module loads) whose attempt and handler spans are recorded as `otel:span`. false: no SDK, no spans.
+   */
+  tracing: boolean;
+  /**
    * Settings of peer engines' adapters (docs/peers.md), for a scenario that shows one peer's own behaviour, a
    * known bug's control: jobs sent with an option the adapter does not use otherwise. A scenario with settings
    * runs only against the peers it names; null (the default): every engine, at the adapters' own settings.
@@ -217,6 +223,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   relays: null,
   archiver: null,
   sampleQueueState: false,
+  tracing: false,
   peerSettings: null,
 } satisfies Scenario);
 
@@ -301,6 +308,7 @@ export function validateScenario(s: Scenario): void {
   validateDownstream(s, f);
   validateComponents(s, f);
   if (typeof s.sampleQueueState !== 'boolean') throw new ValidationError(f('sampleQueueState'), `expected true or false, got ${show(s.sampleQueueState)}`);
+  if (typeof s.tracing !== 'boolean') throw new ValidationError(f('tracing'), `expected true or false, got ${show(s.tracing)}`);
   validatePeerSettings(s.peerSettings, f('peerSettings'));
 }
 

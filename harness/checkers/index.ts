@@ -16,6 +16,7 @@ import { cronOccurrence } from './cron-occurrence.ts';
 import { cronSkewRefusal } from './cron-skew-refusal.ts';
 import { deadLetterRows } from './dead-letter-rows.ts';
 import { deadLetterCodes } from './dead-letter-codes.ts';
+import { traceContinued } from './trace-continued.ts';
 import { declaredAlerts } from './declared-alerts.ts';
 import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
@@ -138,6 +139,8 @@ export const CHECKERS = {
   'schedule-paused-idle': schedulePausedIdle,
   // Why each job died, as its dead letter's code says (poison-herd, operator-chaos, slow-worker).
   'dead-letter-codes': deadLetterCodes,
+  // Trace context across the queue, in workers that load the OpenTelemetry SDK (slow-worker's `tracing`).
+  'trace-continued': traceContinued,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

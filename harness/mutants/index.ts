@@ -20,6 +20,7 @@ import { noFencing } from './no-fencing.ts';
 import { noDeadLetterRow } from './no-dead-letter-row.ts';
 import { rescueCodesLeaseExpired } from './rescue-codes-lease-expired.ts';
 import { lostConnectionCharged } from './lost-connection-charged.ts';
+import { claimDropsTraceContext } from './claim-drops-trace-context.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -160,6 +161,8 @@ export const MUTANTS = {
   'lost-connection-charged': lostConnectionCharged,
   // Why a job died, as its dead letter's code says (poison-herd).
   'rescue-codes-lease-expired': rescueCodesLeaseExpired,
+  // Trace context across the queue (slow-worker's traced workers).
+  'claim-drops-trace-context': claimDropsTraceContext,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
