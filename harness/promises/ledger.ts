@@ -514,7 +514,8 @@ export const LEDGER: readonly PromiseEntry[] = [
         "reports the sampler's depth and oldest unclaimed age per queue from its last round",
         'records nothing, and binds nothing, without a MeterProvider (the negative control)',
       ],
-      notInGate: 'Needs an OpenTelemetry SDK and a MeterProvider in every worker process, which the gate\'s workers do not load; the counts come from the same events as the Prometheus series, which red-metrics judges in the gate.',
+      notInGate:
+        "The gate's workers load the OpenTelemetry SDK when a scenario asks (\`tracing\`, harness/tracing-export.ts), but register no MeterProvider yet: judging the counts needs its collections shipped in order with the worker's events (a count is only comparable with the events before it), and a mutant that miscounts needs an internal seam in engine/metrics/otel-metrics.ts, whose listeners are bound inline. The counts come from the same events as the Prometheus series, which red-metrics judges in the gate.",
     },
   },
   {
