@@ -56,7 +56,11 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
   },
   claimedAheadAtStop: async (use: WorkerStrategies['claimedAheadAtStop']) => use(['a', 'b']),
   leaseRenewedFrom: async (use: WorkerStrategies['leaseRenewedFrom']) => use,
-  databaseFault: async (use: WorkerStrategies['databaseFault']) => [use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' }))],
+  // A refusal with its SQLSTATE, and a connection the driver lost (no SQLSTATE: a failover's kill).
+  databaseFault: async (use: WorkerStrategies['databaseFault']) => [
+    use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' })),
+    use(new Error('Connection terminated unexpectedly')),
+  ],
   leaseMayEndAt: async (use: WorkerStrategies['leaseMayEndAt']) => [use(1_000, 5_000)],
   releaseExpired: async (use: WorkerStrategies['releaseExpired']) => {
     const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
