@@ -28,7 +28,7 @@ export interface HandlerReports {
   /** The effect's transaction committed: the effect was applied once, under `key`. */
   'effect:applied': { jobId: number; key: string; workerId: string };
   /**
-   * A span of attempt `attempt` of a job ended (a scenario with `tracing`, harness/tracing-export.ts): the engine's
+   * A span of attempt `attempt` of a job ended (a scenario with `otel`, harness/otel-export.ts): the engine's
    * attempt span (`consumer`) or the handler's own (`internal`), its ids, its parent's span id and its links.
    */
   'otel:span': {
@@ -41,6 +41,14 @@ export interface HandlerReports {
     parentSpanId: string | null;
     links: { traceId: string; spanId: string }[];
     error: boolean;
+  };
+  /**
+   * A collection of the worker's OpenTelemetry meter provider (a scenario with `otel`): each counter's value and
+   * each histogram's count of the engine's meter, by metric, queue, operation and error.type (null: none).
+   */
+  'otel:metrics': {
+    workerId: string;
+    points: { name: string; queue: string; operation: string; errorType: string | null; value: number }[];
   };
 }
 
@@ -206,12 +214,12 @@ const handle: Handler<Payload> = async (payload, ctx) => {
   }
 };
 
-// A traced scenario's workers register the OpenTelemetry SDK before any job runs (harness/tracing-export.ts).
-const tracing = process.env.STAMPEDE_HARNESS_TRACING === '1' ? await import('./tracing-export.ts') : null;
+// A scenario with `otel`: its workers register the OpenTelemetry SDK before any job runs (harness/otel-export.ts).
+const otel = process.env.STAMPEDE_HARNESS_OTEL === '1' ? await import('./otel-export.ts') : null;
 
 /** One handler for every queue the scenario uses (STAMPEDE_QUEUES, comma-separated); in its own span when traced. */
 export default function handlers(): Handlers {
   const queues = (process.env.STAMPEDE_QUEUES ?? 'default').split(',');
-  const h = tracing ? tracing.traced(handle) : handle;
+  const h = otel ? otel.traced(handle) : handle;
   return Object.fromEntries(queues.map((queue) => [queue, h]));
 }

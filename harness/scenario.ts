@@ -94,11 +94,12 @@ export interface Scenario {
    */
   sampleQueueState: boolean;
   /**
-   * Traced jobs: the producers enqueue each job with its own W3C traceparent (recorded on `enqueue:ok`),
-   * and every worker process registers the OpenTelemetry SDK (harness/tracing-export.ts, harness code the
-   * handler module loads) whose attempt and handler spans are recorded as `otel:span`. false: no SDK, no spans.
+   * The OpenTelemetry SDK in every worker: the producers enqueue each job with its own W3C traceparent
+   * (recorded on `enqueue:ok`), and every worker process registers a tracer and a meter provider
+   * (harness/otel-export.ts, harness code the handler module loads) whose spans and collections are recorded
+   * as `otel:span` and `otel:metrics`. false: no SDK, no spans, no OTel metrics.
    */
-  tracing: boolean;
+  otel: boolean;
   /**
    * Settings of peer engines' adapters (docs/peers.md), for a scenario that shows one peer's own behaviour, a
    * known bug's control: jobs sent with an option the adapter does not use otherwise. A scenario with settings
@@ -223,7 +224,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   relays: null,
   archiver: null,
   sampleQueueState: false,
-  tracing: false,
+  otel: false,
   peerSettings: null,
 } satisfies Scenario);
 
@@ -308,7 +309,7 @@ export function validateScenario(s: Scenario): void {
   validateDownstream(s, f);
   validateComponents(s, f);
   if (typeof s.sampleQueueState !== 'boolean') throw new ValidationError(f('sampleQueueState'), `expected true or false, got ${show(s.sampleQueueState)}`);
-  if (typeof s.tracing !== 'boolean') throw new ValidationError(f('tracing'), `expected true or false, got ${show(s.tracing)}`);
+  if (typeof s.otel !== 'boolean') throw new ValidationError(f('otel'), `expected true or false, got ${show(s.otel)}`);
   validatePeerSettings(s.peerSettings, f('peerSettings'));
 }
 

@@ -26,7 +26,7 @@ const key = (jobId: number, attempt: number) => `${jobId}/${attempt}`;
  *   attempt number, with a span of its own).
  *
  * Unknown when no span of a traced job was judged (a scenario without
- * `tracing`, or nothing ended).
+ * `otel`, or nothing ended).
  */
 export function checkTraceContinued(history: readonly HistoryEvent[], _final: FinalState): InvariantResult {
   const enqueued = new Map<number, { traceId: string; spanId: string }>();

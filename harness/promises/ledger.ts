@@ -506,16 +506,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/metrics.md', quote: 'each Worker also records its RED through `metrics.getMeter(\'stampede-queue\')`' }],
     covers: {},
     vouch: {
-      by: 'test',
-      file: 'test/otel-metrics.test.ts',
-      tests: [
-        "counts each claimed attempt and each attempt's duration, failed ones by error.type, as the database ran them",
-        'counts each attempt once when workers share one Events bus',
-        "reports the sampler's depth and oldest unclaimed age per queue from its last round",
-        'records nothing, and binds nothing, without a MeterProvider (the negative control)',
-      ],
-      notInGate:
-        "The gate's workers load the OpenTelemetry SDK when a scenario asks (\`tracing\`, harness/tracing-export.ts), but register no MeterProvider yet: judging the counts needs its collections shipped in order with the worker's events (a count is only comparable with the events before it), and a mutant that miscounts needs an internal seam in engine/metrics/otel-metrics.ts, whose listeners are bound inline. The counts come from the same events as the Prometheus series, which red-metrics judges in the gate.",
+      by: 'gate',
+      // slow-worker's workers register a MeterProvider (its \`otel\`), collected every second: about 80 collections in a
+      // default run, each per queue against the worker's own claims, completions and failures before it. The sampler's
+      // gauges and "nothing bound without a provider" stay test/otel-metrics.test.ts's.
+      judgedBy: [{ scenario: 'slow-worker', invariant: 'otel-counts-agree' }],
+      minJudged: 30,
+      mutants: ['otel-failures-as-successes'],
     },
   },
   {

@@ -18,7 +18,7 @@ export interface GeneratorOptions {
    * (the history's) and run_at (epoch ms). Default: stampede's enqueue.
    */
   enqueue?: (a: Arrival) => Promise<{ jobId: number; runAtMs: number }>;
-  /** Each offer's W3C traceparent, as the request that enqueues it would carry (the scenario's `tracing`); none when absent. */
+  /** Each offer's W3C traceparent, as the request that enqueues it would carry (the scenario's `otel`); none when absent. */
   traceparentOf?: (op: number) => string;
 }
 

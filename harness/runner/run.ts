@@ -186,7 +186,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
     survivePoolClientErrors(loadDb);
-    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts, ...(s.tracing ? { traceparentOf: traceparentOf(s.seed) } : {}) });
+    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts, ...(s.otel ? { traceparentOf: traceparentOf(s.seed) } : {}) });
     const progress = new ProgressLine(recorder, generator, sampler);
     fleet.start();
     components.start();
