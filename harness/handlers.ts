@@ -27,6 +27,29 @@ export interface HandlerReports {
   'effect:started': { jobId: number; attempt: number; workerId: string };
   /** The effect's transaction committed: the effect was applied once, under `key`. */
   'effect:applied': { jobId: number; key: string; workerId: string };
+  /**
+   * A span of attempt `attempt` of a job ended (a scenario with `otel`, harness/otel-export.ts): the engine's
+   * attempt span (`consumer`) or the handler's own (`internal`), its ids, its parent's span id and its links.
+   */
+  'otel:span': {
+    jobId: number;
+    attempt: number;
+    name: string;
+    kind: 'consumer' | 'internal';
+    traceId: string;
+    spanId: string;
+    parentSpanId: string | null;
+    links: { traceId: string; spanId: string }[];
+    error: boolean;
+  };
+  /**
+   * A collection of the worker's OpenTelemetry meter provider (a scenario with `otel`): each counter's value and
+   * each histogram's count of the engine's meter, by metric, queue, operation and error.type (null: none).
+   */
+  'otel:metrics': {
+    workerId: string;
+    points: { name: string; queue: string; operation: string; errorType: string | null; value: number }[];
+  };
 }
 
 /** Everything a worker running this module reports. */
@@ -191,8 +214,12 @@ const handle: Handler<Payload> = async (payload, ctx) => {
   }
 };
 
-/** One handler for every queue the scenario uses (STAMPEDE_QUEUES, comma-separated). */
+// A scenario with `otel`: its workers register the OpenTelemetry SDK before any job runs (harness/otel-export.ts).
+const otel = process.env.STAMPEDE_HARNESS_OTEL === '1' ? await import('./otel-export.ts') : null;
+
+/** One handler for every queue the scenario uses (STAMPEDE_QUEUES, comma-separated); in its own span when traced. */
 export default function handlers(): Handlers {
   const queues = (process.env.STAMPEDE_QUEUES ?? 'default').split(',');
-  return Object.fromEntries(queues.map((queue) => [queue, handle]));
+  const h = otel ? otel.traced(handle) : handle;
+  return Object.fromEntries(queues.map((queue) => [queue, h]));
 }

@@ -19,7 +19,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | Reported
   | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
-  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string }
+  /** `traceparent`: the W3C trace context it was enqueued under (a scenario with `otel`). */
+  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string; traceparent?: string }
   /** Outcome unknown: the acknowledgement was lost (connection reset during COMMIT, process killed). */
   | { type: 'enqueue:info'; op: number; queue: string; error: string }
   | { type: 'enqueue:fail'; op: number; queue: string; error: string }

@@ -94,6 +94,13 @@ export interface Scenario {
    */
   sampleQueueState: boolean;
   /**
+   * The OpenTelemetry SDK in every worker: the producers enqueue each job with its own W3C traceparent
+   * (recorded on `enqueue:ok`), and every worker process registers a tracer and a meter provider
+   * (harness/otel-export.ts, harness code the handler module loads) whose spans and collections are recorded
+   * as `otel:span` and `otel:metrics`. false: no SDK, no spans, no OTel metrics.
+   */
+  otel: boolean;
+  /**
    * Settings of peer engines' adapters (docs/peers.md), for a scenario that shows one peer's own behaviour, a
    * known bug's control: jobs sent with an option the adapter does not use otherwise. A scenario with settings
    * runs only against the peers it names; null (the default): every engine, at the adapters' own settings.
@@ -217,6 +224,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   relays: null,
   archiver: null,
   sampleQueueState: false,
+  otel: false,
   peerSettings: null,
 } satisfies Scenario);
 
@@ -301,6 +309,7 @@ export function validateScenario(s: Scenario): void {
   validateDownstream(s, f);
   validateComponents(s, f);
   if (typeof s.sampleQueueState !== 'boolean') throw new ValidationError(f('sampleQueueState'), `expected true or false, got ${show(s.sampleQueueState)}`);
+  if (typeof s.otel !== 'boolean') throw new ValidationError(f('otel'), `expected true or false, got ${show(s.otel)}`);
   validatePeerSettings(s.peerSettings, f('peerSettings'));
 }
 

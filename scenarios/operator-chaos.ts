@@ -101,6 +101,8 @@ export default defineScenario({
     'operator-audited': true,
     'paused-queue-idle': true,
     'dead-letter-rows': true,
+    // Convictions, budgets run out and dead-letters by hand, each coded for its path (crash_loop, attempts_exhausted, operator).
+    'dead-letter-codes': true,
     'archive-once': true,
     'dashboard-shows-fresh-round': true,
     'schedule-paused-idle': true,

@@ -83,6 +83,8 @@ export default defineScenario({
     // Detect: both alerts fire on the harness's own reading; recover: the age alert clears (dead letters stay).
     'declared-alerts': { mustFire: ['oldest-unclaimed-age', 'dead-letter-depth'], mustClear: ['oldest-unclaimed-age'] },
     'dead-letter-rows': true,
+    // The poison's dead letters coded crash_loop.
+    'dead-letter-codes': true,
     'sampler-agrees': true,
     // The poison with innocent jobs in flight beside it: suspects alone, conviction at exactly maxCrashes.
     'crash-loop-isolation': true,

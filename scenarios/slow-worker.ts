@@ -51,6 +51,7 @@ export default defineScenario({
     { kind: 'failing', count: 5 },
     { kind: 'normal', count: 20, delayMs: 2_000, durationMs: { dist: 'fixed', ms: 5 } },
   ],
+  otel: true,
   checkers: {
     'no-concurrent-claim': { leaseMs: 3_600_000 },
     'no-early-start': true,
@@ -59,5 +60,11 @@ export default defineScenario({
     'attempt-accounting': true,
     'parameters-honoured': true,
     'handler-timeout': true,
+    // The failing jobs' dead letters coded attempts_exhausted (the timed-out attempts' retries finish: none dies of a timeout).
+    'dead-letter-codes': true,
+    // Traced enqueues, and workers with the OpenTelemetry SDK: first attempts, retries (flaky, failing, timed out) and handlers' spans.
+    'trace-continued': true,
+    // ... and a MeterProvider: each worker's OpenTelemetry RED counts against its own events, every second.
+    'otel-counts-agree': true,
   },
 });

@@ -11,7 +11,7 @@ import { fromReport, isRecorded, type EventOf } from '../harness/history.ts';
 const ROOT = join(import.meta.dirname, '..');
 
 /** What a node reports beside the engine's events: a value per name, so the compiler keeps this equal to the types. */
-const OTHER_REPORTS = { 'worker:settings': true, 'fault:bit': true, 'effect:started': true, 'effect:applied': true } satisfies Record<
+const OTHER_REPORTS = { 'worker:settings': true, 'fault:bit': true, 'effect:started': true, 'effect:applied': true, 'otel:span': true, 'otel:metrics': true } satisfies Record<
   Exclude<keyof NodeEvents, EventName> | keyof HandlerReports,
   true
 >;

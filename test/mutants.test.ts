@@ -11,6 +11,7 @@ import { SeededRng } from '../engine/rng.ts';
 import { claimJobs } from '../engine/worker/claim.ts';
 import { createMetrics } from '../engine/metrics/index.ts';
 import { redRecorders } from '../engine/metrics/event-metrics.ts';
+import { otelRedRecorders, type OtelRed } from '../engine/metrics/otel-metrics.ts';
 import { workerStrategies, type WorkerStrategies } from '../engine/worker/strategies.ts';
 import { cronStrategies, type CronStrategies } from '../engine/cron/strategies.ts';
 import { parseCron } from '../engine/cron/expression.ts';
@@ -56,7 +57,11 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
   },
   claimedAheadAtStop: async (use: WorkerStrategies['claimedAheadAtStop']) => use(['a', 'b']),
   leaseRenewedFrom: async (use: WorkerStrategies['leaseRenewedFrom']) => use,
-  databaseFault: async (use: WorkerStrategies['databaseFault']) => [use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' }))],
+  // A refusal with its SQLSTATE, and a connection the driver lost (no SQLSTATE: a failover's kill).
+  databaseFault: async (use: WorkerStrategies['databaseFault']) => [
+    use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' })),
+    use(new Error('Connection terminated unexpectedly')),
+  ],
   leaseMayEndAt: async (use: WorkerStrategies['leaseMayEndAt']) => [use(1_000, 5_000)],
   releaseExpired: async (use: WorkerStrategies['releaseExpired']) => {
     const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
@@ -153,15 +158,30 @@ describe('the mutant registry', () => {
     },
   );
 
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'otel-recorder' ? [[name, c.event, c.use] as const] : []))))(
+    '%s: its %s OpenTelemetry recorder really records otherwise than the real one',
+    (_name, event, use) => {
+      // One event of the kind, through each recorder, into instruments that remember what they were given.
+      const recorded = (recorder: (...args: any[]) => void) => {
+        const calls: unknown[] = [];
+        const m: OtelRed = { consumed: { add: (...a: unknown[]) => calls.push(['add', ...a]) }, duration: { record: (...a: unknown[]) => calls.push(['record', ...a]) } } as never;
+        recorder(m, { jobId: 1, queue: 'q', priority: 0, attempt: 1, workerId: 'w', durationMs: 5, error: 'Error: boom', dbFailedAt: 0, retryAt: 0, dbClaimedAt: 0, runAt: 0 });
+        return calls;
+      };
+      expect(recorded(use as any)).not.toEqual(recorded(otelRedRecorders[event] as any));
+    },
+  );
+
   it('applies every change of a mutant and undoes them all, leaving the real engine exactly', async () => {
     for (const [name, m] of entries) {
       const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
       const strategies = { ...workerStrategies };
       const cron = { ...cronStrategies };
       const recorders = { ...redRecorders };
+      const otelRecorders = { ...otelRedRecorders };
       const env = { ...process.env };
       const expected = m.changes.map((c) =>
-        c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' ? c.use : c.kind === 'env' ? c.value : undefined,
+        c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' || c.kind === 'otel-recorder' ? c.use : c.kind === 'env' ? c.value : undefined,
       );
       const undo = applyMutant(name);
       for (const [i, change] of m.changes.entries()) {
@@ -169,6 +189,7 @@ describe('the mutant registry', () => {
         else if (change.kind === 'strategy') expect(workerStrategies[change.strategy]).toBe(expected[i]);
         else if (change.kind === 'cron-strategy') expect(cronStrategies[change.strategy]).toBe(expected[i]);
         else if (change.kind === 'red-recorder') expect(redRecorders[change.event]).toBe(expected[i]);
+        else if (change.kind === 'otel-recorder') expect(otelRedRecorders[change.event]).toBe(expected[i]);
         else if (change.kind === 'env') expect(process.env[change.name]).toBe(expected[i]);
         else if (change.kind === 'ops-file') expect(loadOpsFile(change.file).text).not.toBe(shippedOpsText(change.file));
         // A database patch changes nothing in this process: the runner applies it in the run's database (applyDatabasePatches).
@@ -183,6 +204,7 @@ describe('the mutant registry', () => {
       expect({ ...workerStrategies }).toEqual(strategies);
       expect({ ...cronStrategies }).toEqual(cron);
       expect({ ...redRecorders }).toEqual(recorders);
+      expect({ ...otelRedRecorders }).toEqual(otelRecorders);
       expect({ ...process.env }).toEqual(env);
     }
   });

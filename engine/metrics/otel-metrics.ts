@@ -1,5 +1,5 @@
 import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api';
-import type { Events } from '../events.ts';
+import type { EngineEvents, Events } from '../events.ts';
 import { otel } from '../otel.ts';
 import { failureReason } from './event-metrics.ts';
 import { DURATION_BUCKETS_SECONDS } from './registry.ts';
@@ -42,35 +42,52 @@ export function otelMeter(): Meter | null {
 export function bindOtelRed(events: Events, workerId: string): (() => void) | null {
   const meter = otelMeter();
   if (!meter) return null;
-  const consumed = meter.createCounter('messaging.client.consumed.messages', {
-    unit: '{message}',
-    description: 'Jobs claimed by this worker (one per attempt).',
-  });
-  const duration = meter.createHistogram('messaging.process.duration', {
-    unit: 's',
-    description: "Each attempt's handler time; error.type on a failed attempt.",
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS },
-  });
-  const attrs = (queue: string, operation: string): Attributes => ({
-    'messaging.system': SYSTEM,
-    'messaging.operation.name': operation,
-    'messaging.destination.name': queue,
-  });
-  const offs = [
-    events.on('job:claimed', (e) => {
-      if (e.workerId === workerId) consumed.add(1, attrs(e.queue, 'claim'));
+  const instruments: OtelRed = {
+    consumed: meter.createCounter('messaging.client.consumed.messages', {
+      unit: '{message}',
+      description: 'Jobs claimed by this worker (one per attempt).',
     }),
-    events.on('job:completed', (e) => {
-      if (e.workerId === workerId) duration.record(e.durationMs / 1000, attrs(e.queue, 'process'));
+    duration: meter.createHistogram('messaging.process.duration', {
+      unit: 's',
+      description: "Each attempt's handler time; error.type on a failed attempt.",
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS },
     }),
-    events.on('job:failed', (e) => {
-      if (e.workerId === workerId) duration.record(e.durationMs / 1000, { ...attrs(e.queue, 'process'), 'error.type': failureReason(e.error) });
-    }),
-  ];
+  };
+  const bind = <E extends OtelRedEvent>(name: E) =>
+    events.on(name, (e) => {
+      if (e.workerId === workerId) (otelRedRecorders[name] as OtelRedRecorder<E>)(instruments, e);
+    });
+  const offs = (Object.keys(otelRedRecorders) as OtelRedEvent[]).map(bind);
   return () => {
     for (const off of offs) off();
   };
 }
+
+/** The RED instruments of one worker. */
+export interface OtelRed {
+  consumed: import('@opentelemetry/api').Counter;
+  duration: import('@opentelemetry/api').Histogram;
+}
+
+type OtelRedEvent = 'job:claimed' | 'job:completed' | 'job:failed';
+type OtelRedRecorder<E extends OtelRedEvent> = (m: OtelRed, e: EngineEvents[E]) => void;
+
+const attrs = (queue: string, operation: string): Attributes => ({
+  'messaging.system': SYSTEM,
+  'messaging.operation.name': operation,
+  'messaging.destination.name': queue,
+});
+
+/**
+ * INTERNAL. What each of a worker's events records (its own events only: bindOtelRed filters by worker id), as
+ * event-metrics.ts's redRecorders does for Prometheus: one table, so that the harness can swap an entry for a
+ * broken one (its negative controls, harness/mutants/). Not exported from the package; production runs these.
+ */
+export const otelRedRecorders: { [E in OtelRedEvent]: OtelRedRecorder<E> } = {
+  'job:claimed': (m, e) => m.consumed.add(1, attrs(e.queue, 'claim')),
+  'job:completed': (m, e) => m.duration.record(e.durationMs / 1000, attrs(e.queue, 'process')),
+  'job:failed': (m, e) => m.duration.record(e.durationMs / 1000, { ...attrs(e.queue, 'process'), 'error.type': failureReason(e.error) }),
+};
 
 /**
  * Observes the sampler's latest round (never a query of its own: the

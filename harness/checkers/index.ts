@@ -15,6 +15,9 @@ import { crashLoopIsolation } from './crash-loop-isolation.ts';
 import { cronOccurrence } from './cron-occurrence.ts';
 import { cronSkewRefusal } from './cron-skew-refusal.ts';
 import { deadLetterRows } from './dead-letter-rows.ts';
+import { deadLetterCodes } from './dead-letter-codes.ts';
+import { traceContinued } from './trace-continued.ts';
+import { otelCountsAgree } from './otel-counts-agree.ts';
 import { declaredAlerts } from './declared-alerts.ts';
 import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
@@ -135,6 +138,11 @@ export const CHECKERS = {
   'dashboard-shows-fresh-round': dashboardShowsFreshRound,
   // A schedule paused from the dashboard while its scheduler runs (operator-chaos).
   'schedule-paused-idle': schedulePausedIdle,
+  // Why each job died, as its dead letter's code says (poison-herd, operator-chaos, slow-worker).
+  'dead-letter-codes': deadLetterCodes,
+  // Trace context across the queue, in workers that load the OpenTelemetry SDK (slow-worker's `otel`).
+  'trace-continued': traceContinued,
+  'otel-counts-agree': otelCountsAgree,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

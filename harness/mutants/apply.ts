@@ -1,4 +1,5 @@
 import { redRecorders } from '../../engine/metrics/event-metrics.ts';
+import { otelRedRecorders } from '../../engine/metrics/otel-metrics.ts';
 import { workerStrategies } from '../../engine/worker/strategies.ts';
 import { cronStrategies } from '../../engine/cron/strategies.ts';
 import { Gauge } from 'prom-client';
@@ -44,8 +45,8 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
       ? `${c.file} ${c.query}`
       : c.kind === 'strategy' || c.kind === 'cron-strategy'
         ? `${c.kind} ${c.strategy}`
-        : c.kind === 'red-recorder'
-          ? `red recorder ${c.event}`
+        : c.kind === 'red-recorder' || c.kind === 'otel-recorder'
+          ? `${c.kind} ${c.event}`
           : c.kind === 'ops-file'
             ? `ops file ${c.file}`
             : c.kind === 'gauge-relabel'
@@ -78,9 +79,11 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
     holder[change.strategy] = change.use;
     undo.push(() => (holder[change.strategy] = original));
   }
-  const recorders = redRecorders as Record<string, unknown>;
+  // What an event records: for Prometheus (redRecorders) and through OpenTelemetry (otelRedRecorders).
+  const tables = { 'red-recorder': redRecorders, 'otel-recorder': otelRedRecorders } as unknown as Record<string, Record<string, unknown>>;
   for (const change of mutant.changes) {
-    if (change.kind !== 'red-recorder') continue;
+    if (change.kind !== 'red-recorder' && change.kind !== 'otel-recorder') continue;
+    const recorders = tables[change.kind];
     const original = recorders[change.event];
     recorders[change.event] = change.use;
     undo.push(() => (recorders[change.event] = original));

@@ -18,6 +18,10 @@ import { noAging } from './no-aging.ts';
 import { noCrashDetection } from './no-crash-detection.ts';
 import { noFencing } from './no-fencing.ts';
 import { noDeadLetterRow } from './no-dead-letter-row.ts';
+import { rescueCodesLeaseExpired } from './rescue-codes-lease-expired.ts';
+import { lostConnectionCharged } from './lost-connection-charged.ts';
+import { claimDropsTraceContext } from './claim-drops-trace-context.ts';
+import { otelFailuresAsSuccesses } from './otel-failures-as-successes.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -155,6 +159,13 @@ export const MUTANTS = {
   // Failover to a streaming replica (docs/failover.md).
   'commit-local': commitLocal,
   'completion-acked-unwritten': completionAckedUnwritten,
+  'lost-connection-charged': lostConnectionCharged,
+  // Why a job died, as its dead letter's code says (poison-herd).
+  'rescue-codes-lease-expired': rescueCodesLeaseExpired,
+  // Trace context across the queue (slow-worker's traced workers).
+  'claim-drops-trace-context': claimDropsTraceContext,
+  // The RED metrics through OpenTelemetry (slow-worker's workers with a MeterProvider).
+  'otel-failures-as-successes': otelFailuresAsSuccesses,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

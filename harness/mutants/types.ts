@@ -2,6 +2,7 @@ import type { CheckerName } from '../checkers/index.ts';
 import type { WorkerStrategies } from '../../engine/worker/strategies.ts';
 import type { CronStrategies } from '../../engine/cron/strategies.ts';
 import type { redRecorders } from '../../engine/metrics/event-metrics.ts';
+import type { otelRedRecorders } from '../../engine/metrics/otel-metrics.ts';
 import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
 import { archiveQueries } from '../../engine/archive/job-archiver.ts';
@@ -65,6 +66,12 @@ export type RedRecorderSwap = {
  * (node-postgres reads PGOPTIONS and the rest for every connection it opens):
  * a deployment's misconfiguration, which no query or strategy of the engine shows.
  */
+type OtelRedRecorders = typeof otelRedRecorders;
+/** One entry of engine/metrics/otel-metrics.ts's otelRedRecorders (what an event records through OpenTelemetry) swapped for a broken one. */
+export type OtelRecorderSwap = {
+  [E in keyof OtelRedRecorders]: { kind: 'otel-recorder'; event: E; use: OtelRedRecorders[E] };
+}[keyof OtelRedRecorders];
+
 export interface EnvSetting {
   kind: 'env';
   name: `PG${string}`;
@@ -108,7 +115,7 @@ export interface DatabasePatch {
   sql: () => string;
 }
 
-export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | EnvSetting | OpsFilePatch | GaugeRelabel | DatabasePatch;
+export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | OtelRecorderSwap | EnvSetting | OpsFilePatch | GaugeRelabel | DatabasePatch;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {

@@ -490,10 +490,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/operating.md', quote: 'the first attempt is a child of the context that enqueued the job' }],
     covers: { options: ['enqueue.traceparent'] },
     vouch: {
-      by: 'test',
-      file: 'test/tracing.test.ts',
-      tests: ['a span tree from the enqueuing request through two attempts to the effect', 'takes an explicit traceparent, refuses a malformed one, and stores none outside a span'],
-      notInGate: 'Needs an OpenTelemetry SDK and an exporter in every worker process, which the gate\'s workers do not load; the parent-child links of spans do not change under load, and a malformed traceparent is bad input refused at enqueue.',
+      by: 'gate',
+      // slow-worker's traced enqueues and workers with the OpenTelemetry SDK (its \`tracing\`): about 350 attempt spans,
+      // 65 of them retries, and as many handler spans in a default run. A malformed traceparent refused at enqueue is
+      // bad input, still test/tracing.test.ts's.
+      judgedBy: [{ scenario: 'slow-worker', invariant: 'trace-continued' }],
+      minJudged: 200,
+      mutants: ['claim-drops-trace-context'],
     },
   },
   {
@@ -503,15 +506,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/metrics.md', quote: 'each Worker also records its RED through `metrics.getMeter(\'stampede-queue\')`' }],
     covers: {},
     vouch: {
-      by: 'test',
-      file: 'test/otel-metrics.test.ts',
-      tests: [
-        "counts each claimed attempt and each attempt's duration, failed ones by error.type, as the database ran them",
-        'counts each attempt once when workers share one Events bus',
-        "reports the sampler's depth and oldest unclaimed age per queue from its last round",
-        'records nothing, and binds nothing, without a MeterProvider (the negative control)',
-      ],
-      notInGate: 'Needs an OpenTelemetry SDK and a MeterProvider in every worker process, which the gate\'s workers do not load; the counts come from the same events as the Prometheus series, which red-metrics judges in the gate.',
+      by: 'gate',
+      // slow-worker's workers register a MeterProvider (its \`otel\`), collected every second: about 80 collections in a
+      // default run, each per queue against the worker's own claims, completions and failures before it. The sampler's
+      // gauges and "nothing bound without a provider" stay test/otel-metrics.test.ts's.
+      judgedBy: [{ scenario: 'slow-worker', invariant: 'otel-counts-agree' }],
+      minJudged: 30,
+      mutants: ['otel-failures-as-successes'],
     },
   },
   {
@@ -629,10 +630,10 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/failover.md', quote: 'The failover charges no job an attempt.' }],
     covers: {},
     vouch: {
-      by: 'test',
-      file: 'test/failover.test.ts',
-      tests: ['a worker follows the proxy to the promoted synchronous standby, charging no job an attempt'],
-      notInGate: 'failover-sync judges it with no-charge-for-db-faults, but no mutant charges a job for a failover alone, so the gate cannot show that check catching it; the test asserts every job done at attempt 1 with 8 in flight at the kill',
+      by: 'gate',
+      judgedBy: [{ scenario: 'failover-sync', invariant: 'no-charge-for-db-faults' }],
+      minJudged: 20,
+      mutants: ['lost-connection-charged'],
     },
   },
   {
@@ -669,7 +670,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'A payload larger than maxPayloadBytes is refused at enqueue with the field named, and nothing is written.',
     documented: [{ file: 'docs/configuration.md', quote: 'largest serialized payload' }],
     covers: { options: ['enqueue.maxPayloadBytes'] },
-    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] , notInGate: 'Bad input refused at the API before anything is written: no runtime situation under load; a scenario\'s generator only enqueues valid payloads, and the refusal is the same statement whatever the load.' },
+    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] , notInGate: 'Bad input refused at the API before anything is written: no runtime situation under load. A scenario could offer oversized payloads and judge the refusals, but the check is serializePayload\'s, in TypeScript before any SQL, with no internal seam a mutant could swap (it would need the check moved behind a strategy), so the gate could not show the check catching its bug.' },
   },
   {
     id: 'prepared-statements-optional',
@@ -750,18 +751,17 @@ export const LEDGER: readonly PromiseEntry[] = [
     ],
     covers: {},
     vouch: {
-      by: 'test',
-      file: 'test/dead-letters.test.ts',
-      tests: [
-        'the handler throws at its budget: attempts_exhausted; runs past its timeout at its budget: timeout',
-        'the rescuer: a crash at the budget is lease_expired; the maxCrashes-th crash below it is crash_loop',
-        'by hand: operator, with who and why as its message',
-        'the code set is the one of the CHECK constraint, and no SQL but stampede.dead_letter writes a dead letter',
-        'retryJob of a dead job: fresh budget, its audit row names the dead letter',
-        'redriveDeadLetters by code: only that code moves, one audit row each',
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'poison-herd', invariant: 'dead-letter-codes' },
+        { scenario: 'operator-chaos', invariant: 'dead-letter-codes' },
+        { scenario: 'slow-worker', invariant: 'dead-letter-codes' },
+        { scenario: 'operator-chaos', invariant: 'operator-audited' },
       ],
-      notInGate:
-        "What each dying path writes and that every redrive audits is a property of the SQL, the same under any load; the gate's dead-letter-rows and operator-audited judge the rows and the audit under load (budget-then-dead-letter, operator-verbs).",
+      // poison-herd's 3 convictions, operator-chaos's exhausted budgets, convictions and dead-letters by hand, slow-worker's
+      // 5 exhausted budgets: about 25 dead letters in a default gate run, and the bulk redrive's audited rows besides.
+      minJudged: 10,
+      mutants: ['rescue-codes-lease-expired', 'audit-skipped-on-bulk'],
     },
   },
   {

@@ -177,6 +177,7 @@ export class Fleet {
         DATABASE_URL: this.workerUrl(slot),
         STAMPEDE_QUEUES: this.scenario.lanes.map((l) => l.queue).join(','),
         STAMPEDE_HARNESS_DEPENDENCY: this.scenario.faults.some((f) => f.fault === 'dependency-outage') ? '1' : '0',
+        STAMPEDE_HARNESS_OTEL: this.scenario.otel ? '1' : '0',
         STAMPEDE_LOG: process.env.STAMPEDE_LOG ?? 'warn',
         ...this.workerEnv,
       },

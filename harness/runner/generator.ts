@@ -18,6 +18,8 @@ export interface GeneratorOptions {
    * (the history's) and run_at (epoch ms). Default: stampede's enqueue.
    */
   enqueue?: (a: Arrival) => Promise<{ jobId: number; runAtMs: number }>;
+  /** Each offer's W3C traceparent, as the request that enqueues it would carry (the scenario's `otel`); none when absent. */
+  traceparentOf?: (op: number) => string;
 }
 
 export interface GeneratorStats {
@@ -88,6 +90,7 @@ export class LoadGenerator {
       maxAttempts: this.options.maxAttempts,
       ...(a.params.delayMs ? { delayMs: a.params.delayMs } : {}),
       ...(a.fairnessKey ? { fairnessKey: a.fairnessKey } : {}),
+      ...(this.options.traceparentOf ? { traceparent: this.options.traceparentOf(a.op) } : {}),
     });
     return { jobId: job.id, runAtMs: job.runAt.getTime() };
   }
@@ -106,7 +109,8 @@ export class LoadGenerator {
       this.stats.acknowledged++;
       const delayed = a.params.delayMs ? { delayMs: a.params.delayMs } : {};
       const keyed = a.fairnessKey ? { fairnessKey: a.fairnessKey } : {};
-      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.jobId, queue: a.queue, runAt: job.runAtMs, intendedAt: intendedT, sentAt, ...delayed, ...keyed });
+      const traced = this.options.traceparentOf && !this.options.enqueue ? { traceparent: this.options.traceparentOf(a.op) } : {};
+      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.jobId, queue: a.queue, runAt: job.runAtMs, intendedAt: intendedT, sentAt, ...delayed, ...keyed, ...traced });
     } catch (err) {
       const error = (err as Error).message;
       if (err instanceof ValidationError || !isRetryableDbError(err)) {

@@ -40,6 +40,7 @@ import { LINK_FAULTS } from '../faults/spec.ts';
 import { EmbeddedPostgres } from '../postgres/embedded.ts';
 import { Replica } from '../postgres/replica.ts';
 import { countMissingAcknowledged } from './failover-count.ts';
+import { traceparentOf } from '../load/traceparent.ts';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -185,7 +186,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
     survivePoolClientErrors(loadDb);
-    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts });
+    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts, ...(s.otel ? { traceparentOf: traceparentOf(s.seed) } : {}) });
     const progress = new ProgressLine(recorder, generator, sampler);
     fleet.start();
     components.start();
