@@ -134,6 +134,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
     }
   /** No Prometheus on this machine: the invariants that read one are inconclusive, and say how to install it. */
   | { type: 'prometheus:absent'; install: string }
+  /** A scenario with `otel` on an installation without the OpenTelemetry SDK (harness/runner/otel-sdk.ts): its workers ran without it. */
+  | { type: 'otel:absent'; missing: string[]; install: string }
   /** The run's Prometheus could not start or answer (its error): the invariants that read it are inconclusive. */
   | { type: 'prometheus:failed'; error: string }
   /** The run's Prometheus started: the alert rules it loaded (for: as scaled) and from where, and its intervals. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkOtelCountsAgree } from '../harness/checkers/otel-counts-agree.ts';
 import { checkTraceContinued } from '../harness/checkers/trace-continued.ts';
 import type { EventOf, HistoryEvent } from '../harness/history.ts';
 import { parseTraceparent, traceparentOf } from '../harness/load/traceparent.ts';
@@ -77,5 +78,17 @@ describe('trace-continued across a hand-back', () => {
     const r = checkTraceContinued(twice, finalState([]));
     expect(r.pass).toBe(true);
     expect(r.judged.n).toBe(4);
+  });
+});
+
+describe('the OpenTelemetry checks on an installation without the SDK', () => {
+  it('say what to install (notHere) instead of passing or failing', () => {
+    const absent = { t: 0, node: 'harness', type: 'otel:absent', missing: ['@opentelemetry/sdk-trace-base'], install: 'npm install --save-dev @opentelemetry/sdk-trace-base' } as HistoryEvent;
+    const ended = [absent, h.completed(22, 1, 'w1', 1)];
+    for (const r of [checkTraceContinued(ended, finalState([])), checkOtelCountsAgree([absent, h.claim(10, 1, 'w1')], finalState([]))]) {
+      expect(r.pass).toBe('unknown');
+      expect(r.notHere).toBe('npm install --save-dev @opentelemetry/sdk-trace-base');
+      expect(r.figure).toContain('no OpenTelemetry SDK here (@opentelemetry/sdk-trace-base)');
+    }
   });
 });

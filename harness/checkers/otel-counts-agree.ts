@@ -1,5 +1,5 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { firstN, fmt, type CheckerDef } from './types.ts';
+import { firstN, fmt, otelAbsent, otelNotHere, type CheckerDef } from './types.ts';
 
 export type OtelCountsAgreeBounds = Record<string, never>;
 
@@ -61,7 +61,8 @@ export function checkOtelCountsAgree(history: readonly HistoryEvent[], _final: F
     figure: `${fmt(off.length)} series off over ${fmt(collections)} collections; ${fmt(counted)} claims, completions and failures behind the workers' last collections`,
   };
   if (off.length) return { ...base, pass: false, examples: firstN(off) };
-  return { ...base, pass: collections > 0 ? true : 'unknown' };
+  const absent = otelAbsent(history);
+  return absent ? otelNotHere(base, absent) : { ...base, pass: collections > 0 ? true : 'unknown' };
 }
 
 export const otelCountsAgree: CheckerDef<OtelCountsAgreeBounds> = {

@@ -1,6 +1,6 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { parseTraceparent } from '../load/traceparent.ts';
-import { firstN, fmt, type CheckerDef } from './types.ts';
+import { firstN, fmt, otelAbsent, otelNotHere, type CheckerDef } from './types.ts';
 
 export type TraceContinuedBounds = Record<string, never>;
 
@@ -34,6 +34,7 @@ export function checkTraceContinued(history: readonly HistoryEvent[], _final: Fi
   const attempts = new Map<string, Span[]>();
   const handlers: Span[] = [];
   const ended: { jobId: number; attempt: number }[] = [];
+  const absent = otelAbsent(history);
   for (const e of history) {
     if (e.type === 'enqueue:ok' && e.traceparent) {
       const tp = parseTraceparent(e.traceparent);
@@ -83,7 +84,7 @@ export function checkTraceContinued(history: readonly HistoryEvent[], _final: Fi
       `${fmt(missing)} ended attempts without a span, ${fmt(wrong.length - missing)} off their trace`,
   };
   if (wrong.length) return { ...base, pass: false, examples: firstN(wrong) };
-  return { ...base, pass: n > 0 ? true : 'unknown' };
+  return absent ? otelNotHere(base, absent) : { ...base, pass: n > 0 ? true : 'unknown' };
 }
 
 export const traceContinued: CheckerDef<TraceContinuedBounds> = {

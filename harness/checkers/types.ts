@@ -1,4 +1,4 @@
-import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 
 /**
  * An invariant checker: a pure function of the recorded history, the final
@@ -78,4 +78,14 @@ export function happenedBefore(a: HistoryEvent, ai: number, b: HistoryEvent, bi:
   const ta = eventTime(a, b);
   const tb = eventTime(b, a);
   return ta < tb || (ta === tb && ai < bi);
+}
+
+/** The run's `otel:absent` (a scenario with `otel` on an installation without the OpenTelemetry SDK), if any. */
+export function otelAbsent(history: readonly HistoryEvent[]): EventOf<'otel:absent'> | undefined {
+  return history.find((e): e is EventOf<'otel:absent'> => e.type === 'otel:absent');
+}
+
+/** An OpenTelemetry check with nothing to judge because the SDK was not installed here: inconclusive, saying what to install. */
+export function otelNotHere(base: Omit<InvariantResult, 'pass'>, absent: EventOf<'otel:absent'>): InvariantResult {
+  return { ...base, pass: 'unknown', figure: `no OpenTelemetry SDK here (${absent.missing.join(', ')}), nothing to judge; install it: ${absent.install}`, notHere: absent.install };
 }

@@ -76,6 +76,20 @@ for f in report.md report.html report.json; do
   test -s "reports/steady/$f" || { echo "packed-install: reports/steady/$f is missing" >&2; exit 1; }
 done
 
+step "a scenario with otel (slow-worker) without the OpenTelemetry SDK: runs, its two OpenTelemetry checks say what to install"
+code=0
+npx --no-install stampede-queue scenario slow-worker --duration 5 --json --out reports/otel > otel.json || code=$?
+if [[ $code -ne 0 && $code -ne 3 ]]; then
+  echo "packed-install: scenario slow-worker without the OpenTelemetry SDK exited $code; expected 0 or 3" >&2
+  exit 1
+fi
+node -e "
+const r = require('./otel.json');
+for (const name of ['trace-continued', 'otel-counts-agree']) {
+  const i = r.invariants.find((x) => x.name === name);
+  if (!i || i.pass !== 'unknown' || !/npm install --save-dev @opentelemetry/.test(i.notHere ?? '')) { console.error('packed-install: ' + name + ' did not say what to install: ' + JSON.stringify(i)); process.exit(1); }
+}"
+
 step "a peer engine: without it, --engine exits 2 with the npm install line; installed beside, worker-crash runs against it"
 code=0
 npx --no-install stampede-queue scenario worker-crash --engine graphile-worker 2> peer-missing.err || code=$?
