@@ -34,7 +34,7 @@
 -- split evenly over the queues: each count stops at its share. (At thirds,
 -- poison-herd's drain was estimated down to 6,500 jobs left, where the
 -- estimate's error passed 50 % of the true depth.) A queue whose count reaches its share is
--- estimated (estimated = true): the index's entries now, less the queues
+-- estimated (estimated = true): jobs_due_idx's entries now, less the queues
 -- counted exactly, shared evenly by the queues past their share, and never
 -- below what was counted. The index's entries now are its current size in
 -- pages times its entries per page at the last VACUUM or ANALYZE (the
@@ -94,9 +94,14 @@ counted AS (
               LIMIT s.nf) x
    ) f
 ),
--- Entries per index now: (pages now) x (entries per page). Nominal widths:
--- jobs_oldest_idx 36 bytes (tuple header, an 8-character queue, run_at, line
--- pointer), jobs_failed_queue_idx 28.
+-- Entries per index now: (pages now) x (entries per page). The claimable
+-- entries are jobs_due_idx's, not jobs_oldest_idx's, though the counts read the
+-- latter: btree deduplication packs equal keys into one posting list, and
+-- jobs_oldest_idx's keys repeat for every job of one enqueue (run_at is the
+-- transaction's now()), so its entries per page swing with how jobs were
+-- enqueued; jobs_due_idx ends in the job's id, unique, and is never
+-- deduplicated. Nominal widths: jobs_due_idx 44 bytes (tuple header, an
+-- 8-character queue, priority, run_at, id, line pointer), jobs_failed_queue_idx 28.
 entries AS (
   SELECT greatest(0, max(e.n) FILTER (WHERE e.kind = 'claimable') - d.dead / 2) AS claimable,
          max(e.n) FILTER (WHERE e.kind = 'failed') AS failed
@@ -104,7 +109,7 @@ entries AS (
                  pg_relation_size(c.oid) / current_setting('block_size')::float8
                  * CASE WHEN c.reltuples > 0 AND c.relpages > 0 THEN c.reltuples / c.relpages
                         ELSE current_setting('block_size')::float8 * 0.7 / i.nominal_bytes END AS n
-            FROM (VALUES ('claimable', 'stampede.jobs_oldest_idx'::regclass, 36),
+            FROM (VALUES ('claimable', 'stampede.jobs_due_idx'::regclass, 44),
                          ('failed', 'stampede.jobs_failed_queue_idx'::regclass, 28)) i(kind, idx, nominal_bytes)
             JOIN pg_class c ON c.oid = i.idx) e
    CROSS JOIN (SELECT pg_stat_get_dead_tuples('stampede.jobs'::regclass)::float8 AS dead) d
