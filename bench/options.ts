@@ -1,4 +1,4 @@
-import { CONFIGS } from './systems/configs.ts';
+import { CONFIGS, SCHEMA_BASELINES, WITHOUT_INDEX_CONFIG } from './systems/configs.ts';
 import { HORIZON_CONFIGS } from './workloads/horizon.ts';
 
 /** A named plan: `full` (no flag), `quick` (`--quick`), `issue15`, `sampler`, `horizon` (`--preset NAME`). */
@@ -173,16 +173,21 @@ export function issue15Plan(): BenchPlan {
  * Issue 47: the queue-state round's time and rows read at 0.5M, 2M and 5M
  * claimable over 20 and 200 queues, right after the insert and after VACUUM,
  * the new round (a row budget per round) beside the old (100,000 rows per
- * queue). Nothing else.
+ * queue); and what the round's index (migration 0020) costs the write path:
+ * enqueue and drains of stampede's defaults beside the same without the
+ * index, 5 rounds, interleaved.
  */
 export function samplerPlan(): BenchPlan {
+  const beside = ['stampede', WITHOUT_INDEX_CONFIG];
   return {
     ...fullPlan(),
     preset: 'sampler',
     targetIssues: [],
     writeDocs: false,
-    rounds: 0,
-    skip: new Set(['enqueue', 'drain', 'latency', 'scale', 'raw', 'archive', 'horizon']),
+    rounds: 5,
+    enqueueConfigs: beside,
+    drainConfigs: beside,
+    skip: new Set(['latency', 'scale', 'raw', 'archive', 'horizon']),
   };
 }
 
@@ -287,7 +292,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchPlan {
         plan.latencyRatePerSec = int(a, argv[++i], 1);
         break;
       case '--only': {
-        const ids = configIds(a, argv[++i], ALL);
+        const ids = configIds(a, argv[++i], [...ALL, ...SCHEMA_BASELINES.map((c) => c.id)]);
         plan.enqueueConfigs = plan.enqueueConfigs.filter((c) => ids.includes(c));
         plan.drainConfigs = plan.drainConfigs.filter((c) => ids.includes(c));
         plan.latencyConfigs = plan.latencyConfigs.filter((c) => ids.includes(c));

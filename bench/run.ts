@@ -14,14 +14,14 @@ import { CHILD_SCRIPT, wallMs } from './proc.ts';
 import { renderMarkdown, renderTable, summarize, type BenchResults, type Machine, type RoundResults } from './report.ts';
 import { checkTargets, drainKey } from './targets.ts';
 import { once } from './systems/util.ts';
-import { configById, FAMILIES } from './systems/configs.ts';
+import { configById, FAMILIES, WITHOUT_INDEX_CONFIG } from './systems/configs.ts';
 import { runDrain } from './workloads/drain.ts';
 import { runEnqueueOne } from './workloads/enqueue.ts';
 import { runLatency } from './workloads/latency.ts';
 import { runRawLimit, type RawLimitResult } from './workloads/raw-limit.ts';
 import { runScale, type ScaleResult } from './workloads/scale.ts';
 import { runArchive, type ArchiveResult } from './workloads/archive.ts';
-import { renderSamplerTable, runSampler, type SamplerResult } from './workloads/sampler.ts';
+import { renderIndexCostTable, renderSamplerTable, runSampler, type SamplerResult } from './workloads/sampler.ts';
 import { runHorizon, type HorizonResult } from './workloads/horizon.ts';
 import { renderHorizonSummary, writeHorizonDocs } from './horizon-report.ts';
 
@@ -152,6 +152,9 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(results) + '\n');
   } else {
     process.stdout.write(renderTable(results) + '\n');
+    if (plan.drainConfigs.includes(WITHOUT_INDEX_CONFIG) || plan.enqueueConfigs.includes(WITHOUT_INDEX_CONFIG)) {
+      process.stdout.write(`\nwhat the round's index costs the write path (medians of ${plan.rounds} rounds):\n${renderIndexCostTable(results.medians, plan.drainSizes.flatMap((s) => plan.drainProcs.map((procs) => ({ jobs: s.jobs, procs }))))}\n`);
+    }
     if (results.sampler) process.stdout.write(`\nqueue-state round (${results.sampler.rounds} rounds each, budget ${results.sampler.roundRowBudget} rows, ${results.sampler.doneRows} done rows):\n${renderSamplerTable(results.sampler)}\n`);
     if (results.horizon) process.stdout.write(`\nheld horizon (${results.horizon.minutes} min each):\n${renderHorizonSummary(results.horizon)}\n`);
     if (results.scale) process.stdout.write(`\nclaim plan at ${results.scale.points.at(-1)?.finishedRows} finished rows:\n${results.scale.explain}\n`);

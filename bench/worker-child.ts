@@ -6,15 +6,15 @@
 // stops the worker and sends `stopped` with the due-to-start latencies (the warm-up's apart) and each one's due instant.
 import { systemClock } from '../engine/clock.ts';
 import { dueToStartMs, type ChildMessage } from './proc.ts';
-import { CONFIGS, FAMILIES } from './systems/configs.ts';
+import { configById, FAMILIES } from './systems/configs.ts';
 import type { BenchJob, WorkerHandle } from './systems/types.ts';
 
 const send = (m: ChildMessage) => process.send?.(m);
 
 async function main(): Promise<void> {
   const [configId, url] = process.argv.slice(2);
-  const config = CONFIGS.find((c) => c.id === configId);
-  if (!config || !url) throw new Error(`usage: worker-child.ts <configId> <url>; got "${configId}"`);
+  if (!configId || !url) throw new Error(`usage: worker-child.ts <configId> <url>; got "${configId ?? ''}"`);
+  const config = configById(configId);
   let n = 0;
   const latencies: number[] = [];
   const warmupLatencies: number[] = [];

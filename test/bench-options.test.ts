@@ -56,9 +56,14 @@ describe('parseBenchArgs', () => {
     }
   });
 
-  it('--preset sampler runs the queue-state round workload only; --sampler-sizes sets its backlogs', () => {
+  it('--preset sampler runs the queue-state round workload, and enqueue and drains beside the schema without its index; --sampler-sizes sets its backlogs', () => {
     const plan = parseBenchArgs(['--preset', 'sampler', '--sampler-sizes', '500000,2000000']);
-    expect([...plan.skip].sort()).toEqual(['archive', 'drain', 'enqueue', 'horizon', 'latency', 'raw', 'scale']);
+    expect([...plan.skip].sort()).toEqual(['archive', 'horizon', 'latency', 'raw', 'scale']);
+    expect(plan).toMatchObject({ rounds: 5, enqueueConfigs: ['stampede', 'stampede-without-0020'], drainConfigs: ['stampede', 'stampede-without-0020'] });
+    expect(configById('stampede-without-0020').settings).toEqual({ dropIndexes: ['jobs_oldest_idx'] });
+    // A schema baseline runs only where a preset puts it, never in the full run.
+    expect(parseBenchArgs([]).drainConfigs).not.toContain('stampede-without-0020');
+    expect(parseBenchArgs(['--preset', 'sampler', '--only', 'stampede-without-0020']).drainConfigs).toEqual(['stampede-without-0020']);
     expect(plan).toMatchObject({ samplerSizes: [500_000, 2_000_000], samplerQueues: [20, 200], samplerRounds: 5, targetIssues: [] });
     expect(parseBenchArgs([]).skip.has('sampler')).toBe(true);
     expect(() => parseBenchArgs(['--sampler-sizes', '500000,x'])).toThrow(/--sampler-sizes: expected an integer >= 2000, got "x"/);

@@ -94,8 +94,28 @@ export const CONFIGS: SystemConfig[] = [
   },
 ];
 
+/** stampede without the queue-state round's index (migration 0020's jobs_oldest_idx). */
+export const WITHOUT_INDEX_CONFIG = 'stampede-without-0020';
+
+/**
+ * stampede on an older schema: the before of a schema change's cost, run only
+ * by the preset that measures it beside `stampede` (never by the full run).
+ */
+export const SCHEMA_BASELINES: SystemConfig[] = [
+  {
+    // Issue 47's index (migration 0020): what one more index entry per enqueue costs the enqueue and the drain.
+    id: WITHOUT_INDEX_CONFIG,
+    family: 'stampede',
+    label: "defaults, without 0020's jobs_oldest_idx",
+    settings: { dropIndexes: ['jobs_oldest_idx'] },
+    notify: true,
+    concurrency: 10,
+  },
+];
+
 export function configById(id: string): SystemConfig {
-  const c = CONFIGS.find((x) => x.id === id);
-  if (!c) throw new Error(`unknown system config "${id}"; expected one of ${CONFIGS.map((x) => x.id).join(', ')}`);
+  const all = [...CONFIGS, ...SCHEMA_BASELINES];
+  const c = all.find((x) => x.id === id);
+  if (!c) throw new Error(`unknown system config "${id}"; expected one of ${all.map((x) => x.id).join(', ')}`);
   return c;
 }

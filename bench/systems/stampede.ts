@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { Db } from '../../engine/db.ts';
 import { enqueue, enqueueMany } from '../../engine/enqueue.ts';
 import { createLogger } from '../../engine/log.ts';
@@ -11,16 +12,18 @@ import { warm } from './util.ts';
 /**
  * stampede as the bench runs it: the real Worker with leases, heartbeats,
  * fencing, attempt accounting and the lease rescuer all on (nothing switched
- * off to look fast). Settings: `concurrency`, `claimAhead`, `pollMs`, `leaseMs`, `heartbeatMs`.
+ * off to look fast). Settings: `concurrency`, `claimAhead`, `pollMs`, `leaseMs`, `heartbeatMs`, and for
+ * install `dropIndexes` (names in schema stampede: an older schema, the before of an index's cost).
  */
 export const stampedeFamily: SystemFamily = {
   name: 'stampede',
   version: () => 'workspace',
 
-  async install(url) {
+  async install(url, settings) {
     const db = new Db({ connectionString: url, maxConnections: 1, applicationName: 'stampede:bench' });
     try {
       await migrate(db);
+      for (const index of (settings.dropIndexes as string[] | undefined) ?? []) await db.query(`DROP INDEX stampede.${pg.escapeIdentifier(index)}`);
     } finally {
       await db.close();
     }

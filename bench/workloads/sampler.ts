@@ -5,8 +5,10 @@ import { createLogger } from '../../engine/log.ts';
 import { composeRound, QUEUE_STATE_SAMPLER_DEFAULTS, QueueStateSampler } from '../../engine/metrics/queue-state-sampler.ts';
 import { loadQueries } from '../../engine/sql.ts';
 import type { BenchContext } from '../context.ts';
+import type { Medians } from '../report.ts';
+import { drainKey } from '../targets.ts';
 import { wallMs } from '../proc.ts';
-import { configById } from '../systems/configs.ts';
+import { configById, WITHOUT_INDEX_CONFIG } from '../systems/configs.ts';
 
 const q = loadQueries(new URL('../sampler-baseline.sql', import.meta.url), [
   'BaselineClaimableByQueue',
@@ -160,4 +162,27 @@ export function renderSamplerTable(r: SamplerResult): string {
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * What the round's index costs the write path: each write row of the run's
+ * medians, `stampede` beside `stampede-without-0020` (same run, interleaved
+ * rounds), and their ratio (below 1: slower with the index).
+ */
+export function renderIndexCostTable(m: Medians, drains: { jobs: number; procs: number }[]): string {
+  const rows: [string, number | null | undefined, number | null | undefined][] = [
+    ['enqueue, one INSERT each (10 at once)', m.enqueueOne.stampede, m.enqueueOne[WITHOUT_INDEX_CONFIG]],
+    ['enqueue, one batch (the drains\' load)', m.enqueueBatch.stampede, m.enqueueBatch[WITHOUT_INDEX_CONFIG]],
+    ...drains.map(({ jobs, procs }): [string, number | null | undefined, number | null | undefined] => [
+      `drain ${jobs.toLocaleString('en')} jobs, ${procs} process${procs > 1 ? 'es' : ''}`,
+      m.drain[drainKey('stampede', procs, jobs)]?.drainJobsPerSec,
+      m.drain[drainKey(WITHOUT_INDEX_CONFIG, procs, jobs)]?.drainJobsPerSec,
+    ]),
+  ];
+  const fmt = (v: number | null | undefined) => (v == null ? 'n/a' : Math.round(v).toLocaleString('en'));
+  return [
+    '| workload | with jobs_oldest_idx, jobs/s | without, jobs/s | with / without |',
+    '| --- | ---: | ---: | ---: |',
+    ...rows.map(([what, withIdx, without]) => `| ${what} | ${fmt(withIdx)} | ${fmt(without)} | ${withIdx && without ? (withIdx / without).toFixed(2) : 'n/a'} |`),
+  ].join('\n');
 }

@@ -1,7 +1,7 @@
 -- Queue-state and Postgres-health queries of the QueueStateSampler. They run
 -- every few seconds against a table that may hold 300M rows, nearly all of
 -- them done, so none of them may touch the done rows: each one rides a
--- partial index (jobs_due_idx holds only pending/failed rows,
+-- partial index (jobs_oldest_idx holds only pending/failed rows,
 -- jobs_failed_queue_idx only failed ones, jobs_lease_idx only claimed ones)
 -- or reads a statistics view. test/metrics-sampler.test.ts
 -- asserts from EXPLAIN that none does a Seq Scan on stampede.jobs.
@@ -15,20 +15,18 @@
 -- right after the insert (the visibility map not yet set, so each entry was a
 -- heap visit) took seconds.
 --
--- The distinct queues come from a recursive "loose index scan" over
--- jobs_due_idx: each step is one index descent to the next queue name, so the
--- cost is O(queues · log n), not O(backlog).
+-- The queues and the oldest claimable job of each come from one recursive
+-- "loose index scan" over jobs_oldest_idx (queue, run_at; 0020): each step is
+-- one index descent to the next queue's first entry, which is that queue's
+-- least run_at, so the cost is O(queues · log n), not O(backlog). The oldest
+-- due job, the SLO signal, is exact: the least run_at is due if any job is
+-- (run_at <= now()), and its age is now() - run_at on the database clock.
+-- Before 0020 the oldest came from jobs_due_idx (queue, priority, run_at) as
+-- the least of ten probes, one per priority: ten descents per queue, 2,000 of
+-- a round's 2,400 at 200 queues and most of its time (docs/metrics.md).
 --
--- The oldest due job per queue, the SLO signal, is exact: 10 more descents per
--- queue, outside the budget. The index is ordered (queue, priority, run_at),
--- so min(run_at) per (queue, priority) is the first entry at or after the
--- queue/priority prefix; priorities are 0..9 by the table's CHECK constraint.
--- A plain min(run_at) ... WHERE queue = $q would instead read every index
--- entry of the queue (the index is not ordered by run_at within a queue). Ages
--- come from the database clock: now() - run_at.
---
--- Depth is counted by index-only scans, claimable and due from jobs_due_idx
--- (queue and run_at are in it), failed from jobs_failed_queue_idx (0005);
+-- Depth is counted by index-only scans, claimable and due from
+-- jobs_oldest_idx in run_at order, failed from jobs_failed_queue_idx (0005);
 -- pending is the difference. Counting the state from the heap instead cost
 -- 130-550 ms a round at a 500k backlog against 40-60 ms this way. Half of
 -- the budget goes to the claimable counts, the depth an incident is about, and
@@ -36,7 +34,7 @@
 -- split evenly over the queues: each count stops at its share. (At thirds,
 -- poison-herd's drain was estimated down to 6,500 jobs left, where the
 -- estimate's error passed 50 % of the true depth.) A queue whose count reaches its share is
--- estimated (estimated = true): the index's entries now, less the queues
+-- estimated (estimated = true): jobs_due_idx's entries now, less the queues
 -- counted exactly, shared evenly by the queues past their share, and never
 -- below what was counted. The index's entries now are its current size in
 -- pages times its entries per page at the last VACUUM or ANALYZE (the
@@ -50,21 +48,27 @@
 -- (pg_stat_user_tables.n_dead_tup, kept per commit, reset by vacuum) over two
 -- bound the dead entries from above (read through pg_stat_get_dead_tuples, the
 -- function behind that view, so no catalog is scanned); the claimable entries are taken as the
--- index's entries less that. Due scales with the claimable estimate by the
--- counted rows' due fraction. The error is measured in docs/metrics.md.
-WITH RECURSIVE queues(queue) AS (
-  (SELECT j.queue FROM stampede.jobs j
+-- index's entries less that. The count reads a queue's entries oldest first,
+-- so the due ones come first: a count that reached a job not yet due counted
+-- every due job, and due is exact even when the queue's depth is estimated;
+-- when every entry counted was due, due is the claimable estimate (at least
+-- the share is due, and the rest is not known). The error is measured in
+-- docs/metrics.md.
+WITH RECURSIVE queues(queue, oldest) AS (
+  (SELECT j.queue, j.run_at FROM stampede.jobs j
     WHERE j.state IN ('pending', 'failed')
-    ORDER BY j.queue LIMIT 1)
+    ORDER BY j.queue, j.run_at LIMIT 1)
   UNION ALL
-  SELECT (SELECT j.queue FROM stampede.jobs j
-           WHERE j.state IN ('pending', 'failed') AND j.queue > q.queue
-           ORDER BY j.queue LIMIT 1)
+  SELECT n.queue, n.run_at
     FROM queues q
-   WHERE q.queue IS NOT NULL
+   CROSS JOIN LATERAL (
+     SELECT j.queue, j.run_at FROM stampede.jobs j
+      WHERE j.state IN ('pending', 'failed') AND j.queue > q.queue
+      ORDER BY j.queue, j.run_at LIMIT 1
+   ) n
 ),
 listed AS MATERIALIZED (
-  SELECT q.queue FROM queues q WHERE q.queue IS NOT NULL
+  SELECT q.queue, q.oldest FROM queues q
 ),
 share AS (
   SELECT greatest(1, $1::int8 / 2 / greatest(1, count(*)))::int8 AS n,
@@ -72,7 +76,7 @@ share AS (
     FROM listed
 ),
 counted AS (
-  SELECT l.queue, d.claimable, d.due, f.failed,
+  SELECT l.queue, l.oldest, d.claimable, d.due, f.failed,
          d.claimable >= s.n AS over, f.failed >= s.nf AS failed_over
     FROM listed l
    CROSS JOIN share s
@@ -81,7 +85,7 @@ counted AS (
             count(*) FILTER (WHERE x.run_at <= now())::int8 AS due
        FROM (SELECT j.run_at FROM stampede.jobs j
               WHERE j.state IN ('pending', 'failed') AND j.queue = l.queue
-              LIMIT s.n) x
+              ORDER BY j.run_at LIMIT s.n) x
    ) d
    CROSS JOIN LATERAL (
      SELECT count(*)::int8 AS failed
@@ -90,9 +94,14 @@ counted AS (
               LIMIT s.nf) x
    ) f
 ),
--- Entries per index now: (pages now) x (entries per page). Nominal widths:
--- jobs_due_idx 44 bytes (tuple header, an 8-character queue, priority,
--- run_at, id, line pointer), jobs_failed_queue_idx 28.
+-- Entries per index now: (pages now) x (entries per page). The claimable
+-- entries are jobs_due_idx's, not jobs_oldest_idx's, though the counts read the
+-- latter: btree deduplication packs equal keys into one posting list, and
+-- jobs_oldest_idx's keys repeat for every job of one enqueue (run_at is the
+-- transaction's now()), so its entries per page swing with how jobs were
+-- enqueued; jobs_due_idx ends in the job's id, unique, and is never
+-- deduplicated. Nominal widths: jobs_due_idx 44 bytes (tuple header, an
+-- 8-character queue, priority, run_at, id, line pointer), jobs_failed_queue_idx 28.
 entries AS (
   SELECT greatest(0, max(e.n) FILTER (WHERE e.kind = 'claimable') - d.dead / 2) AS claimable,
          max(e.n) FILTER (WHERE e.kind = 'failed') AS failed
@@ -115,7 +124,7 @@ spread AS (
     FROM counted c
 ),
 estimated AS (
-  SELECT s.queue, s.over, s.due, s.claimable AS claimable_counted,
+  SELECT s.queue, s.oldest, s.over, s.due, s.claimable AS claimable_counted,
          CASE WHEN s.over THEN greatest(s.claimable, round((e.claimable - s.claimable_exact) / s.over_n))::int8
               ELSE s.claimable END AS claimable,
          CASE WHEN s.failed_over THEN greatest(s.failed, round((e.failed - s.failed_exact) / s.failed_over_n))::int8
@@ -125,20 +134,10 @@ estimated AS (
 SELECT x.queue,
        x.claimable,
        least(x.failed, x.claimable) AS failed,
-       CASE WHEN x.over THEN round(x.claimable * x.due::float8 / x.claimable_counted)::int8 ELSE x.due END AS due,
+       CASE WHEN x.over AND x.due = x.claimable_counted THEN x.claimable ELSE x.due END AS due,
        x.over AS estimated,
-       coalesce(extract(epoch FROM now() - o.oldest_due), 0)::float8 AS oldest_due_age_s
+       CASE WHEN x.oldest <= now() THEN extract(epoch FROM now() - x.oldest) ELSE 0 END::float8 AS oldest_due_age_s
   FROM estimated x
- CROSS JOIN LATERAL (
-   SELECT min(p.run_at) AS oldest_due
-     FROM generate_series(0, 9) AS pr(n)
-    CROSS JOIN LATERAL (
-      SELECT j.run_at FROM stampede.jobs j
-       WHERE j.state IN ('pending', 'failed') AND j.queue = x.queue
-         AND j.priority = pr.n::smallint AND j.run_at <= now()
-       ORDER BY j.run_at LIMIT 1
-    ) p
- ) o
  ORDER BY x.queue;
 
 -- name: ClaimedByQueue

@@ -1,0 +1,22 @@
+-- The queue-state round's oldest unclaimed job per queue in one index descent
+-- (issue 47). The SLO signal is min(run_at) of a queue's claimable rows, and
+-- it must stay exact. jobs_due_idx is ordered (queue, priority, run_at), so
+-- the round took it as the least of ten probes, one per priority: ten
+-- descents per queue, 2,000 of a round's 2,400 at 200 queues, and most of its
+-- time (docs/metrics.md). Ordered (queue, run_at), the first entry of a queue
+-- is its oldest claimable job, so the round's walk from one queue to the next
+-- reads each queue's name and its oldest job in one descent; the round's
+-- bounded counts read it too (narrower than jobs_due_idx: no priority, no id).
+--
+-- Its cost on the write path: one index entry per row version that is pending
+-- or failed, that is one per enqueue and one per failed attempt (a retry).
+-- A claim writes none (its new version is claimed, outside the predicate),
+-- nor do heartbeats and completions. Vacuum removes the entries of rows that
+-- moved on, as for jobs_due_idx. Measured beside the schema without it in
+-- docs/metrics.md ("What the index costs").
+--
+-- Building it scans the whole table under a lock that blocks writes, as
+-- 0013's index did: migrate while the hot table is small (the archiver keeps
+-- it to the last hour of finished jobs) or in a quiet moment.
+CREATE INDEX jobs_oldest_idx ON stampede.jobs (queue, run_at)
+  WHERE state IN ('pending', 'failed');
