@@ -6,9 +6,11 @@
 // The tests drive runOnce themselves and wait on events and rows, never on time.
 import { afterEach, expect, it } from 'vitest';
 import { setQueueLimits } from '../engine/control/index.ts';
-import { enqueue } from '../engine/enqueue.ts';
+import { systemClock } from '../engine/clock.ts';
+import { enqueue, enqueueMany } from '../engine/enqueue.ts';
 import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
+import { AHEAD_CAP, AHEAD_WAIT_MS, claimAheadFor } from '../engine/worker/claim-ahead.ts';
 import { Worker } from '../engine/worker/worker.ts';
 import type { WorkerOptions } from '../engine/worker/options.ts';
 import { freshDatabase } from './support/db.ts';
@@ -149,4 +151,44 @@ it('claims nothing ahead when heartbeats are off: a waiting job would have only 
   expect(await worker.runOnce()).toBe(0);
   expect((await jobRow(db, second.id)).state).toBe('pending');
   open();
+});
+
+/** A worker of `concurrency` 2 over a backlog of 300 jobs, claims driven by the test; returns each claim's size once the last claim's handlers finished. */
+async function claimSizes(queue: string, o: Partial<WorkerOptions>, handler: () => unknown, claims: number): Promise<number[]> {
+  await enqueueMany(db, Array.from({ length: 300 }, (_, i) => ({ queue, payload: { i } })));
+  const events = new Events();
+  let finished = 0;
+  events.on('job:completed', () => void finished++);
+  const worker = new Worker({ db, events, handlers: { [queue]: handler }, listen: false, rescue: false, concurrency: 2, rng: new SeededRng(queue), ...o });
+  workers.push(worker);
+  const sizes: number[] = [];
+  for (let i = 0; i < claims; i++) {
+    sizes.push(await worker.runOnce());
+    const total = sizes.reduce((a, b) => a + b, 0);
+    await until(`the ${total} claimed jobs finish`, () => finished === total);
+  }
+  return sizes;
+}
+
+it('grows the claim-ahead buffer at the default once a claim came back full and handlers are fast, up to the pace bound', async () => {
+  const sizes = await claimSizes('ahead-grows', {}, () => {}, 3);
+  // The first two claims take concurrency + claimAhead (2 + 2): the first has no handler's pace yet. The second came
+  // back full with sub-millisecond handlers: the buffer grows to 2 slots x 100 ms / 1 ms = 200.
+  expect(sizes.slice(0, 2)).toEqual([4, 4]);
+  expect(sizes[2]).toBeGreaterThan(4);
+  expect(sizes[2]).toBeLessThanOrEqual(2 + Math.floor((2 * AHEAD_WAIT_MS) / 1));
+});
+
+it('keeps the buffer at the default when the handlers are slow, and at a claimAhead that was set', async () => {
+  // 2 slots x 100 ms / 100 ms or more is at most 2 jobs of wait: no more than the default claims.
+  expect(await claimSizes('ahead-slow', {}, () => systemClock.sleep(AHEAD_WAIT_MS + 20), 3)).toEqual([4, 4, 4]);
+  expect(await claimSizes('ahead-set', { claimAhead: 2 }, () => {}, 3)).toEqual([4, 4, 4]);
+});
+
+it('sizes a grown buffer by the pace of the handlers, within its cap, and only after a full claim', () => {
+  expect(claimAheadFor(10, 10, 0.2, true)).toBe(AHEAD_CAP);
+  expect(claimAheadFor(10, 10, 5, true)).toBe(200);
+  expect(claimAheadFor(10, 10, 500, true)).toBe(10);
+  expect(claimAheadFor(10, 10, 0.2, false)).toBe(10);
+  expect(claimAheadFor(10, 10, Number.NaN, true)).toBe(10);
 });

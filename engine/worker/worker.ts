@@ -8,6 +8,7 @@ import { Events } from '../events.ts';
 import { bindOtelRed } from '../metrics/otel-metrics.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
+import { claimAheadFor, HANDLER_MEAN_WEIGHT } from './claim-ahead.ts';
 import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
@@ -71,7 +72,12 @@ export class Worker {
   private readonly waiting: JobRun[] = [];
   private readonly concurrency: number;
   /** Jobs this worker may hold claimed beyond `concurrency` (0 when any of its queues runs without heartbeats). */
-  private readonly claimAhead: number;
+  private claimAhead: number;
+  /** claimAhead unset and heartbeats on: the buffer grows while the queue is backed up (claim-ahead.ts). */
+  private readonly aheadGrows: boolean;
+  private readonly baseAhead: number;
+  /** The handlers' mean duration, ms (an exponential moving average): what bounds a grown buffer. */
+  private handlerMeanMs = Number.NaN;
   /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
   private readonly recording = new Set<JobRun>();
   private running = false;
@@ -132,6 +138,8 @@ export class Worker {
     this.concurrency = options.concurrency ?? DEFAULTS.concurrency;
     // A job claimed ahead waits for a slot under its lease: only heartbeats make any wait safe, so without them no claim-ahead.
     this.claimAhead = beatPeriods.every((ms) => ms > 0) ? (options.claimAhead ?? this.concurrency) : 0;
+    this.baseAhead = this.claimAhead;
+    this.aheadGrows = options.claimAhead === undefined && this.claimAhead > 0;
     this.runDeps = {
       db: options.db,
       clock: this.clock,
@@ -264,6 +272,7 @@ export class Worker {
       this.claiming = false;
     }
     this.emptyClaims = jobs.length > 0 ? 0 : this.emptyClaims + 1;
+    if (this.aheadGrows) this.claimAhead = claimAheadFor(this.baseAhead, this.concurrency, this.handlerMeanMs, jobs.length === free);
     if (this.emptyClaims === 1 && this.recordedDuringClaim) this.wakeUp();
     for (const job of jobs) this.launch(job, sentAt);
     return jobs.length;
@@ -322,6 +331,9 @@ export class Worker {
   /** A run's handler returned: its slot takes the next waiting job. */
   private handlerFinished(run: JobRun): void {
     this.inFlight.delete(run);
+    if (Number.isFinite(run.durationMs)) {
+      this.handlerMeanMs = Number.isNaN(this.handlerMeanMs) ? run.durationMs : this.handlerMeanMs + (run.durationMs - this.handlerMeanMs) * HANDLER_MEAN_WEIGHT;
+    }
     this.fillSlots();
     if (this.heldBack || this.emptyClaims === 0) this.wakeUp();
   }
