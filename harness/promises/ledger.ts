@@ -651,6 +651,23 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'claim-ahead', invariant: 'claim-ahead-lease' }], minJudged: 10, mutants: ['claim-ahead-unheartbeated'] },
   },
   {
+    id: 'claim-ahead-grows-while-backed-up',
+    promise:
+      "Left unset, a worker's claim-ahead grows after a claim that came back full, to what its slots run in about 100 ms at the handlers' mean duration (at most 500), stays at concurrency for slow handlers, and a value that is set stays as set.",
+    documented: [{ file: 'docs/configuration.md', quote: 'grows after a full claim' }],
+    covers: { options: ['Worker.claimAhead'] },
+    vouch: {
+      by: 'test',
+      file: 'test/worker-claim-ahead.test.ts',
+      tests: [
+        'grows the claim-ahead buffer at the default once a claim came back full',
+        'keeps the buffer at the default when the handlers are slow, and at a claimAhead that was set',
+      ],
+      notInGate:
+        "a sizing policy whose pay-off is a bench figure (the held-horizon workload, docs/performance.md); what the gate would judge is its bound, the wait of a job claimed ahead for a slot: a scenario at the defaults with a backlog of fast jobs, an invariant over job:claimed -> job:started per worker (claims come as job:claimed events sharing dbClaimedAt), and a mutant that grows the buffer without the pace bound. Not built in this change",
+    },
+  },
+  {
     id: 'enqueue-idempotent',
     promise: 'An enqueue re-sent with the same idempotency key returns the same job: one job per key while its job is not archived.',
     documented: [{ file: 'docs/effects.md', quote: 'Every job has an idempotency key.' }],
