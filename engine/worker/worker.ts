@@ -260,6 +260,7 @@ export class Worker {
     if (this.waiting.length > this.claimAhead / 2) return 0;
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work. One claim's worth may
     // still be on its way in while the next claim runs: that overlap is what keeps both the worker and the database busy.
+    // A grown buffer (claim-ahead.ts) makes one claim's worth larger, up to concurrency + AHEAD_CAP.
     if (this.recording.size - this.held() > this.concurrency + this.claimAhead) return 0;
     this.heldBack = false;
     this.claiming = true;
