@@ -171,12 +171,11 @@ async function claimSizes(queue: string, o: Partial<WorkerOptions>, handler: () 
 }
 
 it('grows the claim-ahead buffer at the default once a claim came back full and handlers are fast, up to the pace bound', async () => {
-  const sizes = await claimSizes('ahead-grows', {}, () => {}, 3);
-  // The first two claims take concurrency + claimAhead (2 + 2): the first has no handler's pace yet. The second came
-  // back full with sub-millisecond handlers: the buffer grows to 2 slots x 100 ms / 1 ms = 200.
-  expect(sizes.slice(0, 2)).toEqual([4, 4]);
-  expect(sizes[2]).toBeGreaterThan(4);
-  expect(sizes[2]).toBeLessThanOrEqual(2 + Math.floor((2 * AHEAD_WAIT_MS) / 1));
+  const sizes = await claimSizes('ahead-grows', {}, () => {}, 4);
+  // The first two claims take concurrency + claimAhead (2 + 2): the first has no handler's pace yet. From the second,
+  // full with sub-millisecond handlers, the buffer grows toward 2 slots x 100 ms / 1 ms = 200, twofold a claim.
+  expect(sizes).toEqual([4, 4, 2 + 4, 2 + 8]);
+  expect(2 + 8).toBeLessThanOrEqual(2 + Math.floor((2 * AHEAD_WAIT_MS) / 1));
 });
 
 it('keeps the buffer at the default when the handlers are slow, and at a claimAhead that was set', async () => {
@@ -185,10 +184,45 @@ it('keeps the buffer at the default when the handlers are slow, and at a claimAh
   expect(await claimSizes('ahead-set', { claimAhead: 2 }, () => {}, 3)).toEqual([4, 4, 4]);
 });
 
-it('sizes a grown buffer by the pace of the handlers, within its cap, and only after a full claim', () => {
-  expect(claimAheadFor(10, 10, 0.2, true)).toBe(AHEAD_CAP);
-  expect(claimAheadFor(10, 10, 5, true)).toBe(200);
-  expect(claimAheadFor(10, 10, 500, true)).toBe(10);
-  expect(claimAheadFor(10, 10, 0.2, false)).toBe(10);
-  expect(claimAheadFor(10, 10, Number.NaN, true)).toBe(10);
+it('sizes a grown buffer by the pace of the handlers and by how long its jobs waited, within its cap, and only after a full claim', () => {
+  const at = { base: 10, concurrency: 10, lastClaimFull: true, current: 500, longestWaitMs: 0, maxWaitMs: 500 };
+  expect(claimAheadFor({ ...at, meanHandlerMs: 0.2 })).toBe(AHEAD_CAP);
+  expect(claimAheadFor({ ...at, meanHandlerMs: 5 })).toBe(200);
+  expect(claimAheadFor({ ...at, meanHandlerMs: 500 })).toBe(10);
+  expect(claimAheadFor({ ...at, meanHandlerMs: 0.2, lastClaimFull: false })).toBe(10);
+  expect(claimAheadFor({ ...at, meanHandlerMs: Number.NaN })).toBe(10);
+  // A job waited 2 s for a slot where half a heartbeat period is 500 ms: a quarter of the buffer, never below base.
+  expect(claimAheadFor({ ...at, meanHandlerMs: 0.2, longestWaitMs: 2_000 })).toBe(125);
+  expect(claimAheadFor({ ...at, meanHandlerMs: 0.2, current: 20, longestWaitMs: 2_000 })).toBe(10);
+  // Waits within the bound: it grows back at most twofold a claim.
+  expect(claimAheadFor({ ...at, meanHandlerMs: 0.2, current: 125, longestWaitMs: 400 })).toBe(250);
+});
+
+it('gives up a waiting job whose renewal cannot land once its lease may end, and hands it back while the slot is still busy', async () => {
+  const { worker, events, started, open } = gatedWorker('ahead-expire', { leaseMs: 300, heartbeatMs: 60 });
+  const running = await enqueue(db, 'ahead-expire', {});
+  const waiting = await enqueue(db, 'ahead-expire', {});
+  expect(await worker.runOnce()).toBe(2);
+  await until('the first job runs', () => started.length === 1);
+  // A transaction holding the waiting job's row: its renewals queue on the lock and none lands, as in a partition.
+  const holder = await db.pool.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM stampede.jobs WHERE id = $1 FOR UPDATE', [waiting.id]);
+    await events.waitFor('lease:lost', (e) => e.jobId === waiting.id && e.phase === 'expired');
+    const deferred = events.waitFor('job:deferred', (e) => e.jobId === waiting.id);
+    await holder.query('ROLLBACK');
+    // Handed back (uncharged, due at once) with the first job's handler still holding the only slot: the given-up
+    // job left the buffer when it expired, not when a slot freed.
+    await deferred;
+    const row = await jobRow(db, waiting.id);
+    expect([row.state, row.attempts]).toEqual(['pending', 0]);
+  } finally {
+    holder.release();
+  }
+  expect(started).toEqual([running.id]);
+  const completed = events.waitFor('job:completed', (e) => e.jobId === running.id);
+  open();
+  await completed;
+  expect(started).toEqual([running.id]);
 });
