@@ -43,8 +43,10 @@ export interface WorkerOptions extends QueueOptions {
    * claim (even of a higher priority) starts behind the waiting ones. Default: the same as concurrency, and
    * left unset it grows while the queue is backed up (a claim came back full) and the handlers are fast: up to
    * what the slots run in about 100 ms at the handlers' mean duration, at most 500, so claims per second fall as
-   * the backlog grows (engine/worker/claim-ahead.ts). A value that is set stays as set. 0 turns it off. See
-   * docs/performance.md.
+   * the backlog grows; it shrinks again when a job waited in it for more than half a heartbeat period
+   * (engine/worker/claim-ahead.ts). A value that is set stays as set. 0 turns it off. Whatever its size, a
+   * waiting job whose lease may have ended (no renewal landed) is given up and handed back at once, and none
+   * starts after its lease may have ended. See docs/performance.md.
    */
   claimAhead?: number;
   /** Poll interval when no NOTIFY arrives. Tight polling burns DB CPU, long polling adds delay. Default 1,000. */
@@ -90,7 +92,7 @@ export const WORKER = declareOptions<WorkerOptions>()(
     claimAhead: {
       type: 'int', min: 0, unit: 'jobs', defaultText: '= concurrency, growing while backed up', flag: 'claim-ahead',
       doc: 'jobs claimed beyond the free slots, so a freed slot starts the next at once (0 off)',
-      note: "they are heartbeated while they wait for a slot, handed back at stop, and 0 when a queue has `heartbeatMs` 0; unset, it grows after a full claim to what the slots run in about 100 ms at the handlers' mean duration (at most 500); trade-offs in [performance.md](performance.md#the-worker-hot-path-and-what-each-setting-trades)",
+      note: "they are heartbeated while they wait for a slot, handed back at stop, and 0 when a queue has `heartbeatMs` 0; unset, it grows after a full claim to what the slots run in about 100 ms at the handlers' mean duration (at most 500), and shrinks when a job waited in it over half a heartbeat period; trade-offs in [performance.md](performance.md#the-worker-hot-path-and-what-each-setting-trades)",
     },
     leaseMs: { type: 'ms', unit: 'ms', default: 30_000, perQueue: true, flag: 'lease-ms', doc: 'visibility timeout of a claim without a heartbeat' },
     heartbeatMs: {
