@@ -49,12 +49,18 @@ function gatedWorker(queue: string, o: Partial<WorkerOptions> = {}) {
   return { worker, events, started, open };
 }
 
+/** gatedWorker with two jobs claimed in one claim: the first running (held by the gate), the second waiting for its slot. */
+async function oneRunningOneWaiting(queue: string, o: Partial<WorkerOptions> = {}) {
+  const w = gatedWorker(queue, o);
+  const running = await enqueue(db, queue, {});
+  const waiting = await enqueue(db, queue, {});
+  expect(await w.worker.runOnce()).toBe(2);
+  await until('the first job runs', () => w.started.length === 1);
+  return { ...w, running, waiting };
+}
+
 it("renews a waiting job's lease while it waits for a slot, then runs it under the same claim", async () => {
-  const { worker, events, started, open } = gatedWorker('ahead-lease', { leaseMs: 300, heartbeatMs: 60 });
-  const running = await enqueue(db, 'ahead-lease', {});
-  const waiting = await enqueue(db, 'ahead-lease', {});
-  expect(await worker.runOnce()).toBe(2);
-  await until('the first job runs', () => started.length === 1);
+  const { events, started, open, running, waiting } = await oneRunningOneWaiting('ahead-lease', { leaseMs: 300, heartbeatMs: 60 });
   expect(started).toEqual([running.id]);
   // Renewed five times: it has waited well past its 300 ms lease, and the lease still runs.
   let renewals = 0;
@@ -75,11 +81,7 @@ it("renews a waiting job's lease while it waits for a slot, then runs it under t
 });
 
 it('hands a waiting job back uncharged at stop, without running it', async () => {
-  const { worker, events, started, open } = gatedWorker('ahead-stop');
-  const running = await enqueue(db, 'ahead-stop', {});
-  const waiting = await enqueue(db, 'ahead-stop', {});
-  expect(await worker.runOnce()).toBe(2);
-  await until('the first job runs', () => started.length === 1);
+  const { worker, events, started, open, running, waiting } = await oneRunningOneWaiting('ahead-stop');
   const released = events.waitFor('lease:released', (e) => e.jobId === waiting.id);
   const stopped = worker.stop(20_000);
   await released;
@@ -199,11 +201,7 @@ it('sizes a grown buffer by the pace of the handlers and by how long its jobs wa
 });
 
 it('gives up a waiting job whose renewal cannot land once its lease may end, and hands it back while the slot is still busy', async () => {
-  const { worker, events, started, open } = gatedWorker('ahead-expire', { leaseMs: 300, heartbeatMs: 60 });
-  const running = await enqueue(db, 'ahead-expire', {});
-  const waiting = await enqueue(db, 'ahead-expire', {});
-  expect(await worker.runOnce()).toBe(2);
-  await until('the first job runs', () => started.length === 1);
+  const { events, started, open, running, waiting } = await oneRunningOneWaiting('ahead-expire', { leaseMs: 300, heartbeatMs: 60 });
   // A transaction holding the waiting job's row: its renewals queue on the lock and none lands, as in a partition.
   const holder = await db.pool.connect();
   try {
