@@ -201,13 +201,14 @@ it('sizes a grown buffer by the pace of the handlers and by how long its jobs wa
 });
 
 it('gives up a waiting job whose renewal cannot land once its lease may end, and hands it back while the slot is still busy', async () => {
-  const { events, started, open, running, waiting } = await oneRunningOneWaiting('ahead-expire', { leaseMs: 300, heartbeatMs: 60 });
+  const { events, started, open, running, waiting } = await oneRunningOneWaiting('ahead-expire', { leaseMs: 1_000, heartbeatMs: 100 });
   // A transaction holding the waiting job's row: its renewals queue on the lock and none lands, as in a partition.
+  const expired = events.waitFor('lease:lost', (e) => e.jobId === waiting.id && e.phase === 'expired');
   const holder = await db.pool.connect();
   try {
     await holder.query('BEGIN');
     await holder.query('SELECT 1 FROM stampede.jobs WHERE id = $1 FOR UPDATE', [waiting.id]);
-    await events.waitFor('lease:lost', (e) => e.jobId === waiting.id && e.phase === 'expired');
+    await expired;
     const deferred = events.waitFor('job:deferred', (e) => e.jobId === waiting.id);
     await holder.query('ROLLBACK');
     // Handed back (uncharged, due at once) with the first job's handler still holding the only slot: the given-up
