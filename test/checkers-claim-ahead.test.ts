@@ -49,6 +49,13 @@ describe('claim-ahead-lease', () => {
     expect(r.examples).toEqual([{ jobId: 1, attempt: 1, workerId: 'w1', waitedMs: 3_000, leaseMs: 2_000, leaseEndedBeforeStartByMs: 1_000 }]);
   });
 
+  it('fails (negative control) when the worker gave the job up unrun after a wait longer than the lease', () => {
+    const lost: HistoryEvent = { t: 3_010, node: 'w1', nodeTime: 3_010, type: 'lease:lost', jobId: 1, queue: 'default', attempt: 1, workerId: 'w1', phase: 'expired' };
+    const r = checkClaimAheadLease([settings, claim, lost], final, { slackMs: 50 });
+    expect(r.pass).toBe(false);
+    expect(r.examples).toEqual([{ jobId: 1, attempt: 1, workerId: 'w1', waitedMs: 3_000, leaseMs: 2_000, givenUpUnrun: true }]);
+  });
+
   it('is unknown when no job waited longer than its lease', () => {
     expect(checkClaimAheadLease([settings, claim, started(1_010, 1, 'w1')], final, { slackMs: 50 }).pass).toBe('unknown');
   });

@@ -46,8 +46,9 @@ afterEach(async () => {
 it('stops claiming once one claim of finished jobs waits to be recorded, and claims again when it commits', async () => {
   await enqueueMany(db, Array.from({ length: 20 }, (_, i) => ({ queue: 'backpressure', payload: { i } })));
   let ran = 0;
-  // Two slots and two claimed ahead (the default: as many as the slots): one claim takes up to four jobs.
-  const worker = new Worker({ db, handlers: { backpressure: () => void ran++ }, concurrency: 2, listen: false, rescue: false, rng: new SeededRng('bp') });
+  // Two slots and two claimed ahead, set, so the buffer stays that size (left unset it would grow after the first
+  // full claims, and one claim's worth with it: claim-ahead.ts): one claim takes up to four jobs.
+  const worker = new Worker({ db, handlers: { backpressure: () => void ran++ }, concurrency: 2, claimAhead: 2, listen: false, rescue: false, rng: new SeededRng('bp') });
   workers.push(worker);
 
   expect(await worker.runOnce()).toBe(4);

@@ -40,6 +40,15 @@ export const CONFIGS: SystemConfig[] = [
     concurrency: 500,
   },
   {
+    // The defaults before the claim-ahead buffer grew with a backlog: a claimAhead that is set stays as set.
+    id: 'stampede-ca10',
+    family: 'stampede',
+    label: 'concurrency 10, claim-ahead set to 10 (a fixed buffer: the defaults before it grew with a backlog)',
+    settings: { claimAhead: 10 },
+    notify: true,
+    concurrency: 10,
+  },
+  {
     // The claims of stampede-c500 (up to 500 at once) without 500 handlers at once: the held-horizon bench's test of
     // whether the claim's batch alone is what keeps up (bench/workloads/horizon.ts).
     id: 'stampede-ca500',

@@ -29,7 +29,7 @@ export interface HorizonConfig {
 }
 
 export const HORIZON_CONFIGS: HorizonConfig[] = [
-  { id: 'stampede', system: 'stampede', label: 'stampede defaults (partial due index, hot-table autovacuum settings, no archiver)' },
+  { id: 'stampede', system: 'stampede', label: 'stampede defaults (partial due index, hot-table autovacuum settings, claim-ahead growing while backed up, no archiver)' },
   {
     id: 'stampede-stock-autovacuum',
     system: 'stampede',
@@ -53,6 +53,12 @@ export const HORIZON_CONFIGS: HorizonConfig[] = [
     id: 'stampede-c500',
     system: 'stampede-c500',
     label: 'stampede at concurrency 500 (claim-ahead 500: up to 500 jobs a claim)',
+  },
+  {
+    // The "before" of the claim-ahead buffer that grows with a backlog (engine/worker/claim-ahead.ts).
+    id: 'stampede-ca10',
+    system: 'stampede-ca10',
+    label: 'stampede at concurrency 10, claim-ahead set to 10 (claims of 10: the defaults before the buffer grew with a backlog)',
   },
   {
     // The same claims as stampede-c500 with the default 10 handlers: is the batch alone enough?

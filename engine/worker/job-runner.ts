@@ -79,8 +79,8 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
    * calls expire(): a worker that cannot reach the database stops its handler before anyone else can be given the job.
    */
   leaseMayEndAt: number;
-  /** The claim's answer arrived after the lease may have ended: start() gives the job up at once. */
-  private readonly claimAnsweredLate: boolean;
+  /** Node-clock ms when the claim's answer arrived: a job claimed ahead waits for a slot from then. */
+  readonly claimedAt: number;
   /**
    * Node-clock ms when the run started, and how long its handler took (measured once it settled). NaN until then: a
    * non-integer from the start, so V8 keeps the fields as doubles and never changes the object's layout under the
@@ -104,9 +104,9 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
     /** Node-clock ms when the claim that took this job was sent. */
     claimSentAt = deps.clock.now(),
   ) {
-    this.nextBeatAt = deps.clock.now() + options.heartbeatMs;
+    this.claimedAt = deps.clock.now();
+    this.nextBeatAt = this.claimedAt + options.heartbeatMs;
     this.leaseMayEndAt = workerStrategies.leaseMayEndAt(claimSentAt, options.leaseMs);
-    this.claimAnsweredLate = deps.clock.now() >= this.leaseMayEndAt;
     // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
     if (options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'claim') deps.heartbeats?.add(this);
   }
@@ -124,11 +124,12 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
       this.nextBeatAt = this.startedAt + this.options.heartbeatMs;
       this.deps.heartbeats?.add(this);
     }
-    // A claim whose answer came back after a whole lease (a partition held it) may already be someone else's job.
-    // (A job that waited for a slot is the heartbeats' to keep: renewed from its claim, expired by their loop.)
-    if (this.claimAnsweredLate) this.expire();
+    // A claim whose answer came back after a whole lease (a partition held it), or a job that waited for a slot while
+    // no renewal landed, may already be someone else's job: the heartbeats' loop gives such a lease up when it may
+    // end, but under load its timer fires late, and the handler must not start in that gap.
+    if (this.startedAt >= this.leaseMayEndAt) this.expire();
     // Aborted before it started (handed back at shutdown, or its lease found lost while it waited for a slot): the handler never runs.
-    if (this.abortReason !== undefined) return this.handlerSettled(false, undefined);
+    if (this.abortReason !== undefined) return this.handlerSettled(false, undefined, false);
     this.to('running');
     const { job, deps } = this;
     if (deps.events.has('job:started')) deps.events.emit('job:started', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId });
@@ -199,7 +200,7 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
    */
 
   private callHandler(): void {
-    if (this.abortReason !== undefined) return this.handlerSettled(true, this.abortReason);
+    if (this.abortReason !== undefined) return this.handlerSettled(true, this.abortReason, false);
     let work: unknown;
     this.attemptSpan = startAttemptSpan(this.job, this.attempt);
     try {
@@ -215,10 +216,17 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
     );
   }
 
-  /** The handler returned or threw (or never ran): heartbeats stop, and once a renewal under way has landed (it may have found the lease lost), the outcome is decided. */
-  private handlerSettled(failed: boolean, error: unknown): void {
+  /**
+   * The handler returned or threw (or never ran: `ran` false, and durationMs stays NaN, so a job given up unrun does
+   * not count as a fast handler): heartbeats stop, and once a renewal under way has landed (it may have found the
+   * lease lost), the outcome is decided.
+   */
+  private handlerSettled(failed: boolean, error: unknown, ran = true): void {
     endAttemptSpan(this.attemptSpan, failed, error);
-    this.durationMs = this.deps.clock.now() - this.startedAt;
+    if (ran) this.durationMs = this.deps.clock.now() - this.startedAt;
+    // A run that never ran gives its place (a slot, or the claim-ahead buffer's) back now, not after a renewal under
+    // way has landed: a partition may hold that renewal for longer than the lease.
+    else this.freeSlot();
     // A run aborted (lost, expired, handed back) keeps that phase: it decides the outcome. One that completed in its
     // effect's transaction keeps that too.
     if (this.phase === 'running' || this.phase === 'finishing') this.to('settled');
@@ -323,6 +331,17 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
     deps.log.warn('no lease renewal landed for a whole lease; the lease may have expired, so the job is aborted', { jobId: job.id, leaseMs: this.options.leaseMs });
     deps.events.emit('lease:lost', { jobId: job.id, queue: job.queue, attempt: this.attempt, workerId: deps.workerId, phase: 'expired', leaseToken: job.leaseToken });
     this.abortWith(new LeaseLostError(job.id));
+    this.settleIfWaiting();
+  }
+
+  /**
+   * A job that gave its lease up while it waited for a slot leaves the claim-ahead buffer now (the worker drops it
+   * when its slot accounting is called), handed back if it is still ours: left there until a slot freed, it would
+   * hold its place behind running handlers while its lease is gone, and the job, due again, could be claimed a
+   * second time by this same worker beside it.
+   */
+  private settleIfWaiting(): void {
+    if (Number.isNaN(this.startedAt)) this.start();
   }
 
   private async renew(sentAt: number): Promise<void> {
@@ -345,11 +364,13 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
         if (state === 'cancelled') {
           deps.events.emit('job:cancelled', event);
           this.abortWith(new JobCancelledError(job.id));
+          this.settleIfWaiting();
           return;
         }
         // A handler that had already returned (its outcome waited for this renewal) says how long it ran.
         deps.events.emit('lease:lost', { ...event, phase: 'heartbeat', leaseToken: job.leaseToken, ...(Number.isFinite(this.durationMs) ? { handlerMs: this.durationMs } : {}) });
         this.abortWith(new LeaseLostError(job.id));
+        this.settleIfWaiting();
         return;
       }
       const row = res.rows[0];

@@ -40,8 +40,13 @@ export interface WorkerOptions extends QueueOptions {
    * when any of the worker's queues has heartbeatMs 0), it is handed back uncharged at stop(), and if the
    * process dies it is rescued with the running ones (charged a crash, then run alone as a suspect).
    * Costs: a crash takes up to concurrency + claimAhead jobs down with it, and a job enqueued after the
-   * claim (even of a higher priority) starts behind the waiting ones. Default: the same as concurrency.
-   * 0 turns it off. See docs/performance.md.
+   * claim (even of a higher priority) starts behind the waiting ones. Default: the same as concurrency, and
+   * left unset it grows while the queue is backed up (a claim came back full) and the handlers are fast: up to
+   * what the slots run in about 100 ms at the handlers' mean duration, at most 500, so claims per second fall as
+   * the backlog grows; it shrinks again when a job waited in it for more than half a heartbeat period
+   * (engine/worker/claim-ahead.ts). A value that is set stays as set. 0 turns it off. Whatever its size, a
+   * waiting job whose lease may have ended (no renewal landed) is given up and handed back at once, and none
+   * starts after its lease may have ended. See docs/performance.md.
    */
   claimAhead?: number;
   /** Poll interval when no NOTIFY arrives. Tight polling burns DB CPU, long polling adds delay. Default 1,000. */
@@ -85,9 +90,9 @@ export const WORKER = declareOptions<WorkerOptions>()(
   {
     concurrency: { type: 'int', min: 1, unit: 'jobs', default: 10, flag: 'concurrency', doc: 'jobs running at once in one worker process' },
     claimAhead: {
-      type: 'int', min: 0, unit: 'jobs', defaultText: '= concurrency', flag: 'claim-ahead',
+      type: 'int', min: 0, unit: 'jobs', defaultText: '= concurrency, growing while backed up', flag: 'claim-ahead',
       doc: 'jobs claimed beyond the free slots, so a freed slot starts the next at once (0 off)',
-      note: "they are heartbeated while they wait for a slot, handed back at stop, and 0 when a queue has `heartbeatMs` 0; trade-offs in [performance.md](performance.md#the-worker-hot-path-and-what-each-setting-trades)",
+      note: "they are heartbeated while they wait for a slot, handed back at stop, and 0 when a queue has `heartbeatMs` 0; unset, it grows after a full claim to what the slots run in about 100 ms at the handlers' mean duration (at most 500), and shrinks when a job waited in it over half a heartbeat period; trade-offs in [performance.md](performance.md#the-worker-hot-path-and-what-each-setting-trades)",
     },
     leaseMs: { type: 'ms', unit: 'ms', default: 30_000, perQueue: true, flag: 'lease-ms', doc: 'visibility timeout of a claim without a heartbeat' },
     heartbeatMs: {

@@ -8,6 +8,7 @@ import { Events } from '../events.ts';
 import { bindOtelRed } from '../metrics/otel-metrics.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
+import { claimAheadFor, HANDLER_MEAN_WEIGHT } from './claim-ahead.ts';
 import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
@@ -71,7 +72,16 @@ export class Worker {
   private readonly waiting: JobRun[] = [];
   private readonly concurrency: number;
   /** Jobs this worker may hold claimed beyond `concurrency` (0 when any of its queues runs without heartbeats). */
-  private readonly claimAhead: number;
+  private claimAhead: number;
+  /** claimAhead unset and heartbeats on: the buffer grows while the queue is backed up (claim-ahead.ts). */
+  private readonly aheadGrows: boolean;
+  private readonly baseAhead: number;
+  /** The handlers' mean duration, ms (an exponential moving average): what bounds a grown buffer. */
+  private handlerMeanMs = Number.NaN;
+  /** The longest a job waited in the buffer for a slot since the last claim, ms: the other bound of a grown buffer. */
+  private longestAheadWaitMs = 0;
+  /** Half the shortest heartbeat period of the worker's queues: a job claimed ahead should start before its first renewal. */
+  private readonly aheadMaxWaitMs: number;
   /** Jobs whose outcome is not yet recorded (their handlers may be done): completions commit in batches behind the slots. */
   private readonly recording = new Set<JobRun>();
   private running = false;
@@ -132,6 +142,9 @@ export class Worker {
     this.concurrency = options.concurrency ?? DEFAULTS.concurrency;
     // A job claimed ahead waits for a slot under its lease: only heartbeats make any wait safe, so without them no claim-ahead.
     this.claimAhead = beatPeriods.every((ms) => ms > 0) ? (options.claimAhead ?? this.concurrency) : 0;
+    this.baseAhead = this.claimAhead;
+    this.aheadGrows = options.claimAhead === undefined && this.claimAhead > 0;
+    this.aheadMaxWaitMs = Math.min(...beatPeriods) / 2;
     this.runDeps = {
       db: options.db,
       clock: this.clock,
@@ -252,6 +265,7 @@ export class Worker {
     if (this.waiting.length > this.claimAhead / 2) return 0;
     // Backpressure: when the database falls behind on recording outcomes, stop taking more work. One claim's worth may
     // still be on its way in while the next claim runs: that overlap is what keeps both the worker and the database busy.
+    // A grown buffer (claim-ahead.ts) makes one claim's worth larger, up to concurrency + AHEAD_CAP.
     if (this.recording.size - this.held() > this.concurrency + this.claimAhead) return 0;
     this.heldBack = false;
     this.claiming = true;
@@ -264,6 +278,18 @@ export class Worker {
       this.claiming = false;
     }
     this.emptyClaims = jobs.length > 0 ? 0 : this.emptyClaims + 1;
+    if (this.aheadGrows) {
+      this.claimAhead = claimAheadFor({
+        base: this.baseAhead,
+        concurrency: this.concurrency,
+        meanHandlerMs: this.handlerMeanMs,
+        lastClaimFull: jobs.length === free,
+        current: this.claimAhead,
+        longestWaitMs: this.longestAheadWaitMs,
+        maxWaitMs: this.aheadMaxWaitMs,
+      });
+      this.longestAheadWaitMs = 0;
+    }
     if (this.emptyClaims === 1 && this.recordedDuringClaim) this.wakeUp();
     for (const job of jobs) this.launch(job, sentAt);
     return jobs.length;
@@ -285,8 +311,10 @@ export class Worker {
    */
   private fillSlots(): void {
     if (this.stopping) return;
+    const now = this.aheadGrows && this.waiting.length > 0 ? this.clock.now() : 0;
     while (this.inFlight.size < this.concurrency && this.waiting.length > 0) {
       const run = this.waiting.shift()!;
+      if (this.aheadGrows && now - run.claimedAt > this.longestAheadWaitMs) this.longestAheadWaitMs = now - run.claimedAt;
       this.inFlight.add(run);
       run.start();
     }
@@ -314,6 +342,12 @@ export class Worker {
     // The slot frees when the handler returns (onHandlerFinished); the outcome commits in the completion batch
     // behind it (onRecorded), so the next claim and the last completions overlap instead of taking turns.
     this.recording.add(run);
+    // A claim answered after its lease may have ended (a partition held the answer) is given up and handed back now,
+    // not once a slot frees: it never takes a place in the buffer.
+    if (this.clock.now() >= run.leaseMayEndAt) {
+      run.start();
+      return run;
+    }
     this.waiting.push(run);
     this.fillSlots();
     return run;
@@ -321,7 +355,14 @@ export class Worker {
 
   /** A run's handler returned: its slot takes the next waiting job. */
   private handlerFinished(run: JobRun): void {
-    this.inFlight.delete(run);
+    // One that never got a slot gave its lease up while it waited (JobRun.settleIfWaiting): it leaves the buffer.
+    if (!this.inFlight.delete(run)) {
+      const i = this.waiting.indexOf(run);
+      if (i >= 0) this.waiting.splice(i, 1);
+    }
+    if (Number.isFinite(run.durationMs)) {
+      this.handlerMeanMs = Number.isNaN(this.handlerMeanMs) ? run.durationMs : this.handlerMeanMs + (run.durationMs - this.handlerMeanMs) * HANDLER_MEAN_WEIGHT;
+    }
     this.fillSlots();
     if (this.heldBack || this.emptyClaims === 0) this.wakeUp();
   }

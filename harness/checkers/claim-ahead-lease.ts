@@ -17,9 +17,13 @@ export interface ClaimAheadLeaseBounds {
  * it extended had ended, and the last one reached past the start (the
  * claim's database instant plus the wait). A lease lapsed while its job
  * waited is one the rescuer may take back from a worker that is alive and
- * then runs the job anyway. Waits across a freeze of the worker, or of a
- * queue without heartbeats (no claim-ahead), are not judged. Judged: the
- * claimed-ahead waits longer than the lease; unknown with none.
+ * then runs the job anyway. A job the worker gave up unrun because no
+ * renewal kept its lease (`lease:lost`, phase `expired`, before any start)
+ * after waiting longer than the lease lapsed too: the engine refuses to start
+ * a job whose lease may have ended, so that is where an unrenewed wait shows.
+ * Waits across a freeze of the worker, or of a queue without heartbeats (no
+ * claim-ahead), are not judged. Judged: the claimed-ahead waits longer than
+ * the lease; unknown with none.
  */
 export function checkClaimAheadLease(history: readonly HistoryEvent[], _final: FinalState, bounds: ClaimAheadLeaseBounds): InvariantResult {
   const fleet = new Fleetline(history);
@@ -34,16 +38,23 @@ export function checkClaimAheadLease(history: readonly HistoryEvent[], _final: F
     for (const h of life.holds) {
       const c = h.claim;
       const s = fleet.queueSettings(c.workerId, c.queue);
-      const start = startOf.get(`${c.jobId}/${c.attempt}/${c.workerId}`);
-      if (!s || !(s.heartbeatMs > 0) || !start || start.i < h.i || c.dbTime === undefined || c.leaseExpiresAt === undefined) continue;
-      if (c.nodeTime === undefined || start.e.nodeTime === undefined) continue;
-      const waitMs = start.e.nodeTime - c.nodeTime;
-      if (waitMs <= s.leaseMs || fleet.frozenBetween(c.node, c.t, start.e.t)) continue;
+      if (!s || !(s.heartbeatMs > 0) || c.dbTime === undefined || c.leaseExpiresAt === undefined || c.nodeTime === undefined) continue;
+      const started = startOf.get(`${c.jobId}/${c.attempt}/${c.workerId}`);
+      const start = started && started.i > h.i ? started : undefined;
+      const givenUp = !start && h.lost?.e.phase === 'expired' ? h.lost : undefined;
+      const waited = start ?? givenUp;
+      if (!waited || waited.e.nodeTime === undefined) continue;
+      const waitMs = waited.e.nodeTime - c.nodeTime;
+      if (waitMs <= s.leaseMs || fleet.frozenBetween(c.node, c.t, waited.e.t)) continue;
       judged++;
+      if (givenUp) {
+        lapsed.push({ jobId: c.jobId, attempt: c.attempt, workerId: c.workerId, waitedMs: waitMs, leaseMs: s.leaseMs, givenUpUnrun: true });
+        continue;
+      }
       let end = c.leaseExpiresAt;
       let gap: number | null = null;
       for (const r of h.renewals) {
-        if (r.i > start.i || r.e.dbTime === undefined) continue;
+        if (r.i > waited.i || r.e.dbTime === undefined) continue;
         if (r.e.dbTime > end + bounds.slackMs && gap === null) gap = r.e.dbTime - end;
         end = Math.max(end, r.e.leaseExpiresAt);
       }
@@ -56,7 +67,7 @@ export function checkClaimAheadLease(history: readonly HistoryEvent[], _final: F
   return {
     name: 'claim-ahead-lease',
     pass: lapsed.length > 0 ? false : judged > 0 ? true : 'unknown',
-    figure: `${fmt(lapsed.length)} of ${fmt(judged)} claimed-ahead waits longer than the lease let it lapse before the job started`,
+    figure: `${fmt(lapsed.length)} of ${fmt(judged)} claimed-ahead waits longer than the lease let it lapse before the job started (or was given up unrun)`,
     bound: `0 lapsed (renewed before each lease ended, ± ${fmt(bounds.slackMs)} ms)`,
     judged: { n: judged, what: 'claimed-ahead waits longer than the lease' },
     ...(lapsed.length ? { examples: firstN(lapsed) } : {}),

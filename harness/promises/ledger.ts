@@ -571,7 +571,8 @@ export const LEDGER: readonly PromiseEntry[] = [
   },
   {
     id: 'cut-off-handler-aborted',
-    promise: 'A worker cut off from Postgres aborts its handler before its lease can have ended, so no two holders run a job at once across a partition.',
+    promise:
+      'A worker cut off from Postgres aborts its handler before its lease can have ended, so no two holders run a job at once across a partition; a job claimed ahead and waiting for a slot is given up then and handed back at once, and none starts once its lease may have ended.',
     documented: [{ file: 'docs/network-faults.md', quote: 'A worker cut off from Postgres aborts its handler before its lease ends' }],
     covers: {},
     vouch: {
@@ -649,6 +650,24 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/configuration.md', quote: 'heartbeated while they wait' }],
     covers: { options: ['Worker.claimAhead', 'Worker.heartbeatMs'] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'claim-ahead', invariant: 'claim-ahead-lease' }], minJudged: 10, mutants: ['claim-ahead-unheartbeated'] },
+  },
+  {
+    id: 'claim-ahead-grows-while-backed-up',
+    promise:
+      "Left unset, a worker's claim-ahead grows after a claim that came back full, to what its slots run in about 100 ms at the handlers' mean duration (at most 500), twofold a claim at most, shrinks when a job waited in it over half a heartbeat period, stays at concurrency for slow handlers, and a value that is set stays as set.",
+    documented: [{ file: 'docs/configuration.md', quote: 'grows after a full claim' }],
+    covers: { options: ['Worker.claimAhead'] },
+    vouch: {
+      by: 'test',
+      file: 'test/worker-claim-ahead.test.ts',
+      tests: [
+        'grows the claim-ahead buffer at the default once a claim came back full',
+        'keeps the buffer at the default when the handlers are slow, and at a claimAhead that was set',
+        'sizes a grown buffer by the pace of the handlers and by how long its jobs waited',
+      ],
+      notInGate:
+        "a sizing policy whose pay-off is a bench figure (the held-horizon workload, docs/performance.md); what the gate would judge is its bound, the wait of a job claimed ahead for a slot: a scenario at the defaults with a backlog of fast jobs, an invariant over job:claimed -> job:started per worker (claims come as job:claimed events sharing dbClaimedAt), and a mutant that grows the buffer without the pace bound. Not built in this change",
+    },
   },
   {
     id: 'enqueue-idempotent',
