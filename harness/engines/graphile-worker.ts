@@ -138,10 +138,15 @@ export async function startGraphileWorker(o: PeerWorkerOptions): Promise<PeerWor
     ]),
   );
   // The worker pool (runTaskList) over a pool of our own, as graphile-worker's docs allow: its graceful and forceful
-  // shutdowns are the pool's, and the pg pool is ended by us, after the last completion graphile-worker sent
-  // (it does not await it: an exit as soon as the shutdown resolves would cut that write off).
+  // shutdowns are the pool's, and we end the pg pool once the shutdown has resolved, as its own run() does with the
+  // pool it made (runner.stop, then release: pgPool.end()). Nothing later is documented to await: a job that finished
+  // during the graceful shutdown may still have its completion waiting for a connection then, and pg's end() drops
+  // it (docs/peers.md, "graphile-worker's graceful shutdown resolves before its last completion is written").
   const pgPool = new pg.Pool({ connectionString: o.url, max: o.concurrency + 2 });
+  // graphile-worker's docs ("If you use pgPool, ensure it has error handlers!"): a checked-out client whose link is
+  // reset emits 'error' with nobody listening, which kills the process; its query reports the error instead.
   pgPool.on('error', () => {});
+  pgPool.on('connect', (client) => void client.on('error', () => {}));
   const workerPool = gw.runTaskList({ concurrency: o.concurrency, noHandleSignals: true, pollInterval: 100, logger: await quietLogger(gw) }, taskList, pgPool);
   return {
     // As a deploy meets graphile-worker: its graceful shutdown, and past the grace its forceful one, whose
