@@ -33,6 +33,9 @@ export default defineScenario({
     'sampler-agrees': true,
     // Every claim chooses between backed-up lanes: none may pass over a better effective priority.
     'priority-order': true,
+    // A backlog of 50 ms jobs at the default claim-ahead: the buffer grows past its 2 jobs to what 2 slots run in
+    // 100 ms (3-4), and no further (claim-ahead-paced; compare --mutant claim-ahead-unpaced, which claims the backlog).
+    'claim-ahead-paced': { mustGrow: true },
   },
   drainTimeoutS: 60,
 });
