@@ -142,12 +142,15 @@ export function checkClaimAheadPaced(history: readonly HistoryEvent[], _final: F
   for (const [workerId, line] of lines) endClaim(line, workerId);
 
   const notGrown = bounds.mustGrow && judged > 0 && grown === 0;
+  const byKind = new Map<Breach['kind'], number>();
+  for (const b of breaches) byKind.set(b.kind, (byKind.get(b.kind) ?? 0) + 1);
+  const kinds = byKind.size ? ` (${[...byKind].map(([k, n]) => `${k} ${fmt(n)}`).join(', ')})` : '';
   const waitFigure = waits.length ? `; those waited median ${fmt(percentile(waits, 50))} ms, p99 ${fmt(percentile(waits, 99))} ms, max ${fmt(maxOf(waits))} ms` : '';
   return {
     name: 'claim-ahead-paced',
     pass: breaches.length > 0 || notGrown ? false : judged > 0 ? true : 'unknown',
     figure:
-      `${fmt(breaches.length)} breaches over ${fmt(claims)} claims and ${fmt(judged)} jobs claimed; ${fmt(grown)} waited behind ${fmt(base)} starts or more ` +
+      `${fmt(breaches.length)} breaches${kinds} over ${fmt(claims)} claims and ${fmt(judged)} jobs claimed; ${fmt(grown)} waited behind ${fmt(base)} starts or more ` +
       `(a grown buffer), the most behind ${fmt(largestAhead)}; claims of up to ${fmt(largestClaim)} jobs${waitFigure}`,
     bound:
       `claims <= ${fmt(base)} + ${fmt(AHEAD_CAP)} and <= ${fmt(base)} + max(${fmt(base)}, 4 x the claim before); a job behind fewer starts than ` +
