@@ -33,6 +33,10 @@ export default defineScenario({
     'sampler-agrees': true,
     // Every claim chooses between backed-up lanes: none may pass over a better effective priority.
     'priority-order': true,
+    // A backlog of 50 ms jobs at the default claim-ahead: the buffer may grow past its 2 jobs only to what 2 slots run
+    // in 100 ms (3 or 4; 2 when a loaded machine stretches the handlers past 67 ms), however long the backlog
+    // (claim-ahead-paced; compare --mutant claim-ahead-unpaced, whose workers claim the backlog and make jobs wait seconds).
+    'claim-ahead-paced': true,
   },
   drainTimeoutS: 60,
 });

@@ -32,7 +32,16 @@ export default defineScenario({
   ],
   // Hundreds of retries in backoff: none may start before its run_at, each delay is within its ceiling, and the
   // delays are uniform over it (full jitter, not merely under the cap).
-  checkers: { 'retry-spread': true, 'no-early-start': true, 'parameters-honoured': true, 'sampler-agrees': true, 'jitter-uniform': true },
+  // The herd is a backlog of 5 ms jobs at the default claim-ahead: each worker's buffer grows past its 16 jobs, within
+  // its pace (claim-ahead-paced).
+  checkers: {
+    'retry-spread': true,
+    'no-early-start': true,
+    'parameters-honoured': true,
+    'sampler-agrees': true,
+    'jitter-uniform': true,
+    'claim-ahead-paced': { mustGrow: true },
+  },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,
 });

@@ -70,6 +70,14 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
     await use(db, job.id, job.leaseToken);
     return (await jobRow(db, job.id)).state;
   },
+  // Sizes after a full claim of 10-slot workers, at the defaults' 10 s heartbeat: handlers of 1 ms (fast), 5 ms
+  // after 20 jobs (the pace bound), and 200 ms (slow: the default, concurrency).
+  claimAheadFor: async (use: WorkerStrategies['claimAheadFor']) =>
+    [
+      { meanHandlerMs: 1, current: 10 },
+      { meanHandlerMs: 5, current: 160 },
+      { meanHandlerMs: 200, current: 10 },
+    ].map((a) => use({ base: 10, concurrency: 10, lastClaimFull: true, longestWaitMs: 0, maxWaitMs: 5_000, ...a })),
 };
 
 /** The cron materializer's decision, on the nights and outages its policies are about. */

@@ -6,6 +6,7 @@ import { dbErrorKind, type DbErrorKind } from '../errors.ts';
 import type { Queryable } from '../db.ts';
 import type { QueryResult } from 'pg';
 import { workerQueries } from './queries.ts';
+import { claimAheadFor, type AheadInputs } from './claim-ahead.ts';
 
 /**
  * INTERNAL. The strategies a job run calls through, gathered in one object so
@@ -44,6 +45,8 @@ export interface WorkerStrategies {
   leaseMayEndAt: (sentAt: number, leaseMs: number) => number;
   /** Hands back, uncharged and due at once, a claim whose run gave its lease up (JobRun.handBackExpired); fenced on the token: no row when it was taken over. */
   releaseExpired: (db: Queryable, jobId: number, leaseToken: string) => Promise<QueryResult>;
+  /** The claim-ahead buffer's size for the next claim when `claimAhead` was left unset (claim-ahead.ts). */
+  claimAheadFor: (inputs: AheadInputs) => number;
 }
 
 /**
@@ -61,4 +64,5 @@ export const workerStrategies: WorkerStrategies = {
   databaseFault: dbErrorKind,
   leaseMayEndAt: (sentAt, leaseMs) => sentAt + leaseMs - Math.min(LEASE_END_MARGIN_MS, leaseMs / 10),
   releaseExpired: (db, jobId, leaseToken) => db.query(workerQueries.DeferJob, [jobId, leaseToken, 0]),
+  claimAheadFor,
 };

@@ -8,7 +8,7 @@ import { Events } from '../events.ts';
 import { bindOtelRed } from '../metrics/otel-metrics.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { SeededRng, randomSeed, type Rng } from '../rng.ts';
-import { claimAheadFor, HANDLER_MEAN_WEIGHT } from './claim-ahead.ts';
+import { HANDLER_MEAN_WEIGHT } from './claim-ahead.ts';
 import { claimJobs, claimSuspect, oldestSuspectWaitMs } from './claim.ts';
 import type { ClaimedJob } from './claim.ts';
 import { CompletionBatcher } from './completer.ts';
@@ -279,7 +279,7 @@ export class Worker {
     }
     this.emptyClaims = jobs.length > 0 ? 0 : this.emptyClaims + 1;
     if (this.aheadGrows) {
-      this.claimAhead = claimAheadFor({
+      this.claimAhead = workerStrategies.claimAheadFor({
         base: this.baseAhead,
         concurrency: this.concurrency,
         meanHandlerMs: this.handlerMeanMs,

@@ -42,6 +42,8 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     // The fastest poll of the fleet: the one that could start jobs in time without any wake-up.
     'prompt-wakeup': { pollMs: min((e) => e.pollMs) },
     // Every worker must report the limit the scenario gave it; 0 (each judged by its own report) when none is set or workers differ.
+    // A worker's default claim-ahead buffer is its concurrency (scenarios leave claimAhead unset).
+    'claim-ahead-paced': { concurrency: s.concurrency },
     'handler-timeout': { timeoutMs: new Set(workers.map((e) => e.timeoutMs)).size === 1 ? (workers[0]?.timeoutMs ?? 0) : 0 },
     // The start-rate check judges the scenario's (first) rate-limited queue against its declared rate.
     ...(rateLimited ? { 'start-rate': { queue: rateLimited[0], perSecond: rateLimited[1].maxStartsPerSecond } } : {}),

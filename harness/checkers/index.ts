@@ -46,6 +46,7 @@ import { samplerAgrees } from './sampler-agrees.ts';
 import { startRate } from './start-rate.ts';
 import { noStartAfterStop } from './no-start-after-stop.ts';
 import { claimAheadLease } from './claim-ahead-lease.ts';
+import { claimAheadPaced } from './claim-ahead-paced.ts';
 import { prometheusAlerts } from './prometheus-alerts.ts';
 import { exportedMetricsAgree } from './exported-metrics-agree.ts';
 import { dashboardQueriesLive } from './dashboard-queries-live.ts';
@@ -113,6 +114,8 @@ export const CHECKERS = {
   'start-rate': startRate,
   'no-start-after-stop': noStartAfterStop,
   'claim-ahead-lease': claimAheadLease,
+  // claimAhead left unset grows while backed up, within its pace and its wait.
+  'claim-ahead-paced': claimAheadPaced,
   // The operator's control verbs under chaos (operator-chaos).
   'cancel-honoured': cancelHonoured,
   'redrive-reruns': redriveReruns,

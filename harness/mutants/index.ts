@@ -34,6 +34,7 @@ import { equalJitter } from './equal-jitter.ts';
 import { noStartRate } from './no-start-rate.ts';
 import { stopStartsClaimedAhead } from './stop-starts-claimed-ahead.ts';
 import { claimAheadUnheartbeated } from './claim-ahead-unheartbeated.ts';
+import { claimAheadUnpaced } from './claim-ahead-unpaced.ts';
 import { enqueueKeyTruncated } from './enqueue-key-truncated.ts';
 import { claimIgnoresBackoff } from './claim-ignores-backoff.ts';
 import { claimStealsExpiringLeases } from './claim-steals-expiring-leases.ts';
@@ -131,6 +132,7 @@ export const MUTANTS = {
   'no-start-rate': noStartRate,
   'stop-starts-claimed-ahead': stopStartsClaimedAhead,
   'claim-ahead-unheartbeated': claimAheadUnheartbeated,
+  'claim-ahead-unpaced': claimAheadUnpaced,
   // The operator's verbs under chaos (operator-chaos), one per invariant.
   'cancel-ignores-running': cancelIgnoresRunning,
   'redrive-keeps-attempts': redriveKeepsAttempts,

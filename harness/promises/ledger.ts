@@ -658,15 +658,15 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/configuration.md', quote: 'grows after a full claim' }],
     covers: { options: ['Worker.claimAhead'] },
     vouch: {
-      by: 'test',
-      file: 'test/worker-claim-ahead.test.ts',
-      tests: [
-        'grows the claim-ahead buffer at the default once a claim came back full',
-        'keeps the buffer at the default when the handlers are slow, and at a claimAhead that was set',
-        'sizes a grown buffer by the pace of the handlers and by how long its jobs waited',
+      by: 'gate',
+      judgedBy: [
+        // 50 ms jobs behind 2 slots, backed up for the whole run: the pace bound keeps the buffer at 2-4.
+        { scenario: 'priority-starvation', invariant: 'claim-ahead-paced' },
+        // A herd of 300 fast jobs at once: the buffer grows past its 16 (mustGrow), within its bounds.
+        { scenario: 'retry-storm', invariant: 'claim-ahead-paced' },
       ],
-      notInGate:
-        "a sizing policy whose pay-off is a bench figure (the held-horizon workload, docs/performance.md); what the gate would judge is its bound, the wait of a job claimed ahead for a slot: a scenario at the defaults with a backlog of fast jobs, an invariant over job:claimed -> job:started per worker (claims come as job:claimed events sharing dbClaimedAt), and a mutant that grows the buffer without the pace bound. Not built in this change",
+      minJudged: 1_000,
+      mutants: ['claim-ahead-unpaced'],
     },
   },
   {
