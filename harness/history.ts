@@ -17,7 +17,8 @@ import type { LoadedRule } from './prometheus/rules.ts';
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
   /** Every event a node reports (engine/events.ts NodeEvents, harness/handlers.ts HandlerReports), as recorded: derived, not restated. */
   | Reported
-  | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
+  /** `payloadBytes`: its payload padded to exactly this many bytes of JSON (a mix entry's `payloadBytes`). */
+  | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind; payloadBytes?: number }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
   /** `traceparent`: the W3C trace context it was enqueued under (a scenario with `otel`). */
   | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string; traceparent?: string }

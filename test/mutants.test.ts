@@ -33,6 +33,7 @@ const TABLE_PROBES: { [T in keyof Tables]: { [K in keyof Tables[T]]: (entry: Tab
     origin: (check) => check({ headers: { host: '127.0.0.1:7676', origin: 'https://intruder.example' } } as never, []),
     csrf: (check) => check(new URLSearchParams({ _csrf: 'another-session-token' }), { id: 's', csrf: 'this-session-token', operator: '', flash: null }),
   },
+  'payload-size': { bytesOf: (measure) => measure('"é"') },
 };
 
 const patches = entries.flatMap(([name, m]) => m.changes.filter((c): c is QueryPatch => c.kind === 'query').map((p) => [name, p] as const));

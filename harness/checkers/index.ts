@@ -19,6 +19,7 @@ import { deadLetterCodes } from './dead-letter-codes.ts';
 import { traceContinued } from './trace-continued.ts';
 import { otelCountsAgree } from './otel-counts-agree.ts';
 import { dashboardRefusesForged } from './dashboard-refuses-forged.ts';
+import { payloadSizeRefused } from './payload-size-refused.ts';
 import { declaredAlerts } from './declared-alerts.ts';
 import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
@@ -146,6 +147,8 @@ export const CHECKERS = {
   'otel-counts-agree': otelCountsAgree,
   // The dashboard's door: forged requests beside operator-chaos's dashboard actions.
   'dashboard-refuses-forged': dashboardRefusesForged,
+  // maxPayloadBytes: padded offers at and past it (retry-storm).
+  'payload-size-refused': payloadSizeRefused,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

@@ -24,6 +24,7 @@ import { claimDropsTraceContext } from './claim-drops-trace-context.ts';
 import { otelFailuresAsSuccesses } from './otel-failures-as-successes.ts';
 import { dashboardIgnoresOrigin } from './dashboard-ignores-origin.ts';
 import { dashboardIgnoresCsrf } from './dashboard-ignores-csrf.ts';
+import { payloadSizeInCharacters } from './payload-size-in-characters.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -171,6 +172,8 @@ export const MUTANTS = {
   // The dashboard's door (operator-chaos tries it with forged requests before each verb it issues there).
   'dashboard-ignores-origin': dashboardIgnoresOrigin,
   'dashboard-ignores-csrf': dashboardIgnoresCsrf,
+  // maxPayloadBytes (retry-storm's padded offers).
+  'payload-size-in-characters': payloadSizeInCharacters,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

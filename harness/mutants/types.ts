@@ -8,6 +8,7 @@ import { enqueueQueries } from '../../engine/enqueue.ts';
 import { archiveQueries } from '../../engine/archive/job-archiver.ts';
 import { controlQueries } from '../../engine/control/queries.ts';
 import { postChecks } from '../../engine/dashboard/auth.ts';
+import { payloadSize } from '../../engine/validate.ts';
 import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
@@ -75,6 +76,8 @@ export type RedRecorderSwap = {
 export const INTERNAL_TABLES = {
   /** engine/dashboard/auth.ts: what a POST from a session must show (its Origin, its CSRF token). */
   'dashboard-post-checks': postChecks,
+  /** engine/validate.ts: how a serialized payload is measured against maxPayloadBytes. */
+  'payload-size': payloadSize,
 };
 
 type Tables = typeof INTERNAL_TABLES;

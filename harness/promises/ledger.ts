@@ -689,7 +689,15 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'A payload larger than maxPayloadBytes is refused at enqueue with the field named, and nothing is written.',
     documented: [{ file: 'docs/configuration.md', quote: 'largest serialized payload' }],
     covers: { options: ['enqueue.maxPayloadBytes'] },
-    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] , notInGate: 'Bad input refused at the API before anything is written: no runtime situation under load. A scenario could offer oversized payloads and judge the refusals, but the check is serializePayload\'s, in TypeScript before any SQL, with no internal seam a mutant could swap (it would need the check moved behind a strategy), so the gate could not show the check catching its bug.' },
+    vouch: {
+      by: 'gate',
+      // retry-storm's load offers 8 padded payloads at the default limit: 3 at it, 3 one byte past it, 2 far past it
+      // (mostly two-byte characters, so the ones past it are under the limit in UTF-16 units). A given maxPayloadBytes,
+      // enqueueMany's whole-batch refusal and the other bad input stay test/enqueue.test.ts's.
+      judgedBy: [{ scenario: 'retry-storm', invariant: 'payload-size-refused' }],
+      minJudged: 6,
+      mutants: ['payload-size-in-characters'],
+    },
   },
   {
     id: 'prepared-statements-optional',
