@@ -54,6 +54,16 @@ export function checkComponentOptions(o: unknown, known: readonly string[], comp
 }
 
 /**
+ * How a serialized payload is measured against maxPayloadBytes: its UTF-8
+ * bytes, what Postgres stores (a string's length counts UTF-16 code units,
+ * half the bytes of most accented text). An internal object the package does
+ * not export, read on every call: the harness's mutants swap its entry.
+ */
+export const payloadSize = {
+  bytesOf: (text: string): number => Buffer.byteLength(text, 'utf8'),
+};
+
+/**
  * Serializes a payload, refusing what JSON cannot carry faithfully: functions,
  * symbols, BigInt, cycles, undefined at the top, non-finite numbers, and
  * strings (values or keys) Postgres cannot store. Returns the JSON text.
@@ -97,7 +107,7 @@ export function serializePayload(payload: unknown, maxBytes: number, field = 'pa
   };
   walk(payload, field);
   const text = JSON.stringify(payload);
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const bytes = payloadSize.bytesOf(text);
   if (bytes > maxBytes) throw new ValidationError(field, `is ${bytes} bytes serialized; the limit is ${maxBytes}`);
   return text;
 }

@@ -17,7 +17,8 @@ import type { LoadedRule } from './prometheus/rules.ts';
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
   /** Every event a node reports (engine/events.ts NodeEvents, harness/handlers.ts HandlerReports), as recorded: derived, not restated. */
   | Reported
-  | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind }
+  /** `payloadBytes`: its payload padded to exactly this many bytes of JSON (a mix entry's `payloadBytes`). */
+  | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind; payloadBytes?: number }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
   /** `traceparent`: the W3C trace context it was enqueued under (a scenario with `otel`). */
   | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string; traceparent?: string }
@@ -99,6 +100,26 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       /** Per target, what was asked of it: a running job, a pending one, a done one (to be refused), ... */
       picked?: Record<string, string>;
       selection?: { reasonContains: string | null; deadBefore: { jobId: number; reason: string }[] };
+    }
+  /**
+   * A forged request at the dashboard's door (harness/runner/dashboard-client.ts FORGERIES), sent just before
+   * a verb the run issues there, naming the same verb and targets, confirmed, as `intruder` with a reason of
+   * its own: the action by GET, a POST with no session, without the session's CSRF token, with a wrong one,
+   * or from a foreign Origin. `status` and `answer` are the dashboard's response; `before`/`after` the
+   * targets' states around it, read as operator:action reads them.
+   */
+  | {
+      type: 'dashboard:forged';
+      forgery: Forgery;
+      verb: OperatorVerb;
+      by: string;
+      reason: string;
+      queue?: string;
+      jobIds: number[];
+      status: number;
+      answer: string;
+      before: Record<string, string>;
+      after: Record<string, string>;
     }
   /** The queue was resumed; dbTime is the resume's transaction start: claims that start after it may run. */
   | { type: 'queue:resumed'; queue: string; by: string }
@@ -313,6 +334,9 @@ export function becameDueAt(runAtMs: number, steps: readonly DbClockStep[]): num
 }
 
 /** The control verbs an operator fault issues, as the audit names them (engine/control). */
+/** How a forged dashboard request differs from the operator's own (dashboard:forged). */
+export type Forgery = 'get' | 'no-session' | 'no-csrf' | 'wrong-csrf' | 'foreign-origin';
+
 export type OperatorVerb = 'cancel' | 'retry' | 'dead-letter' | 'redrive' | 'pause' | 'resume' | 'set-limits';
 
 /** What a generated job is for; the handler module reads it from the payload. `failing` throws on every attempt: it runs out its budget. */

@@ -31,7 +31,10 @@ import { SCHEDULED_JOB } from './background.ts';
  * Every verb is recorded with its targets, its answer and its targets' states
  * before and after; cancel-honoured, redrive-reruns, operator-audited,
  * paused-queue-idle, dead-letter-rows, archive-once, dashboard-shows-fresh-round and
- * schedule-paused-idle judge them.
+ * schedule-paused-idle judge them. Before each job or queue verb issued through the
+ * dashboard, an intruder sends the same one forged (by GET, with no session,
+ * without the CSRF token or with another, from a foreign Origin):
+ * dashboard-refuses-forged judges that each was refused and changed nothing.
  */
 export default defineScenario({
   name: 'operator-chaos',
@@ -105,6 +108,9 @@ export default defineScenario({
     'dead-letter-codes': true,
     'archive-once': true,
     'dashboard-shows-fresh-round': true,
+    // Each dashboard action is preceded by the same one forged five ways (by GET, no session, no or another CSRF
+    // token, a foreign Origin): about 45 forged requests, each refused and changing nothing.
+    'dashboard-refuses-forged': true,
     'schedule-paused-idle': true,
   },
   // The workers elect a queue-state sampler, as a deployment's do (--sample-queue-state), and the runner keeps a tab

@@ -24,6 +24,11 @@ export default defineScenario({
   mix: [
     { kind: 'normal', share: 9, durationMs: { dist: 'lognormal', medianMs: 5, p99Ms: 40 } },
     { kind: 'effect', share: 1, durationMs: { dist: 'uniform', minMs: 2, maxMs: 10 } },
+    // Payloads at maxPayloadBytes (262,144 bytes of UTF-8) and past it, padded mostly with two-byte characters:
+    // the ones past it are about half as long in UTF-16 units as in bytes (payload-size-refused).
+    { kind: 'normal', count: 3, payloadBytes: 262_144 },
+    { kind: 'normal', count: 3, payloadBytes: 262_145 },
+    { kind: 'normal', count: 2, payloadBytes: 400_000 },
   ],
   engine: { pollMs: 100, backoffBaseMs: 2_000, backoffCapMs: 30_000, maxAttempts: 10 },
   faults: [
@@ -41,6 +46,7 @@ export default defineScenario({
     'sampler-agrees': true,
     'jitter-uniform': true,
     'claim-ahead-paced': { mustGrow: true },
+    'payload-size-refused': true,
   },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,

@@ -18,7 +18,7 @@ import { parseCron } from '../engine/cron/expression.ts';
 import type { Clock } from '../engine/clock.ts';
 import { applyDatabasePatches, patchedQueryText } from '../harness/mutants/apply.ts';
 import { applyMutant, MUTANTS, type MutantName } from '../harness/mutants/index.ts';
-import { QUERY_SOURCES, type QueryPatch } from '../harness/mutants/types.ts';
+import { INTERNAL_TABLES, QUERY_SOURCES, type QueryPatch } from '../harness/mutants/types.ts';
 import { loadOpsFile, OPS_FILES, shippedOpsText } from '../harness/prometheus/ops-files.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { freshDatabase } from './support/db.ts';
@@ -26,6 +26,16 @@ import { jobRow } from './support/jobs.ts';
 
 const { db, url } = await freshDatabase();
 const entries = Object.entries(MUTANTS) as [MutantName, (typeof MUTANTS)[MutantName]][];
+type Tables = typeof INTERNAL_TABLES;
+/** Per entry of an internal table, one call that the real entry answers with a refusal (a request it must turn away). */
+const TABLE_PROBES: { [T in keyof Tables]: { [K in keyof Tables[T]]: (entry: Tables[T][K]) => unknown } } = {
+  'dashboard-post-checks': {
+    origin: (check) => check({ headers: { host: '127.0.0.1:7676', origin: 'https://intruder.example' } } as never, []),
+    csrf: (check) => check(new URLSearchParams({ _csrf: 'another-session-token' }), { id: 's', csrf: 'this-session-token', operator: '', flash: null }),
+  },
+  'payload-size': { bytesOf: (measure) => measure('"é"') },
+};
+
 const patches = entries.flatMap(([name, m]) => m.changes.filter((c): c is QueryPatch => c.kind === 'query').map((p) => [name, p] as const));
 
 /** What a strategy does, observably, so the real one and a mutant's can be told apart. */
@@ -180,6 +190,14 @@ describe('the mutant registry', () => {
     },
   );
 
+  it.each(entries.flatMap(([name, m]) => m.changes.flatMap((c) => (c.kind === 'table' ? [[name, c.table, c.entry, c.use] as const] : []))))(
+    '%s: its %s entry %s answers otherwise than the real one',
+    (_name, table, entry, use) => {
+      const probe = TABLE_PROBES[table][entry as keyof (typeof TABLE_PROBES)[typeof table]] as (f: unknown) => unknown;
+      expect(probe(use)).not.toEqual(probe((INTERNAL_TABLES[table] as Record<string, unknown>)[entry]));
+    },
+  );
+
   it('applies every change of a mutant and undoes them all, leaving the real engine exactly', async () => {
     for (const [name, m] of entries) {
       const before = Object.fromEntries(Object.entries(QUERY_SOURCES).map(([f, qs]) => [f, { ...qs }]));
@@ -187,9 +205,10 @@ describe('the mutant registry', () => {
       const cron = { ...cronStrategies };
       const recorders = { ...redRecorders };
       const otelRecorders = { ...otelRedRecorders };
+      const tables = Object.fromEntries(Object.entries(INTERNAL_TABLES).map(([t, entries]) => [t, { ...entries }]));
       const env = { ...process.env };
       const expected = m.changes.map((c) =>
-        c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' || c.kind === 'otel-recorder' ? c.use : c.kind === 'env' ? c.value : undefined,
+        c.kind === 'query' ? patchedQueryText(name, c) : c.kind === 'strategy' || c.kind === 'cron-strategy' || c.kind === 'red-recorder' || c.kind === 'otel-recorder' || c.kind === 'table' ? c.use : c.kind === 'env' ? c.value : undefined,
       );
       const undo = applyMutant(name);
       for (const [i, change] of m.changes.entries()) {
@@ -198,6 +217,7 @@ describe('the mutant registry', () => {
         else if (change.kind === 'cron-strategy') expect(cronStrategies[change.strategy]).toBe(expected[i]);
         else if (change.kind === 'red-recorder') expect(redRecorders[change.event]).toBe(expected[i]);
         else if (change.kind === 'otel-recorder') expect(otelRedRecorders[change.event]).toBe(expected[i]);
+        else if (change.kind === 'table') expect((INTERNAL_TABLES[change.table] as Record<string, unknown>)[change.entry]).toBe(expected[i]);
         else if (change.kind === 'env') expect(process.env[change.name]).toBe(expected[i]);
         else if (change.kind === 'ops-file') expect(loadOpsFile(change.file).text).not.toBe(shippedOpsText(change.file));
         // A database patch changes nothing in this process: the runner applies it in the run's database (applyDatabasePatches).
@@ -213,6 +233,7 @@ describe('the mutant registry', () => {
       expect({ ...cronStrategies }).toEqual(cron);
       expect({ ...redRecorders }).toEqual(recorders);
       expect({ ...otelRedRecorders }).toEqual(otelRecorders);
+      expect(Object.fromEntries(Object.entries(INTERNAL_TABLES).map(([t, entries]) => [t, { ...entries }]))).toEqual(tables);
       expect({ ...process.env }).toEqual(env);
     }
   });

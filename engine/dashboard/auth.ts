@@ -84,21 +84,7 @@ export class DashboardAuth {
    */
   refusePost(req: IncomingMessage, access: Access, form: URLSearchParams): string | null {
     if (access.kind !== 'session') return 'a change needs a browser session: open the dashboard with ?token= first';
-    const host = req.headers.host ?? '';
-    // Same host over http, or over https through a proxy that keeps the Host header, or a configured public origin.
-    const allowed = [`http://${host}`, `https://${host}`, ...this.publicOrigins];
-    const here = allowed[0];
-    const origin = req.headers.origin;
-    if (origin !== undefined) {
-      if (!allowed.includes(origin)) return `Origin ${origin} is not this dashboard (${here})`;
-    } else {
-      const referer = req.headers.referer;
-      if (referer === undefined) return 'the request names no Origin or Referer; expected this dashboard';
-      if (!allowed.some((o) => referer === o || referer.startsWith(`${o}/`))) return `Referer ${referer} is not this dashboard (${here})`;
-    }
-    const csrf = form.get('_csrf');
-    if (csrf === null || !sameSecret(csrf, access.session.csrf)) return 'the form carries no valid CSRF token; reload the page and try again';
-    return null;
+    return postChecks.origin(req, this.publicOrigins) ?? postChecks.csrf(form, access.session);
   }
 
   private existing(req: IncomingMessage): Session | null {
@@ -113,6 +99,32 @@ export class DashboardAuth {
     return session;
   }
 }
+
+/**
+ * What a POST from a session must show besides the session, each check
+ * answering why it refuses or null. An internal table the package does not
+ * export: the harness's mutants swap one entry (a check skipped, as a
+ * refactor might) to show the gate's invariant catching it.
+ */
+export const postChecks = {
+  /** The request names this server in Origin (or, failing that, Referer): same host over http or https, or a configured public origin. */
+  origin(req: IncomingMessage, publicOrigins: readonly string[]): string | null {
+    const host = req.headers.host ?? '';
+    // Same host over http, or over https through a proxy that keeps the Host header, or a configured public origin.
+    const allowed = [`http://${host}`, `https://${host}`, ...publicOrigins];
+    const here = allowed[0];
+    const origin = req.headers.origin;
+    if (origin !== undefined) return allowed.includes(origin) ? null : `Origin ${origin} is not this dashboard (${here})`;
+    const referer = req.headers.referer;
+    if (referer === undefined) return 'the request names no Origin or Referer; expected this dashboard';
+    return allowed.some((o) => referer === o || referer.startsWith(`${o}/`)) ? null : `Referer ${referer} is not this dashboard (${here})`;
+  },
+  /** The form carries the session's CSRF token. */
+  csrf(form: URLSearchParams, session: Session): string | null {
+    const csrf = form.get('_csrf');
+    return csrf === null || !sameSecret(csrf, session.csrf) ? 'the form carries no valid CSRF token; reload the page and try again' : null;
+  },
+};
 
 function readCookie(header: string | undefined, name: string): string | null {
   for (const part of (header ?? '').split(';')) {

@@ -18,6 +18,8 @@ import { deadLetterRows } from './dead-letter-rows.ts';
 import { deadLetterCodes } from './dead-letter-codes.ts';
 import { traceContinued } from './trace-continued.ts';
 import { otelCountsAgree } from './otel-counts-agree.ts';
+import { dashboardRefusesForged } from './dashboard-refuses-forged.ts';
+import { payloadSizeRefused } from './payload-size-refused.ts';
 import { declaredAlerts } from './declared-alerts.ts';
 import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
@@ -146,6 +148,10 @@ export const CHECKERS = {
   // Trace context across the queue, in workers that load the OpenTelemetry SDK (slow-worker's `otel`).
   'trace-continued': traceContinued,
   'otel-counts-agree': otelCountsAgree,
+  // The dashboard's door: forged requests beside operator-chaos's dashboard actions.
+  'dashboard-refuses-forged': dashboardRefusesForged,
+  // maxPayloadBytes: padded offers at and past it (retry-storm).
+  'payload-size-refused': payloadSizeRefused,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

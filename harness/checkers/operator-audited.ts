@@ -1,11 +1,8 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { operatorActions, type OperatorAction } from './operator-actions.ts';
+import { changedAnyway, operatorActions } from './operator-actions.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export type OperatorAuditedBounds = Record<string, never>;
-
-/** The state a job verb leaves its target in: a refused verb that left it so changed something. */
-const EFFECT: Partial<Record<OperatorAction['verb'], string>> = { cancel: 'cancelled', 'dead-letter': 'dead', retry: 'pending' };
 
 /**
  * Every change says who and why (docs/operating.md, "The audit"): each verb
@@ -33,9 +30,7 @@ export function checkOperatorAudited(history: readonly HistoryEvent[], final: Fi
     if (a.outcome === 'refused') {
       refused++;
       if (mine.length) bad.push({ verb: a.verb, refused: a.refusal, auditRows: mine.length });
-      const effect = EFFECT[a.verb];
-      for (const id of a.jobIds) if (effect && a.after[id] === effect && a.before[id] !== effect) bad.push({ verb: a.verb, jobId: id, refusedButChanged: `${a.before[id]} -> ${a.after[id]}` });
-      if (a.queue !== undefined && a.jobIds.length === 0 && a.after[a.queue] !== a.before[a.queue]) bad.push({ verb: a.verb, queue: a.queue, refusedButChanged: `${a.before[a.queue]} -> ${a.after[a.queue]}` });
+      for (const { change, ...target } of changedAnyway(a)) bad.push({ verb: a.verb, ...target, refusedButChanged: change });
       continue;
     }
     // A job verb or a bulk redrive writes a row per job it changed (a redrive that matched nothing writes none); a queue verb one.

@@ -23,6 +23,7 @@ export function peerInapplicable(engine: string, s: Scenario): string | null {
   if (s.tenants) why.push("tenants (stampede's fairness keys)");
   if (s.engine.mutant) why.push('a mutant (a patch of stampede)');
   if (s.mix.some((m) => m.kind === 'outbox' || m.kind === 'downstream')) why.push('outbox or downstream jobs');
+  if (s.mix.some((m) => m.payloadBytes !== undefined)) why.push("padded payloads (payloadBytes: stampede's maxPayloadBytes)");
   const forPeers = Object.keys(s.peerSettings ?? {});
   if (s.peerSettings && !forPeers.includes(engine)) why.push(`adapter settings for ${forPeers.join(', ')} only (peerSettings: a control of that peer's behaviour)`);
   return why.length ? `scenario ${s.name} cannot run against ${engine}: it uses ${why.join('; ')}` : null;

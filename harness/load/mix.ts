@@ -7,6 +7,19 @@ import type { DurationDist, JobParams, Lane, MixEntry } from './types.ts';
 export const JOB_KINDS: readonly JobKind[] = ['normal', 'poison', 'slow', 'flaky', 'effect', 'downstream', 'failing', 'outbox'];
 const DEFAULT_DURATION: DurationDist = { dist: 'fixed', ms: 10 };
 
+/** The least `payloadBytes` a mix entry may ask for: above any unpadded payload of the generator. */
+export const MIN_PADDED_BYTES = 1_024;
+
+/**
+ * `payload` with a `pad` field that makes its JSON exactly `bytes` bytes of UTF-8: two-byte characters (é), and
+ * one ASCII character when the remainder is odd. Throws when the unpadded payload is already longer.
+ */
+export function padPayload(payload: Record<string, unknown>, bytes: number): Record<string, unknown> {
+  const room = bytes - Buffer.byteLength(JSON.stringify({ ...payload, pad: '' }), 'utf8');
+  if (room < 0) throw new Error(`payloadBytes ${bytes}: the payload is already ${bytes - room} bytes unpadded`);
+  return { ...payload, pad: 'é'.repeat(Math.floor(room / 2)) + 'x'.repeat(room % 2) };
+}
+
 /** Index into `weights` drawn in proportion to them. */
 export function weightedPick(weights: readonly number[], rng: Rng): number {
   const total = weights.reduce((a, b) => a + b, 0);
@@ -111,7 +124,7 @@ export function validateMix(mix: unknown, lanes: readonly Lane[], field: string)
     const f = `${field}[${i}]`;
     if (typeof entry !== 'object' || entry === null) throw new ValidationError(f, `expected { kind, share | count }, got ${show(entry)}`);
     const e = entry as Record<string, unknown>;
-    onlyKeys(e, ['kind', 'share', 'count', 'durationMs', 'failAttempts', 'delayMs', 'lanes'], f);
+    onlyKeys(e, ['kind', 'share', 'count', 'durationMs', 'failAttempts', 'delayMs', 'lanes', 'payloadBytes'], f);
     if (!JOB_KINDS.includes(e.kind as JobKind)) throw new ValidationError(`${f}.kind`, `expected one of ${JOB_KINDS.join(', ')}, got ${show(e.kind)}`);
     if ((e.share === undefined) === (e.count === undefined)) throw new ValidationError(f, 'give share or count, exactly one of them');
     if (e.share !== undefined) num(e, 'share', f);
@@ -121,6 +134,10 @@ export function validateMix(mix: unknown, lanes: readonly Lane[], field: string)
       throw new ValidationError(`${f}.failAttempts`, `expected a non-negative integer, got ${show(e.failAttempts)}`);
     }
     if (e.delayMs !== undefined) num(e, 'delayMs', f);
+    // Room for the unpadded payload ({"kind":…,"op":…,"params":…,"pad":""} is under 200 bytes).
+    if (e.payloadBytes !== undefined && !(Number.isInteger(e.payloadBytes) && (e.payloadBytes as number) >= MIN_PADDED_BYTES)) {
+      throw new ValidationError(`${f}.payloadBytes`, `expected an integer of at least ${MIN_PADDED_BYTES}, got ${show(e.payloadBytes)}`);
+    }
     if (e.lanes !== undefined) {
       if (!Array.isArray(e.lanes) || e.lanes.length === 0) throw new ValidationError(`${f}.lanes`, `expected a non-empty array of lane queue names, got ${show(e.lanes)}`);
       e.lanes.forEach((q, j) => {

@@ -45,6 +45,7 @@ export function* arrivals(input: PlanInput, rng: Rng): Generator<Arrival> {
     const lane = pickLane(input.lanes, entry, laneRng);
     const a: Arrival = { op: op++, atMs, queue: lane.queue, priority: lane.priority, kind: entry.kind, params: jobParams(entry, paramRng) };
     if (input.tenants?.queues.includes(lane.queue)) a.fairnessKey = tenantKeys[weightedPick(tenantShares, tenantRng)];
+    if (entry.payloadBytes !== undefined) a.payloadBytes = entry.payloadBytes;
     return a;
   };
 

@@ -32,6 +32,12 @@ export interface MixEntry {
   delayMs?: number;
   /** Only these lanes (queue names) get this kind. Default: every lane, by lane share. */
   lanes?: string[];
+  /**
+   * The payload padded to exactly this many bytes serialized (UTF-8), mostly with a two-byte character, so its
+   * length in UTF-16 units is about half its bytes: offered at and past maxPayloadBytes, to show the limit
+   * (payload-size-refused). Default: unpadded.
+   */
+  payloadBytes?: number;
 }
 
 /** The arrival model: fixed spacing, or a Poisson process (exponential gaps), both open-model. */
@@ -76,4 +82,6 @@ export interface Arrival {
   params: JobParams;
   /** The job's tenant (scenario `tenants`); absent: no key. */
   fairnessKey?: string;
+  /** Its payload padded to this many bytes serialized (the mix entry's `payloadBytes`); absent: unpadded. */
+  payloadBytes?: number;
 }

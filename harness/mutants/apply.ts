@@ -5,7 +5,7 @@ import { cronStrategies } from '../../engine/cron/strategies.ts';
 import { Gauge } from 'prom-client';
 import { createMetrics } from '../../engine/metrics/registry.ts';
 import { editText, opsFileEdits, shippedOpsText } from '../prometheus/ops-files.ts';
-import { QUERY_SOURCES, type GaugeRelabel, type Mutant, type QueryPatch } from './types.ts';
+import { INTERNAL_TABLES, QUERY_SOURCES, type GaugeRelabel, type Mutant, type QueryPatch } from './types.ts';
 
 /** The harness's worker entry that runs a mutant (see worker-process.ts). */
 export const MUTANT_WORKER_SCRIPT = 'harness/mutants/worker-process.ts';
@@ -47,13 +47,15 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
         ? `${c.kind} ${c.strategy}`
         : c.kind === 'red-recorder' || c.kind === 'otel-recorder'
           ? `${c.kind} ${c.event}`
-          : c.kind === 'ops-file'
-            ? `ops file ${c.file}`
-            : c.kind === 'gauge-relabel'
-              ? `gauge ${c.metric}`
-              : c.kind === 'database'
-                ? `database ${c.replaces}`
-                : `env ${c.name}`,
+          : c.kind === 'table'
+            ? `table ${c.table} ${String(c.entry)}`
+            : c.kind === 'ops-file'
+              ? `ops file ${c.file}`
+              : c.kind === 'gauge-relabel'
+                ? `gauge ${c.metric}`
+                : c.kind === 'database'
+                  ? `database ${c.replaces}`
+                  : `env ${c.name}`,
   );
   const twice = targets.find((t, i) => targets.indexOf(t) !== i);
   if (twice) throw new Error(`mutant ${name}: changes ${twice} twice; put all its edits of one query in one patch`);
@@ -87,6 +89,16 @@ export function applyMutant(name: string, mutant: Mutant): () => void {
     const original = recorders[change.event];
     recorders[change.event] = change.use;
     undo.push(() => (recorders[change.event] = original));
+  }
+  // An internal table of checks or limits (INTERNAL_TABLES): one entry swapped.
+  for (const change of mutant.changes) {
+    if (change.kind !== 'table') continue;
+    const table = INTERNAL_TABLES[change.table] as unknown as Record<string, unknown>;
+    const entry = change.entry as string;
+    if (!(entry in table)) throw new Error(`mutant ${name}: the internal table ${change.table} has no entry ${entry}; update harness/mutants/${name}.ts`);
+    const original = table[entry];
+    table[entry] = change.use;
+    undo.push(() => (table[entry] = original));
   }
   for (const change of mutant.changes) {
     if (change.kind !== 'env') continue;

@@ -22,6 +22,9 @@ import { rescueCodesLeaseExpired } from './rescue-codes-lease-expired.ts';
 import { lostConnectionCharged } from './lost-connection-charged.ts';
 import { claimDropsTraceContext } from './claim-drops-trace-context.ts';
 import { otelFailuresAsSuccesses } from './otel-failures-as-successes.ts';
+import { dashboardIgnoresOrigin } from './dashboard-ignores-origin.ts';
+import { dashboardIgnoresCsrf } from './dashboard-ignores-csrf.ts';
+import { payloadSizeInCharacters } from './payload-size-in-characters.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -168,6 +171,11 @@ export const MUTANTS = {
   'claim-drops-trace-context': claimDropsTraceContext,
   // The RED metrics through OpenTelemetry (slow-worker's workers with a MeterProvider).
   'otel-failures-as-successes': otelFailuresAsSuccesses,
+  // The dashboard's door (operator-chaos tries it with forged requests before each verb it issues there).
+  'dashboard-ignores-origin': dashboardIgnoresOrigin,
+  'dashboard-ignores-csrf': dashboardIgnoresCsrf,
+  // maxPayloadBytes (retry-storm's padded offers).
+  'payload-size-in-characters': payloadSizeInCharacters,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -7,6 +7,8 @@ import { materializerQueries } from '../../engine/cron/materializer.ts';
 import { enqueueQueries } from '../../engine/enqueue.ts';
 import { archiveQueries } from '../../engine/archive/job-archiver.ts';
 import { controlQueries } from '../../engine/control/queries.ts';
+import { postChecks } from '../../engine/dashboard/auth.ts';
+import { payloadSize } from '../../engine/validate.ts';
 import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
@@ -66,6 +68,24 @@ export type RedRecorderSwap = {
  * (node-postgres reads PGOPTIONS and the rest for every connection it opens):
  * a deployment's misconfiguration, which no query or strategy of the engine shows.
  */
+/**
+ * The engine's internal tables of checks and limits, by name: each is read
+ * where it is used, on every call, so a swapped entry changes what the
+ * process does from then on. None is exported from the package.
+ */
+export const INTERNAL_TABLES = {
+  /** engine/dashboard/auth.ts: what a POST from a session must show (its Origin, its CSRF token). */
+  'dashboard-post-checks': postChecks,
+  /** engine/validate.ts: how a serialized payload is measured against maxPayloadBytes. */
+  'payload-size': payloadSize,
+};
+
+type Tables = typeof INTERNAL_TABLES;
+/** One entry of an internal table swapped for a broken one. */
+export type TableSwap = {
+  [T in keyof Tables]: { [K in keyof Tables[T]]: { kind: 'table'; table: T; entry: K; use: Tables[T][K] } }[keyof Tables[T]];
+}[keyof Tables];
+
 type OtelRedRecorders = typeof otelRedRecorders;
 /** One entry of engine/metrics/otel-metrics.ts's otelRedRecorders (what an event records through OpenTelemetry) swapped for a broken one. */
 export type OtelRecorderSwap = {
@@ -115,7 +135,7 @@ export interface DatabasePatch {
   sql: () => string;
 }
 
-export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | OtelRecorderSwap | EnvSetting | OpsFilePatch | GaugeRelabel | DatabasePatch;
+export type MutantChange = QueryPatch | StrategySwap | CronStrategySwap | RedRecorderSwap | OtelRecorderSwap | TableSwap | EnvSetting | OpsFilePatch | GaugeRelabel | DatabasePatch;
 
 /** A deliberately broken engine: a negative control that one invariant must catch. */
 export interface Mutant {

@@ -689,7 +689,15 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'A payload larger than maxPayloadBytes is refused at enqueue with the field named, and nothing is written.',
     documented: [{ file: 'docs/configuration.md', quote: 'largest serialized payload' }],
     covers: { options: ['enqueue.maxPayloadBytes'] },
-    vouch: { by: 'test', file: 'test/enqueue.test.ts', tests: ['enqueue refuses bad input before writing anything', 'oversized payload', 'wrote none of them'] , notInGate: 'Bad input refused at the API before anything is written: no runtime situation under load. A scenario could offer oversized payloads and judge the refusals, but the check is serializePayload\'s, in TypeScript before any SQL, with no internal seam a mutant could swap (it would need the check moved behind a strategy), so the gate could not show the check catching its bug.' },
+    vouch: {
+      by: 'gate',
+      // retry-storm's load offers 8 padded payloads at the default limit: 3 at it, 3 one byte past it, 2 far past it
+      // (mostly two-byte characters, so the ones past it are under the limit in UTF-16 units). A given maxPayloadBytes,
+      // enqueueMany's whole-batch refusal and the other bad input stay test/enqueue.test.ts's.
+      judgedBy: [{ scenario: 'retry-storm', invariant: 'payload-size-refused' }],
+      minJudged: 6,
+      mutants: ['payload-size-in-characters'],
+    },
   },
   {
     id: 'prepared-statements-optional',
@@ -708,7 +716,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'The archiver keeps day partitions ahead and drops whole partitions past their retention.',
     documented: [{ file: 'docs/scaling.md', quote: 'partition' }],
     covers: { options: ['JobArchiver.retentionDays', 'JobArchiver.partitionsAheadDays'] },
-    vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] , notInGate: 'Its situation takes days (day partitions, retentionDays): a gate scenario lasts seconds; the test drives the archiver\'s runOnce over rows dated days apart.' },
+    vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] , notInGate: "Its situation takes days (day partitions, retentionDays): the test drives the archiver's runOnce over rows dated days apart. The gate could step the simulated database clock (db-clock-jump) past retentionDays, but in the scenarios whose archiver moves rows (operator-chaos, effects-pipeline) the day partition then dropped holds the run's archived jobs, which no-job-lost and archive-once would count as lost until they learn which rows retention dropped; and a step of days ages every pending job by days on the database clock (oldest-age SLO, alerts) and ends every lease at once. What it would take: an archiver whose archiveAfterMs exceeds the step (the dropped partition is then empty) in a scenario without an SLO check, a record of the partitions before and after the step, and a database patch of drop_job_history_partitions off by one day as the mutant." },
   },
   // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
   {
@@ -857,13 +865,13 @@ export const LEDGER: readonly PromiseEntry[] = [
     documented: [{ file: 'docs/dashboard.md', quote: 'also accept POSTs whose `Origin` is URL: a TLS proxy in front that rewrites `Host`' }],
     covers: { options: ['DashboardServer.token', 'DashboardServer.publicOrigins'] },
     vouch: {
-      by: 'test',
-      file: 'test/dashboard-http.test.ts',
-      tests: [
-        'refuses a GET of an action, a POST without the CSRF token, with a wrong one, from another Origin, and with none',
-        'accepts the same host over https (a TLS proxy keeping Host) and refuses a configured-looking but unlisted origin',
-      ],
-      notInGate: "Refusals of a request at the dashboard's door (no token, a foreign Origin): operator-chaos serves the dashboard with its token and its own Origin, and a refusal is the same under any load: no runtime situation a scenario makes.",
+      by: 'gate',
+      // operator-chaos sends each of its 9 job and queue verbs through the dashboard after the same verb forged five
+      // ways (by GET, no session, no or another CSRF token, a foreign Origin): 45 forged requests in a default run.
+      // That a listed public origin is taken and an https proxy keeping Host is stays test/dashboard-http.test.ts's.
+      judgedBy: [{ scenario: 'operator-chaos', invariant: 'dashboard-refuses-forged' }],
+      minJudged: 20,
+      mutants: ['dashboard-ignores-origin', 'dashboard-ignores-csrf'],
     },
   },
   {

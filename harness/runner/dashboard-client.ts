@@ -1,3 +1,19 @@
+import type { Forgery } from '../history.ts';
+
+/**
+ * Requests that must not get through the dashboard's door, each one thing off the operator's own confirmed POST,
+ * with the status the dashboard answers it with: an action by GET, a POST with no session (so no access token),
+ * without the session's CSRF token, with another one, and from a page elsewhere (a foreign Origin, with the
+ * session and its token: what a cross-site form post carries when the browser sends the cookie anyway).
+ */
+export const FORGERIES: Record<Forgery, number> = { get: 405, 'no-session': 401, 'no-csrf': 403, 'wrong-csrf': 403, 'foreign-origin': 403 };
+
+/** A CSRF token of no session (a session's is 32 base64url characters from the CSPRNG). */
+const ANOTHER_CSRF = 'forged-csrf-token-of-no-session';
+
+/** A site that is not the dashboard. */
+const FOREIGN_ORIGIN = 'https://intruder.example';
+
 /**
  * The operator's browser, for a scenario run: the engine's dashboard
  * (engine/dashboard/server.ts) serves the run's database, and operator faults
@@ -27,6 +43,28 @@ export class DashboardClient {
       if (csrf) return { cookie, csrf };
     }
     throw new Error('dashboard login: no page offered a form (no queue or dead letter yet), so no CSRF token');
+  }
+
+  /**
+   * Sends verb `verb` with its fields, confirmed, forged as `forgery` says; resolves with the status and the
+   * start of the body. It never follows a redirect: a 303 is the dashboard having taken it.
+   */
+  async forge(forgery: Forgery, verb: string, fields: Record<string, string>, actor: { by: string; reason: string }): Promise<{ status: number; answer: string }> {
+    const { cookie, csrf } = await this.login();
+    const form = { back: '/audit', confirm: 'yes', by: actor.by, reason: actor.reason, ...fields };
+    const post = (body: Record<string, string>, headers: Record<string, string>) =>
+      fetch(`${this.base}/actions/${verb}`, { method: 'POST', body: new URLSearchParams(body), headers, redirect: 'manual' });
+    const res =
+      forgery === 'get'
+        ? await fetch(`${this.base}/actions/${verb}?${new URLSearchParams({ _csrf: csrf, ...form })}`, { headers: { cookie, origin: this.base }, redirect: 'manual' })
+        : forgery === 'no-session'
+          ? await post({ _csrf: csrf, ...form }, { origin: this.base })
+          : forgery === 'no-csrf'
+            ? await post(form, { cookie, origin: this.base })
+            : forgery === 'wrong-csrf'
+              ? await post({ _csrf: ANOTHER_CSRF, ...form }, { cookie, origin: this.base })
+              : await post({ _csrf: csrf, ...form }, { cookie, origin: FOREIGN_ORIGIN });
+    return { status: res.status, answer: (await res.text()).slice(0, 300) };
   }
 
   /** GETs the queues page, as a tab left open on it does, and reads which round it showed. */

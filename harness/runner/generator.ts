@@ -4,6 +4,7 @@ import { enqueue } from '../../engine/enqueue.ts';
 import { isRetryableDbError, ValidationError } from '../../engine/errors.ts';
 import type { Arrival } from '../load/types.ts';
 import { opKey } from '../load/op-key.ts';
+import { padPayload } from '../load/mix.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
 export interface GeneratorOptions {
@@ -84,7 +85,8 @@ export class LoadGenerator {
   }
 
   private async enqueueStampede(a: Arrival): Promise<{ jobId: number; runAtMs: number }> {
-    const job = await enqueue(this.db, a.queue, { kind: a.kind, op: a.op, params: a.params }, {
+    const payload = { kind: a.kind, op: a.op, params: a.params };
+    const job = await enqueue(this.db, a.queue, a.payloadBytes === undefined ? payload : padPayload(payload, a.payloadBytes), {
       priority: a.priority,
       idempotencyKey: opKey(a.op),
       maxAttempts: this.options.maxAttempts,
@@ -98,7 +100,7 @@ export class LoadGenerator {
   private async offer(a: Arrival, intendedT: number): Promise<void> {
     const node = 'generator';
     this.stats.offered++;
-    this.recorder.record({ type: 'enqueue:invoke', node, op: a.op, queue: a.queue, intendedAt: intendedT, kind: a.kind });
+    this.recorder.record({ type: 'enqueue:invoke', node, op: a.op, queue: a.queue, intendedAt: intendedT, kind: a.kind, ...(a.payloadBytes !== undefined ? { payloadBytes: a.payloadBytes } : {}) });
     const sentAt = this.recorder.now();
     if (sentAt - intendedT > this.options.lateMs) {
       this.stats.late++;

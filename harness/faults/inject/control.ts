@@ -12,7 +12,8 @@ import {
   setQueueLimits,
 } from '../../../engine/control/index.ts';
 import { enqueue } from '../../../engine/enqueue.ts';
-import type { EventOf, OperatorVerb } from '../../history.ts';
+import type { EventOf, Forgery, OperatorVerb } from '../../history.ts';
+import { FORGERIES, type DashboardClient } from '../../runner/dashboard-client.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
 import type { FaultAction } from '../plan.ts';
 import type { OperatorPath } from '../spec.ts';
@@ -76,6 +77,7 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
   let refusal: string | undefined;
   if (via === 'dashboard') {
     if (!ctx.dashboard) throw new Error(`${action.fault}: via dashboard, but the run serves no dashboard`);
+    await forgeFirst(ctx, ctx.dashboard, call, actor, read);
     const res = await ctx.dashboard.act(call.dashboard[0], call.dashboard[1], actor);
     answer = res.text;
     if (!res.ok) [outcome, refusal] = ['refused', res.text];
@@ -112,6 +114,33 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
   const { t: _t, ...recordable } = event;
   ctx.recorder.record(recordable);
   return event;
+}
+
+/**
+ * Before the operator's own dashboard action, the same verb on the same targets, forged each way of FORGERIES
+ * (by GET, with no session, no CSRF token, another one, from a foreign Origin), each recorded as
+ * `dashboard:forged` with the response and its targets' states around it: dashboard-refuses-forged judges that
+ * each was refused and changed nothing.
+ */
+async function forgeFirst(ctx: InjectionContext, dashboard: DashboardClient, call: Call, actor: Actor, read: () => Promise<Record<string, string>>): Promise<void> {
+  for (const forgery of Object.keys(FORGERIES) as Forgery[]) {
+    const intruder = { by: 'intruder', reason: `forged (${forgery}) beside ${actor.reason}` };
+    const before = await read();
+    const res = await dashboard.forge(forgery, call.dashboard[0], call.dashboard[1], intruder);
+    const after = await read();
+    ctx.recorder.record({
+      type: 'dashboard:forged',
+      node: 'intruder',
+      forgery,
+      verb: call.verb,
+      ...intruder,
+      ...(call.queue !== undefined ? { queue: call.queue } : {}),
+      jobIds: call.jobIds,
+      ...res,
+      before,
+      after,
+    });
+  }
 }
 
 /** Finds one job of a state to act on (of `kinds`, in the fault's queue), none picked before in this action. */
