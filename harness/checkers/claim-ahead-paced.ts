@@ -7,8 +7,9 @@ export interface ClaimAheadPacedBounds {
   /** Slots per worker (the scenario's `concurrency`); the default buffer is as large (claimAhead unset). */
   concurrency: number;
   /**
-   * How far the paced size may exceed `concurrency x 100 ms / mean`, as a factor: the history's mean is that
-   * of the durations in the order their outcomes were recorded, a claim or two after the worker's own. Default 2.
+   * How far the paced size may exceed `concurrency x 100 ms / mean`, as a factor: the history's mean is the
+   * engine's as of each claim, rebuilt from when each handler ended on the worker's clock (its start plus its
+   * duration, both ms), and the engine sizes a claim's buffer as the claim before it returned. Default 2.
    */
   paceSlack: number;
   /** A job at a place only a grown buffer gives must start this long after its first renewal was due at the latest, ms. Default 1,000. */
@@ -36,6 +37,11 @@ interface WorkerLine {
   heartbeatMs: number;
   /** The handlers' mean as the engine keeps it (claim-ahead.ts's HANDLER_MEAN_WEIGHT), NaN before the first outcome. */
   meanMs: number;
+  /** The worker's handlers' ends (worker clock) and durations, in order of their end; `ended` of them are in meanMs. */
+  ends: { at: number; ms: number }[];
+  ended: number;
+  /** The buffer the engine allows the next claim (`paceSlack` x the pace at the mean as the last claim returned). */
+  paced: number;
   starts: number;
   /** The claim under way: its database instant and its jobs so far. */
   claim: { dbTime: number; n: number; allowed: number } | null;
@@ -56,8 +62,9 @@ interface WorkerLine {
  * - pace: a job waits for a slot behind the jobs claimed before it, in order, so the starts of that worker between
  *   its claim and its own start are fewer than the buffer it was claimed into; that buffer is at most what the slots
  *   run in 100 ms at the handlers' mean (`paceSlack` x concurrency x 100 / mean, and never below concurrency),
- *   with the mean kept as the engine keeps it from the durations the history recorded. Slow handlers keep the buffer
- *   at concurrency: a job waits behind fewer than concurrency starts;
+ *   with the mean kept as the engine keeps it from the durations the history recorded, or the size an earlier
+ *   claim whose jobs still wait was allowed (a buffer that shrinks as the mean grows evicts nothing). Slow
+ *   handlers keep the buffer at concurrency: a job waits behind fewer than concurrency starts;
  * - first renewal: a job at a place only a grown buffer gives (behind concurrency starts or more) starts before its
  *   first renewal is due (heartbeatMs after its claim, on the worker's clock, + `waitSlackMs`): what the shrink at
  *   half a heartbeat period keeps. Waits across a freeze of the worker are not judged.
@@ -66,6 +73,7 @@ interface WorkerLine {
  */
 export function checkClaimAheadPaced(history: readonly HistoryEvent[], _final: FinalState, bounds: ClaimAheadPacedBounds): InvariantResult {
   const fleet = new Fleetline(history);
+  const handlerEnds = endsOfHandlers(history);
   const base = bounds.concurrency;
   const lines = new Map<string, WorkerLine>();
   const breaches: Breach[] = [];
@@ -81,7 +89,7 @@ export function checkClaimAheadPaced(history: readonly HistoryEvent[], _final: F
     if (line) return line;
     const beats = Object.values(fleet.settingsOf(workerId)?.queues ?? {}).map((q) => q.heartbeatMs);
     if (beats.length === 0 || beats.some((ms) => !(ms > 0))) return undefined;
-    line = { heartbeatMs: Math.min(...beats), meanMs: Number.NaN, starts: 0, claim: null, previousClaim: 0, waiting: new Map() };
+    line = { heartbeatMs: Math.min(...beats), meanMs: Number.NaN, ends: handlerEnds.get(workerId) ?? [], ended: 0, paced: base, starts: 0, claim: null, previousClaim: 0, waiting: new Map() };
     lines.set(workerId, line);
     return line;
   };
@@ -105,8 +113,15 @@ export function checkClaimAheadPaced(history: readonly HistoryEvent[], _final: F
       if (!line) continue;
       if (line.claim && line.claim.dbTime !== c.dbTime) endClaim(line, c.workerId);
       if (!line.claim) {
-        const paced = Number.isNaN(line.meanMs) ? base : Math.floor((bounds.paceSlack * base * AHEAD_WAIT_MS) / Math.max(line.meanMs, 1));
-        line.claim = { dbTime: c.dbTime, n: 0, allowed: Math.max(base, Math.min(AHEAD_CAP, paced)) };
+        // The engine sized this claim's buffer when the claim before it returned, at the mean it had then (paced);
+        // the buffer may still hold jobs an earlier claim put there under a larger size (the mean has grown since:
+        // a shrunk buffer evicts nothing), and this claim's jobs wait behind them.
+        const inherited = Math.max(0, ...[...line.waiting.values()].map((w) => w.allowed));
+        line.claim = { dbTime: c.dbTime, n: 0, allowed: Math.max(base, Math.min(AHEAD_CAP, line.paced), inherited) };
+        // The mean the engine has as this claim returns (its jobs' claimed events are emitted then): every handler that
+        // had ended on the worker's clock by then. It sizes the next claim's buffer.
+        while (c.nodeTime !== undefined && line.ended < line.ends.length && line.ends[line.ended].at <= c.nodeTime) addToMean(line, line.ends[line.ended++].ms);
+        line.paced = Number.isNaN(line.meanMs) ? base : Math.floor((bounds.paceSlack * base * AHEAD_WAIT_MS) / Math.max(line.meanMs, 1));
       }
       line.claim.n++;
       line.waiting.set(`${c.jobId}/${c.attempt}`, { starts: line.starts, allowed: line.claim.allowed, nodeTime: c.nodeTime, node: c.node, t: c.t, jobId: c.jobId });
@@ -132,11 +147,12 @@ export function checkClaimAheadPaced(history: readonly HistoryEvent[], _final: F
       if (waitedMs > allowedMs && !fleet.frozenBetween(w.node, w.t, e.t)) {
         breaches.push({ kind: 'first-renewal', workerId: e.workerId, jobId: e.jobId, startsAhead: ahead, waitedMs, allowed: allowedMs });
       }
-    } else if (e.type === 'job:completed' || e.type === 'job:failed') {
+    } else if ((e.type === 'job:completed' || e.type === 'job:failed') && !handlerEnds.has(e.workerId)) {
+      // A history without node times: the outcomes in the order they were recorded, a claim or two late.
       const line = lines.get(e.workerId);
       const ms = e.durationMs;
       if (!line || ms === undefined || !Number.isFinite(ms)) continue;
-      line.meanMs = Number.isNaN(line.meanMs) ? ms : line.meanMs + (ms - line.meanMs) * HANDLER_MEAN_WEIGHT;
+      addToMean(line, ms);
     }
   }
   for (const [workerId, line] of lines) endClaim(line, workerId);
@@ -159,6 +175,32 @@ export function checkClaimAheadPaced(history: readonly HistoryEvent[], _final: F
     judged: { n: judged, what: 'jobs claimed and started, each judged by its place in the buffer' },
     ...(breaches.length ? { examples: firstN(breaches) } : notGrown ? { examples: [`no job waited behind ${base} starts: the buffer never grew`] } : {}),
   };
+}
+
+function addToMean(line: WorkerLine, ms: number): void {
+  line.meanMs = Number.isNaN(line.meanMs) ? ms : line.meanMs + (ms - line.meanMs) * HANDLER_MEAN_WEIGHT;
+}
+
+/**
+ * Each worker's handler ends on its own clock (the attempt's job:started node time plus the outcome's durationMs), in
+ * order of their end: the engine updates its mean when a handler returns, before the outcome is recorded and
+ * reported, so the history's order of outcomes lags it. Workers whose events carry no node time are left out.
+ */
+function endsOfHandlers(history: readonly HistoryEvent[]): Map<string, { at: number; ms: number }[]> {
+  const startedAt = new Map<string, number>();
+  const ends = new Map<string, { at: number; ms: number }[]>();
+  for (const e of history) {
+    if (e.type === 'job:started' && e.nodeTime !== undefined) startedAt.set(`${e.workerId}/${e.jobId}/${e.attempt}`, e.nodeTime);
+    if ((e.type === 'job:completed' || e.type === 'job:failed') && e.durationMs !== undefined && Number.isFinite(e.durationMs)) {
+      const at = startedAt.get(`${e.workerId}/${e.jobId}/${e.attempt}`);
+      if (at === undefined) continue;
+      const list = ends.get(e.workerId) ?? [];
+      ends.set(e.workerId, list);
+      list.push({ at: at + e.durationMs, ms: e.durationMs });
+    }
+  }
+  for (const list of ends.values()) list.sort((a, b) => a.at - b.at);
+  return ends;
 }
 
 export const claimAheadPaced: CheckerDef<ClaimAheadPacedBounds> = {
