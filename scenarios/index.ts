@@ -61,6 +61,7 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
 /**
  * Scenarios not in the gate (docs/peers.md): known bugs' controls, which show one peer's own behaviour
  * (`--engine <peer> --peer-package <release>`), link-faults (network-partition's link faults) and
- * peer-poison-herd (poison-herd's poison and herd without its clock step), for any engine. The gate judges stampede with SCENARIOS.
+ * peer-poison-herd (poison-herd's poison and herd without its clock step), for any engine. The gate
+ * judges stampede with SCENARIOS.
  */
 export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill, peerStopBigIds, linkFaults, peerPoisonHerd].map((s) => [s.name, s]));
