@@ -20,6 +20,7 @@ import xminHorizon from './xmin-horizon.ts';
 import noisyTenant from './noisy-tenant.ts';
 import peerHeartbeatKill from './peer-heartbeat-kill.ts';
 import peerStopBigIds from './peer-stop-big-ids.ts';
+import peerPoisonHerd from './peer-poison-herd.ts';
 import linkFaults from './link-faults.ts';
 import weightedTenants from './weighted-tenants.ts';
 import networkPartition from './network-partition.ts';
@@ -59,7 +60,8 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
 
 /**
  * Scenarios not in the gate (docs/peers.md): known bugs' controls, which show one peer's own behaviour
- * (`--engine <peer> --peer-package <release>`), and link-faults, network-partition's link faults for any
- * engine. The gate judges stampede with SCENARIOS.
+ * (`--engine <peer> --peer-package <release>`), link-faults (network-partition's link faults) and
+ * peer-poison-herd (poison-herd's poison and herd without its clock step), for any engine. The gate
+ * judges stampede with SCENARIOS.
  */
-export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill, peerStopBigIds, linkFaults].map((s) => [s.name, s]));
+export const PEER_CONTROLS: Record<string, Scenario> = Object.fromEntries([peerHeartbeatKill, peerStopBigIds, linkFaults, peerPoisonHerd].map((s) => [s.name, s]));

@@ -78,9 +78,11 @@ export const graphileAdapter: PeerAdapter = {
         return { jobId: historyId(j), runAtMs: row.run_at_ms };
       },
       async enqueueBatch(jobs) {
-        const cols = [0, 1, 2, 4, 5, 6].map((i) => jobs.map((j) => addJobArgs(j)[i]));
-        const rows = (await db.query(q.GraphileAddJobs, cols)).rows;
-        return jobs.map((j, i) => ({ jobId: historyId(j), runAtMs: rows[i].run_at_ms }));
+        // As the one-statement batch before it: a batch's jobs are due at their runAt, or now() (no delayMs).
+        const specs = jobs.map((j) => ({ identifier: j.queue, payload: j.payload, run_at: j.runAt ?? null, max_attempts: j.maxAttempts, job_key: j.key, priority: toGraphilePriority(j.priority) }));
+        // add_jobs answers its rows in no promised order: each job's run_at is found by its key.
+        const runAt = new Map((await db.query(q.GraphileAddJobs, [JSON.stringify(specs)])).rows.map((r) => [r.key, r.run_at_ms]));
+        return jobs.map((j) => ({ jobId: historyId(j), runAtMs: runAt.get(j.key) }));
       },
       close: async () => {},
     };

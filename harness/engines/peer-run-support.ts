@@ -4,8 +4,23 @@ import { WORKER_SHUTDOWN_GRACE_MS } from '../runner/fleet.ts';
 import type { Scenario } from '../scenario.ts';
 import type { WorkerProcessSpec } from './types.ts';
 
-/** The faults a peer run can inject: they act on processes, the server and the link (the harness's proxy), not on stampede's tables or API. */
-export const PEER_FAULTS = new Set(['worker-kill', 'worker-stop', 'worker-restart', 'db-restart', 'db-terminate-backends', 'partition', 'latency', 'bandwidth', 'reset']);
+/**
+ * The faults a peer run can inject: they act on processes, the server and the link (the harness's proxy), or
+ * enqueue jobs through the peer's own API (poison pills, a herd), not through stampede's tables or API.
+ */
+export const PEER_FAULTS = new Set([
+  'worker-kill',
+  'worker-stop',
+  'worker-restart',
+  'db-restart',
+  'db-terminate-backends',
+  'partition',
+  'latency',
+  'bandwidth',
+  'reset',
+  'poison-pill',
+  'thundering-herd',
+]);
 
 /**
  * Why a scenario cannot run against a peer, or null: a fault or a feature that
@@ -21,6 +36,8 @@ export function peerInapplicable(engine: string, s: Scenario): string | null {
   if (s.relays || s.archiver) why.push("stampede's outbox relays or archiver");
   if (s.downstream) why.push('the harness downstream (per-key call accounting is stampede-specific)');
   if (s.tenants) why.push("tenants (stampede's fairness keys)");
+  // A herd of one tenant is stampede's fairness key; a herd of downstream calls, the harness downstream's.
+  if (s.faults.some((f) => f.fault === 'thundering-herd' && (f.fairnessKey !== undefined || f.kind === 'downstream'))) why.push('a thundering-herd with a fairnessKey or of downstream jobs');
   if (s.engine.mutant) why.push('a mutant (a patch of stampede)');
   if (s.mix.some((m) => m.kind === 'outbox' || m.kind === 'downstream')) why.push('outbox or downstream jobs');
   if (s.mix.some((m) => m.payloadBytes !== undefined)) why.push("padded payloads (payloadBytes: stampede's maxPayloadBytes)");

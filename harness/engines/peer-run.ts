@@ -111,6 +111,8 @@ export async function runPeerScenario(opts: RunOptions & { engine: PeerAdapter }
         recorder,
         clock,
         links,
+        // Poison pills and herds go through the peer's own enqueue, into its tables.
+        producer: p,
       },
       log.child('nemesis'),
       opts.interrupt,

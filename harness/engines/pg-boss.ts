@@ -39,6 +39,8 @@ function newBoss(mod: PgBossModule, url: string, role: 'install' | 'producer' | 
     superviseIntervalSeconds: SUPERVISE_S,
     monitorIntervalSeconds: SUPERVISE_S,
     schedule: false,
+    // The workers' view of each queue's backlog (readyCount), read by burstWhenReadyExceeds (startPgBossWorker): at its minimum.
+    ...(role === 'worker' ? { queueCacheIntervalSeconds: SUPERVISE_S } : {}),
   } as never);
   b.on('error', (err: unknown) => process.stderr.write(`pg-boss ${role}: ${String(err)}\n`));
   return b;
@@ -177,7 +179,12 @@ export async function startPgBossWorker(o: PeerWorkerOptions): Promise<PeerWorke
   const b = newBoss(mod, o.url, 'worker');
   await b.start();
   for (const queue of o.queues) {
-    await b.work(queue, { batchSize: 1, pollingIntervalSeconds: 0.5, localConcurrency: o.concurrency, includeMetadata: true } as never, (async (jobs: any[]) => {
+    // Each slot fetches once per polling interval (0.5 s, pg-boss's minimum): 2 jobs a second a slot. With a backlog
+    // (more than one job ready) pg-boss's documented burst mode fetches again at once (burstWhenReadyExceeds,
+    // pg-boss 12.38.0 dist/types.d.ts JobPollingOptions); without it a 3,000-job herd outlasted the run
+    // (peer-poison-herd, docs/peers.md).
+    const polling = { pollingIntervalSeconds: 0.5, burstWhenReadyExceeds: 1 };
+    await b.work(queue, { batchSize: 1, ...polling, localConcurrency: o.concurrency, includeMetadata: true } as never, (async (jobs: any[]) => {
       const job = jobs[0];
       await o.run({ payload: job.data, attempt: job.retryCount + 1, queue, priority: job.priority, runAtMs: new Date(job.startAfter).getTime() });
     }) as never);

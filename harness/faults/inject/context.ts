@@ -13,6 +13,7 @@ import type { LinkNet } from '../../runner/links.ts';
 import type { HistoryRecorder } from '../../runner/recorder.ts';
 import type { RunSampler } from '../../runner/sampler.ts';
 import type { FaultAction } from '../plan.ts';
+import type { PeerProducer } from '../../engines/types.ts';
 
 /** What a fault injector may touch. Only injectors and the runner touch processes, the server and clocks. */
 export interface InjectionContext {
@@ -32,6 +33,11 @@ export interface InjectionContext {
   replica?: Replica;
   /** The outbox sink the relays deliver to, when the scenario runs relays. */
   sink?: OutboxSink;
+  /**
+   * A peer run's producer (harness/engines/): the jobs a fault enqueues (poison, a herd) go through the
+   * peer's own enqueue into its tables. Unset in stampede's runner, whose faults enqueue through stampede's API.
+   */
+  producer?: PeerProducer;
   recorder: HistoryRecorder;
   sampler: RunSampler;
   clock: Clock;

@@ -1,30 +1,44 @@
 import { enqueue, enqueueMany } from '../../../engine/enqueue.ts';
 import type { FaultAction } from '../plan.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
+import { historyIdOf } from '../../engines/peer-common.ts';
 import { evidence, injected, watchFor, type InjectionContext, type Injector } from './context.ts';
 
-/** Enqueues `count` jobs of one kind in one statement, all due at the database's now(); waits for the first claim of one as evidence. */
-async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: 'poison' | 'normal' | 'downstream'): Promise<void> {
-  const runAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+type FaultJobKind = 'poison' | 'normal' | 'downstream';
+
+/**
+ * The fault's `count` jobs, all due at `runAt`, in one statement: through
+ * stampede's enqueueMany, or in a peer run through the peer's own batch
+ * enqueue (its tables, its API), keyed `fault:<seq>:<i>` either way. Answers
+ * the history's ids of the jobs.
+ */
+async function insertFaultJobs(ctx: InjectionContext, action: FaultAction, kind: FaultJobKind, queue: string, runAt: Date): Promise<number[]> {
   const count = action.params.count as number;
-  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const maxAttempts = (action.params.maxAttempts as number | undefined) ?? ctx.maxAttempts;
   const fairnessKey = action.params.fairnessKey as string | undefined;
+  const keys = Array.from({ length: count }, (_, i) => `fault:${action.seq}:${i}`);
+  const params = { durationMs: 5 };
+  if (ctx.producer) {
+    // A peer's worker finds the job's kind and its history id in the payload (harness/engines/peer-worker.ts);
+    // priority 0, as stampede's enqueueMany gives these jobs by default.
+    const jobs = keys.map((key) => ({ queue, payload: { kind, key, hid: historyIdOf(key), params }, key, priority: 0, maxAttempts, runAt }));
+    return (await ctx.producer.enqueueBatch(jobs)).map((j) => j.jobId);
+  }
   const jobs = await enqueueMany(
     ctx.db,
-    Array.from({ length: count }, (_, i) => ({
-      queue,
-      payload: { kind, params: { durationMs: 5 } },
-      options: {
-        idempotencyKey: `fault:${action.seq}:${i}`,
-        runAt,
-        maxAttempts: (action.params.maxAttempts as number | undefined) ?? ctx.maxAttempts,
-        ...(fairnessKey ? { fairnessKey } : {}),
-      },
-    })),
+    keys.map((idempotencyKey) => ({ queue, payload: { kind, params }, options: { idempotencyKey, runAt, maxAttempts, ...(fairnessKey ? { fairnessKey } : {}) } })),
   );
-  const ids = new Set(jobs.map((j) => j.id));
+  return jobs.map((j) => j.id);
+}
+
+/** Enqueues `count` jobs of one kind in one statement, all due at the database's now(); waits for the first claim of one as evidence. */
+async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: FaultJobKind): Promise<void> {
+  const runAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const fairnessKey = action.params.fairnessKey as string | undefined;
+  const ids = new Set(await insertFaultJobs(ctx, action, kind, queue, runAt));
   const injectedT = ctx.recorder.now();
-  injected(ctx, action, { queue, count: jobs.length, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20), ...(fairnessKey ? { fairnessKey } : {}) });
+  injected(ctx, action, { queue, count: ids.size, runAt: runAt.toISOString(), jobIds: [...ids].slice(0, 20), ...(fairnessKey ? { fairnessKey } : {}) });
   // Behind a backlog the first claim can take a while; wait as long as a run may last.
   // The first sign a worker took one: its claim, or, for a poison that killed the worker before the
   // claim event got out, the rescue of its expired lease or its death.
@@ -40,7 +54,7 @@ async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind
 export const poisonPill: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, 'poison');
 
 /** Many jobs due at the same instant: one bulk insert with one run_at. */
-export const thunderingHerd: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, (action.params.kind as 'normal' | 'downstream' | undefined) ?? 'normal');
+export const thunderingHerd: Injector = (action, ctx) => enqueueFaultJobs(ctx, action, (action.params.kind as FaultJobKind | undefined) ?? 'normal');
 
 /**
  * A producer that lost its acknowledgement re-sends with the same key: each
