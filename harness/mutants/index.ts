@@ -31,6 +31,7 @@ import { noQueueLimit } from './no-queue-limit.ts';
 import { oldestAgePriorityBlind } from './oldest-age-priority-blind.ts';
 import { noSkipLocked } from './no-skip-locked.ts';
 import { claimOnePerLane } from './claim-one-per-lane.ts';
+import { laneProbeSkipsPriority0 } from './lane-probe-skips-priority-0.ts';
 import { claimRecentOnly } from './claim-recent-only.ts';
 import { claimPriorityInverted } from './claim-priority-inverted.ts';
 import { equalJitter } from './equal-jitter.ts';
@@ -112,6 +113,7 @@ export const MUTANTS = {
   // The base invariants that had none.
   'enqueue-key-truncated': enqueueKeyTruncated,
   'claim-one-per-lane': claimOnePerLane,
+  'lane-probe-skips-priority-0': laneProbeSkipsPriority0,
   'claim-recent-only': claimRecentOnly,
   // The shipped components under chaos (effects-pipeline), one per invariant.
   'relay-marks-at-claim': relayMarksAtClaim,

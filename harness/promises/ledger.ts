@@ -279,7 +279,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'At the defaults and the seed rate, the oldest unclaimed job stays within the SLO outside a declared incident.',
     documented: [{ file: 'docs/scenarios.md', quote: 'steady' }],
     covers: { options: ['Worker.concurrency', 'Worker.claimAhead'], seed: [1, 6] },
-    vouch: { by: 'gate', judgedBy: [{ scenario: 'steady', invariant: 'oldest-age-slo' }], minJudged: 5, mutants: ['claim-one-per-lane'] },
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'steady', invariant: 'oldest-age-slo' }], minJudged: 5, mutants: ['lane-probe-skips-priority-0'] },
   },
   {
     id: 'queue-state-truthful',
@@ -666,7 +666,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         { scenario: 'retry-storm', invariant: 'claim-ahead-paced' },
       ],
       minJudged: 1_000,
-      mutants: ['claim-ahead-unpaced'],
+      mutants: ['claim-ahead-unpaced', 'claim-one-per-lane'],
     },
   },
   {
