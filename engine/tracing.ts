@@ -20,6 +20,12 @@ type Context = import('@opentelemetry/api').Context;
 /** version-traceId-spanId-flags, lower-case hex (W3C Trace Context, version 00). */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
+/** A traceparent's ids and flags; null for anything that is not one (the harness's trace checker reads its producer's with it). */
+export function parseTraceparent(value: string): { traceId: string; spanId: string; traceFlags: number } | null {
+  const m = TRACEPARENT.exec(value);
+  return m ? { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) } : null;
+}
+
 export function validateTraceparent(value: unknown, field: string): string {
   const m = typeof value === 'string' ? TRACEPARENT.exec(value) : null;
   if (!m || /^0+$/.test(m[1]) || /^0+$/.test(m[2])) {
@@ -50,9 +56,9 @@ export interface AttemptSpan {
  */
 export function startAttemptSpan(job: { id: number; queue: string; traceparent: string | null }, attempt: number): AttemptSpan | null {
   if (!otel || job.traceparent === null) return null;
-  const m = TRACEPARENT.exec(job.traceparent);
-  if (!m) return null;
-  const producer = { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16), isRemote: true };
+  const ids = parseTraceparent(job.traceparent);
+  if (!ids) return null;
+  const producer = { ...ids, isRemote: true };
   const first = attempt === 1;
   const parent = first ? otel.trace.setSpanContext(otel.ROOT_CONTEXT, producer) : otel.ROOT_CONTEXT;
   const span = otel.trace.getTracer('stampede').startSpan(

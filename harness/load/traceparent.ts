@@ -12,8 +12,5 @@ export function traceparentOf(seed: number): (op: number) => string {
   };
 }
 
-/** A traceparent's trace and span ids; null for anything else. */
-export function parseTraceparent(value: string): { traceId: string; spanId: string } | null {
-  const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(value);
-  return m ? { traceId: m[1], spanId: m[2] } : null;
-}
+/** The engine's reading of a traceparent (engine/tracing.ts), for the checker that follows a job's trace. */
+export { parseTraceparent } from '../../engine/tracing.ts';
