@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkCliVerbs } from '../harness/checkers/cli-verbs.ts';
 import type { EventOf, HistoryEvent, OperatorVerb } from '../harness/history.ts';
-import { finalState } from './support/history-builder.ts';
+import { finalState, h } from './support/history-builder.ts';
 
 const final = finalState([]);
 
@@ -13,7 +13,7 @@ function call(t: number, verb: OperatorVerb, command: string[], exitCode: number
     jobIds: [], outcome: exitCode === 0 ? 'ok' : 'refused', answer, ...(exitCode === 0 ? {} : { refusal: `exit ${exitCode}` }), before: {}, after: {}, ...x,
   };
 }
-const claimed = (t: number, jobId: number): HistoryEvent => ({ t, node: 'worker-0', type: 'job:claimed', jobId, queue: 'orders', attempt: 1, workerId: 'w0', dbTime: t });
+const claimed = (t: number, jobId: number): HistoryEvent => h.claim(t, jobId, 'worker-0', 2, { queue: 'orders', dbTime: t });
 
 const good = [
   call(1_000, 'dead-letter', ['dead-letter', '7'], 0, 'dead-lettered job 7 (queue orders, was claimed)', { jobIds: [7], before: { 7: 'claimed' }, after: { 7: 'dead' } }),
