@@ -63,6 +63,7 @@ import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
 import { oneRoundPerInterval } from './one-round-per-interval.ts';
 import { dashboardShowsFreshRound } from './dashboard-shows-fresh-round.ts';
 import { schedulePausedIdle } from './schedule-paused-idle.ts';
+import { rescueOffHonoured } from './rescue-off-honoured.ts';
 import { failoverAsync, failoverSync } from './failover.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
@@ -152,6 +153,8 @@ export const CHECKERS = {
   'dashboard-refuses-forged': dashboardRefusesForged,
   // maxPayloadBytes: padded offers at and past it (retry-storm).
   'payload-size-refused': payloadSizeRefused,
+  // Worker.rescue: false (worker-crash runs one worker without its rescuer).
+  'rescue-off-honoured': rescueOffHonoured,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

@@ -74,6 +74,7 @@ import { expiredClaimKept } from './expired-claim-kept.ts';
 import { samplerLockPerTransaction } from './sampler-lock-per-transaction.ts';
 import { sharedRoundAgeInMicroseconds } from './shared-round-age-in-microseconds.ts';
 import { materializerIgnoresPause } from './materializer-ignores-pause.ts';
+import { rescuerAlwaysOn } from './rescuer-always-on.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -178,6 +179,8 @@ export const MUTANTS = {
   'dashboard-ignores-csrf': dashboardIgnoresCsrf,
   // maxPayloadBytes (retry-storm's padded offers).
   'payload-size-in-characters': payloadSizeInCharacters,
+  // Worker.rescue: false (worker-crash runs one worker without its rescuer).
+  'rescuer-always-on': rescuerAlwaysOn,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
