@@ -13,6 +13,7 @@
 import { systemClock } from '../engine/clock.ts';
 import { mutantEntries, scenarioEntries, selectEntries, shardEntries } from '../harness/gate/plan.ts';
 import { runGate } from '../harness/gate/gate.ts';
+import { notOkDetails } from '../harness/gate/table.ts';
 import { SCENARIOS } from '../scenarios/index.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
 import { databaseUrl, exitOnHelp, interruptCounter, intFlag, parseFlags, UsageError } from './cli-args.ts';
@@ -70,6 +71,7 @@ async function main(): Promise<number> {
   process.stdout.write(gate.table);
   process.stdout.write(`\n${values.mutants ? 'Each promise\'s mutants, and the invariant that caught each' : 'Each promise of the ledger (harness/promises/ledger.ts): events its invariants judged in this gate, against its minimum'}:\n\n`);
   process.stdout.write(gate.promises);
+  process.stdout.write(notOkDetails(gate.results));
   process.stdout.write(`\nJUnit: ${gate.junitPath}; promises: ${gate.promisesPath}\n`);
   return gate.exitCode;
 }

@@ -1,7 +1,7 @@
 // The CLI flags of a component's options, derived from its declaration (engine/options/declare.ts): the flag table
 // entries bin/help.ts spreads into a command's flags (so --help shows the declared doc and default), and the reading
 // of those flags into the component's options, with the range the declaration gives.
-import { defaultShown, type IntSpec, type OptionSpec, type OptionsDeclaration } from '../engine/options/declare.ts';
+import { defaultShown, flagSets, type IntSpec, type OptionSpec, type OptionsDeclaration } from '../engine/options/declare.ts';
 import { boundedIntFlag, intFlag } from './cli-args.ts';
 import type { FlagSpec } from './usage.ts';
 
@@ -28,7 +28,9 @@ export function optionFlags<O extends Record<string, OptionSpec>>(decl: OptionsD
   return Object.fromEntries(
     Object.values(decl.options).flatMap((spec): [string, FlagSpec][] => {
       if (spec.flag === undefined) return [];
-      const help = `${spec.doc} (default ${defaultShown(spec)})`;
+      // A switch on by default has a flag that turns it off (--no-rescue): its help says which way it goes.
+      const turnsOff = spec.type === 'boolean' && !flagSets(spec);
+      const help = `${spec.doc} (default ${defaultShown(spec)}${turnsOff ? '; this flag turns it off' : ''})`;
       if (spec.type === 'boolean') return [[spec.flag, { type: 'boolean', help }]];
       const value = spec.type === 'enum' ? spec.values.join('|') : spec.type === 'string' ? 'NAME' : 'N';
       return [[spec.flag, { type: 'string', value, help }]];
@@ -41,7 +43,7 @@ export function readOptionFlags<O extends Record<string, OptionSpec>>(decl: Opti
   const out: Record<string, string | number | boolean | undefined> = {};
   for (const [key, spec] of Object.entries(decl.options)) {
     if (spec.flag === undefined) continue;
-    if (spec.type === 'boolean') out[key] = values[spec.flag] === true ? true : undefined;
+    if (spec.type === 'boolean') out[key] = values[spec.flag] === true ? flagSets(spec) : undefined;
     else if (spec.type === 'string' || spec.type === 'enum') out[key] = values[spec.flag] as string | undefined;
     else if (spec.type === 'int' && spec.max !== undefined) out[key] = boundedIntFlag(values, spec.flag, spec.max, bounds(spec, spec.max));
     else out[key] = intFlag(values, spec.flag, least(spec));

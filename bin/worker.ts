@@ -37,7 +37,13 @@ function workerSettings(workerId: string, options: WorkerOptions): WorkerSetting
       return [name, { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs: timeoutMs ?? null }];
     }),
   );
-  return { workerId, maxCrashes: options.maxCrashes ?? WORKER.defaults.maxCrashes, agingMs: options.agingMs ?? WORKER.defaults.agingMs, queues };
+  return {
+    workerId,
+    maxCrashes: options.maxCrashes ?? WORKER.defaults.maxCrashes,
+    agingMs: options.agingMs ?? WORKER.defaults.agingMs,
+    rescue: options.rescue ?? WORKER.defaults.rescue,
+    queues,
+  };
 }
 
 async function main(): Promise<void> {

@@ -164,6 +164,8 @@ export interface WorkerSettings {
   workerId: string;
   maxCrashes: number;
   agingMs: number;
+  /** Whether it was told to run a lease rescuer of its own (WorkerOptions.rescue): false, it must take back no expired lease. */
+  rescue: boolean;
   queues: Record<string, WorkerQueueSettings>;
 }
 

@@ -164,6 +164,11 @@ export interface EngineSettings {
   /** Priority p overtakes q > p after waiting (q - p) * agingMs longer. */
   agingMs: number;
   rescueIntervalMs: number;
+  /**
+   * The worker runs a lease rescuer of its own (Worker.rescue; false: `--no-rescue`). Set false for some workers
+   * with `engineByWorker`: the others' rescuers must take back what expires (at least one worker keeps its own).
+   */
+  rescue: boolean;
   /** A handler running longer fails its attempt with JobTimeoutError (Worker.timeoutMs); null: no limit. */
   timeoutMs: number | null;
   /** A deliberately broken engine variant (a negative control); null for the real engine. */
@@ -194,6 +199,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
     maxCrashes: DEFAULTS.maxCrashes,
     agingMs: DEFAULTS.agingMs,
     rescueIntervalMs: DEFAULTS.rescueIntervalMs,
+    rescue: DEFAULTS.rescue,
     timeoutMs: null,
     mutant: null,
   },
@@ -284,6 +290,7 @@ export function validateScenario(s: Scenario): void {
   if (!Array.isArray(s.engineByWorker)) throw new ValidationError(f('engineByWorker'), `expected an array of per-worker overrides, got ${show(s.engineByWorker)}`);
   if (s.engineByWorker.length > s.workers) throw new ValidationError(f('engineByWorker'), `has ${s.engineByWorker.length} entries but the scenario runs ${s.workers} workers`);
   s.engineByWorker.forEach((o, i) => validateEngine(o, f(`engineByWorker[${i}]`), true));
+  refuseNoRescuer(s, f);
   validateScheduler(s, f('scheduler'));
   validatePreload(s, f('preload'));
   validateFaults(s.faults, { workers: s.workers, schedulers: s.scheduler.nodes.length, durationS: s.durationS }, f('faults'));
@@ -397,6 +404,17 @@ function validateEngine(e: Partial<EngineSettings>, field: string, partial: bool
   if (e.mutant !== undefined && e.mutant !== null && !isMutantName(e.mutant)) {
     throw new ValidationError(`${field}.mutant`, `expected null or one of ${Object.keys(MUTANTS).join(', ')}, got ${show(e.mutant)}`);
   }
+}
+
+/**
+ * A run in which no worker runs a rescuer would leave every expired lease held until the drain gives up: the
+ * harness starts no rescuer of its own, so at least one worker must keep its (Worker.rescue: "another process must").
+ */
+function refuseNoRescuer(s: Scenario, f: (path: string) => string): void {
+  const slots = Array.from({ length: s.workers }, (_, i) => engineSettingsFor(s, i).rescue);
+  if (slots.some((r) => r)) return;
+  const field = s.engine.rescue ? f('engineByWorker') : f('engine.rescue');
+  throw new ValidationError(field, `leaves all ${s.workers} workers without a lease rescuer, so nothing would take back an expired lease; expected at least one worker with rescue: true`);
 }
 
 function validateScheduler(s: Scenario, field: string): void {

@@ -37,6 +37,13 @@ export default defineScenario({
   // A killed worker's jobs come back after its lease; a job caught in two kills must not be convicted as poison,
   // so the crash-loop limit is above the number of kills one job can plausibly meet.
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, maxCrashes: 4, maxAttempts: 8 },
+  // Worker 2 runs without a lease rescuer of its own (--no-rescue), as a deployment that leaves rescue to some of its
+  // processes does: it claims and runs jobs like the others, and what expires (its own leases too: a random kill can
+  // land on it) is taken back by workers 0 and 1, which keep theirs. So the rescue checks below still judge real
+  // rescues: the explicit kills and the freeze hit 0, 1 or the first to reach a slow job, one process each, and a
+  // killed worker is restarted within a second (worker 2 again without its rescuer: the setting is the slot's).
+  // rescue-off-honoured judges worker 2's processes over the rescues that happened while they lived.
+  engineByWorker: [{}, {}, { rescue: false }],
   faults: [
     { fault: 'worker-kill', atS: 3, everyS: 3, jitterS: 1, untilS: 10, target: 'worker:random', point: 'any' },
     { fault: 'worker-kill', atS: 5, target: 'worker:0', point: 'mid-handler' },
@@ -53,6 +60,7 @@ export default defineScenario({
     'sampler-agrees': true,
     // The workers elect one queue-state sampler (below): the kills move the election from worker to worker.
     'one-round-per-interval': true,
+    'rescue-off-honoured': true,
   },
   // Every worker samples queue state as a deployment's do (--sample-queue-state): one round per interval for them all.
   sampleQueueState: true,

@@ -74,6 +74,19 @@ describe('handler-aborted-on-lease-loss', () => {
     expect(r.figure).toContain('1 never started');
     expect(checkRecoversAfterHeal(hist, doneJobs(9), { rescueIntervalMs: 500, slackMs: 1_000, heldClaimMs: 1_000 }).pass).toBe(true);
   });
+  it('keeps two holds of the same attempt apart: a claim given up unrun, then claimed again by the same worker', () => {
+    // Given up unrun at the heal, job 9 goes back uncharged and worker-0 claims attempt 1 again; that second hold
+    // starts, and its effect begins, long after the first hold's lease: they are the second hold's, not the first's.
+    const late = h.claim(6_995, 9, 'worker-0.1', 1, { node: 'worker-0', dbTime: 900, leaseExpiresAt: 3_900 });
+    const again = [claim(7_020, 9, 'worker-0'), started(8_000, 9, 'worker-0'), { ...h.effectStarted(8_500, 9, 'worker-0.1'), node: 'worker-0' }];
+    const hist = [...settings, ...partition(1_000, 7_000), h.rescuedFrom(4_500, 9, 'worker-0.1'), late, lost(7_010, 9, 'worker-0', 'expired'), ...again];
+    const r = checkHandlerAborted(hist, empty, bounds);
+    expect(r.pass).toBe(true);
+    expect(r.figure).toContain('1 never started');
+    // Negative control: the same first hold with its handler started and its effect begun after its lease ended.
+    const ranLate = [...settings, claim(100, 5, 'worker-1'), ...partition(1_000, 7_000), late, started(7_000, 9, 'worker-0'), { ...h.effectStarted(7_500, 9, 'worker-0.1'), node: 'worker-0' }, lost(7_600, 9, 'worker-0', 'complete', 600)];
+    expect(checkHandlerAborted(ranLate, empty, bounds).pass).toBe(false);
+  });
   it('is unknown with no hold during a cut', () => {
     const done: HistoryEvent = { ...h.completed(50, 7, 'worker-0.1'), node: 'worker-0' };
     expect(checkHandlerAborted([...settings, claim(0, 7, 'worker-0'), done, ...partition(1_000, 2_000)], empty, bounds).pass).toBe('unknown');

@@ -103,6 +103,8 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
       { meanHandlerMs: 5, current: 160 },
       { meanHandlerMs: 200, current: 10 },
     ].map((a) => use({ base: 10, concurrency: 10, lastClaimFull: true, longestWaitMs: 0, maxWaitMs: 5_000, ...a })),
+  // A worker told rescue: false, one left at the default, one told true: which of them start a rescuer.
+  runsRescuer: async (use: WorkerStrategies['runsRescuer']) => [use({ rescue: false }), use({}), use({ rescue: true })],
 };
 
 /** The cron materializer's decision, on the nights and outages its policies are about. */

@@ -2,6 +2,7 @@
 // mutant must be caught by its invariant), and the JUnit XML it writes.
 import { describe, expect, it } from 'vitest';
 import { junitXml } from '../harness/gate/junit.ts';
+import { notOkDetails } from '../harness/gate/table.ts';
 import { mutantEntries, scenarioEntries, selectEntries, shardEntries, type GateEntry } from '../harness/gate/plan.ts';
 import { judge, type EntryResult, type ReportedInvariant, type RunSummary } from '../harness/gate/verdict.ts';
 import { MUTANTS } from '../harness/mutants/index.ts';
@@ -95,6 +96,16 @@ describe('JUnit XML', () => {
     );
     // A summary written before checkers counted what they judged has no such property.
     expect(xml).toMatch(/name="retry-spread" time="0">\n\s+<failure /);
+  });
+
+  it('ends the output with what was not ok: each invariant that broke or could not judge, its figure and first example', () => {
+    const s = summary([inv('no-job-lost', true), { ...inv('retry-spread', false), examples: [{ jobId: 7 }, { jobId: 8 }] }, inv('queue-drained', 'unknown')]);
+    const text = notOkDetails([result(scenario, s, 'fail'), { ...result(mutant, null, 'fail'), reason: 'setup error', error: 'no database\nstack' }]);
+    expect(text).toContain('retry-storm/retry-spread: VIOLATED: retry-spread figure; first example: {"jobId":7}');
+    expect(text).toContain('retry-storm/queue-drained: inconclusive: queue-drained figure');
+    expect(text).not.toContain('no-job-lost');
+    expect(text).toContain('retry-storm --mutant no-jitter: setup error: no database\n');
+    expect(notOkDetails([result(scenario, summary([inv('no-job-lost', true)]), 'pass')])).toBe('');
   });
 
   it('a run that printed no summary is one errored case', () => {

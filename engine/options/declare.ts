@@ -37,6 +37,11 @@ export interface MsSpec extends Described {
   default?: number;
 }
 
+/**
+ * true or false. Its flag, when it has one, sets the value that is not the default: a switch that is off by default
+ * is turned on by its flag (`--sample-queue-state`), one that is on by default is turned off by it, and its flag
+ * says so (`--no-rescue`).
+ */
 export interface BooleanSpec extends Described {
   type: 'boolean';
   default?: boolean;
@@ -154,17 +159,25 @@ export function defaultShown(spec: OptionSpec, format: (n: number) => string = S
   return typeof spec.default === 'number' ? format(spec.default) : String(spec.default);
 }
 
+/** What a boolean option's flag sets it to: the value that is not its default (`--no-rescue` gives rescue: false). */
+export function flagSets(spec: BooleanSpec): boolean {
+  return !(spec.default ?? false);
+}
+
 /**
  * The command-line arguments that give a process these option values, by the declared flags (the harness's fleet
- * builds a worker's arguments so). A value of null or undefined is left out; a key the declaration lacks, or one
- * without a flag, is refused: a setting a process cannot be given must not be dropped without a word.
+ * builds a worker's arguments so). A value of null or undefined is left out, and so is a boolean at its default
+ * (only the other value has a flag); a key the declaration lacks, or one without a flag, is refused: a setting a
+ * process cannot be given must not be dropped without a word.
  */
 export function optionArgv(decl: OptionsDeclaration, values: Readonly<Record<string, string | number | boolean | null | undefined>>): string[] {
   return Object.entries(values).flatMap(([key, value]) => {
-    const flag = decl.options[key]?.flag;
+    const spec = decl.options[key];
+    const flag = spec?.flag;
     if (flag === undefined) throw new ValidationError(key, `is not a ${decl.component} option with a CLI flag; expected one of ${flagged(decl).join(', ')}`);
-    if (value === null || value === undefined || value === false) return [];
-    return value === true ? [`--${flag}`] : [`--${flag}`, String(value)];
+    if (value === null || value === undefined) return [];
+    if (spec.type === 'boolean') return value === flagSets(spec) ? [`--${flag}`] : [];
+    return [`--${flag}`, String(value)];
   });
 }
 

@@ -114,7 +114,10 @@ export const WORKER = declareOptions<WorkerOptions>()(
       doc: 'priority p overtakes q > p after waiting (q - p) x this longer',
       note: 'priority aging: (q − p)·agingMs of waiting equals q − p levels',
     },
-    rescue: { type: 'boolean', default: true, doc: 'run a lease rescuer in this worker' },
+    rescue: {
+      type: 'boolean', default: true, flag: 'no-rescue', doc: 'run a lease rescuer in this worker',
+      note: 'false: this worker takes back no expired lease, so another process must (a worker with its rescuer, or a process that runs `LeaseRescuer`)',
+    },
     rescueIntervalMs: { type: 'ms', unit: 'ms', default: RESCUER.defaults.intervalMs, flag: 'rescue-interval-ms', doc: "period of this worker's lease rescuer" },
     maxCrashes: { ...RESCUER.options.maxCrashes, flag: 'max-crashes' },
     livenessMs: {

@@ -47,6 +47,8 @@ export interface WorkerStrategies {
   releaseExpired: (db: Queryable, jobId: number, leaseToken: string) => Promise<QueryResult>;
   /** The claim-ahead buffer's size for the next claim when `claimAhead` was left unset (claim-ahead.ts). */
   claimAheadFor: (inputs: AheadInputs) => number;
+  /** Whether a worker built with these options starts a lease rescuer of its own (WorkerOptions.rescue, on by default). */
+  runsRescuer: (options: { rescue?: boolean }) => boolean;
 }
 
 /**
@@ -65,4 +67,5 @@ export const workerStrategies: WorkerStrategies = {
   leaseMayEndAt: (sentAt, leaseMs) => sentAt + leaseMs - Math.min(LEASE_END_MARGIN_MS, leaseMs / 10),
   releaseExpired: (db, jobId, leaseToken) => db.query(workerQueries.DeferJob, [jobId, leaseToken, 0]),
   claimAheadFor,
+  runsRescuer: (options) => options.rescue ?? true,
 };

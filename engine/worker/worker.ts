@@ -172,7 +172,7 @@ export class Worker {
         () => this.events.emit('worker:listening', { workerId: this.id }),
       );
     }
-    if (options.rescue ?? true) {
+    if (workerStrategies.runsRescuer(options)) {
       this.rescuer = new LeaseRescuer({
         db: options.db,
         intervalMs: options.rescueIntervalMs,

@@ -29,20 +29,12 @@ export interface HandlerAbortedBounds {
 export function checkHandlerAborted(history: readonly HistoryEvent[], _final: FinalState, bounds: HandlerAbortedBounds): InvariantResult {
   const windows = cutWindows(history);
   const holds = holdsOf(history);
-  const starts = new Map<string, number>();
-  const effects = new Map<string, number>();
+  const of = holdFacts(history, holds);
   const exits = new Map<string, number[]>();
-  const leaseEnds = new Map<string, { t: number; endDb: number }[]>();
   let offset = Number.POSITIVE_INFINITY;
   for (const e of history) {
-    if (e.type === 'job:started') starts.set(`${e.jobId}:${e.attempt}:${e.node}`, e.t);
-    if (e.type === 'effect:started') effects.set(`${e.jobId}:${e.attempt}:${e.node}`, e.t);
     if (e.type === 'process:exited') (exits.get(e.node) ?? exits.set(e.node, []).get(e.node)!).push(e.t);
-    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined) {
-      const k = `${e.jobId}:${e.attempt}:${e.node}`;
-      (leaseEnds.get(k) ?? leaseEnds.set(k, []).get(k)!).push({ t: e.t, endDb: e.leaseExpiresAt });
-      if (e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
-    }
+    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined && e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
   }
   const late: unknown[] = [];
   const how: Record<string, number> = { ended: 0, aborted: 0, settled: 0, fenced: 0, 'never started': 0, died: 0 };
@@ -50,8 +42,9 @@ export function checkHandlerAborted(history: readonly HistoryEvent[], _final: Fi
   for (const [i, h] of holds.entries()) {
     if (!windows.some((w) => cuts(w, h.node) && w.fromT < h.endT && w.toT > h.claimT)) continue;
     judged++;
-    const stop = stoppedAt(h, starts, effects, exits);
-    const heard = (leaseEnds.get(`${h.jobId}:${h.attempt}:${h.node}`) ?? []).filter((l) => l.t <= stop.t);
+    const facts = of.get(h)!;
+    const stop = stoppedAt(h, facts, exits);
+    const heard = facts.leaseEnds.filter((l) => l.t <= stop.t);
     const leaseEndT = heard.length ? Math.max(...heard.map((l) => l.endDb)) + offset : Number.POSITIVE_INFINITY;
     const next = holds.slice(i + 1).find((o) => o.jobId === h.jobId);
     const limitT = Math.min(leaseEndT, next?.claimT ?? Number.POSITIVE_INFINITY) + bounds.slackMs;
@@ -75,23 +68,53 @@ export function checkHandlerAborted(history: readonly HistoryEvent[], _final: Fi
   return { ...base, pass: judged > 0 ? true : 'unknown' };
 }
 
+/** What the holder reported of one hold: when its handler started, when its effect did, the lease ends it heard. */
+interface HoldFacts {
+  startT?: number;
+  effectT?: number;
+  leaseEnds: { t: number; endDb: number }[];
+}
+
+/**
+ * Each hold's own reports. A job's attempt number is not a hold's name: a claim given up unrun (answered after its
+ * lease may have ended) hands the job back uncharged, and the same worker may claim the same attempt again at once,
+ * so a report belongs to the hold of its job, attempt and node that was open when it was made, the latest claim's.
+ */
+function holdFacts(history: readonly HistoryEvent[], holds: readonly Hold[]): Map<Hold, HoldFacts> {
+  const facts = new Map<Hold, HoldFacts>(holds.map((h) => [h, { leaseEnds: [] }]));
+  const open = new Map<string, HoldFacts>();
+  let next = 0;
+  for (const e of history) {
+    if (e.type !== 'job:claimed' && e.type !== 'lease:renewed' && e.type !== 'job:started' && e.type !== 'effect:started') continue;
+    const k = `${e.jobId}:${e.attempt}:${e.node}`;
+    // holdsOf opens one hold per job:claimed, in history order: the next one is this claim's.
+    if (e.type === 'job:claimed') open.set(k, facts.get(holds[next++])!);
+    const f = open.get(k);
+    if (!f) continue;
+    if (e.type === 'job:started') f.startT = e.t;
+    else if (e.type === 'effect:started') f.effectT = e.t;
+    else if (e.leaseExpiresAt !== undefined) f.leaseEnds.push({ t: e.t, endDb: e.leaseExpiresAt });
+  }
+  return facts;
+}
+
 /** When the old holder's handler stopped, by the best account the history gives, and how. */
-function stoppedAt(h: Hold, starts: Map<string, number>, effects: Map<string, number>, exits: Map<string, number[]>): { t: number; kind: string } {
+function stoppedAt(h: Hold, facts: HoldFacts, exits: Map<string, number[]>): { t: number; kind: string } {
   const died = (exits.get(h.node) ?? []).find((t) => t >= h.claimT) ?? Number.POSITIVE_INFINITY;
   const e = h.end;
   // Inside its effect's transaction the handler can change nothing but through it, and the transaction is fenced: on
   // the lease token, by the job row's lock once it completed the job in it (a rescue skips a locked row), and by the
   // key's lock against a new holder's effect. Whatever ended it (its commit, a refused write, a hand-back), the job
   // was out of the handler's hands from the moment it asked, which must still be within its lease.
-  const effectT = effects.get(`${h.jobId}:${h.attempt}:${h.node}`);
+  const effectT = facts.effectT;
+  const started = facts.startT;
   // Given up before its handler was called (a claim answered after the lease may have ended): it never ran.
-  if (e !== undefined && !starts.has(`${h.jobId}:${h.attempt}:${h.node}`) && died > e.t) return { t: Number.NEGATIVE_INFINITY, kind: 'never started' };
+  if (e !== undefined && started === undefined && died > e.t) return { t: Number.NEGATIVE_INFINITY, kind: 'never started' };
   if (effectT !== undefined && e !== undefined) return { t: Math.min(effectT, died), kind: 'fenced' };
   let t = Number.POSITIVE_INFINITY;
   let kind = 'died';
   if (e?.type === 'lease:lost') {
     const handlerMs = (e as { handlerMs?: number }).handlerMs;
-    const started = starts.get(`${h.jobId}:${h.attempt}:${h.node}`);
     if ((e.phase === 'expired' || e.phase === 'heartbeat') && handlerMs === undefined) [t, kind] = [e.t, 'aborted'];
     // The handler had returned before the loss was found (a refused write, or a renewal its outcome waited for): handlerMs after it started (or it never started).
     else if (started === undefined) [t, kind] = [h.claimT, 'settled'];
@@ -100,7 +123,6 @@ function stoppedAt(h: Hold, starts: Map<string, number>, effects: Map<string, nu
   } else if (e) {
     // Completed or failed: the handler had returned durationMs after it started (the write may have landed later).
     const durationMs = (e as { durationMs?: number }).durationMs;
-    const started = starts.get(`${h.jobId}:${h.attempt}:${h.node}`);
     [t, kind] = [started !== undefined && durationMs !== undefined ? started + durationMs : e.t, 'ended'];
   }
   return died < t ? { t: died, kind: 'died' } : { t, kind };

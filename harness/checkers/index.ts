@@ -64,6 +64,7 @@ import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
 import { oneRoundPerInterval } from './one-round-per-interval.ts';
 import { dashboardShowsFreshRound } from './dashboard-shows-fresh-round.ts';
 import { schedulePausedIdle } from './schedule-paused-idle.ts';
+import { rescueOffHonoured } from './rescue-off-honoured.ts';
 import { failoverAsync, failoverSync } from './failover.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
@@ -155,6 +156,8 @@ export const CHECKERS = {
   'payload-size-refused': payloadSizeRefused,
   // stampede control, run as its own process (operator-chaos's faults with via: 'cli').
   'cli-verbs': cliVerbs,
+  // Worker.rescue: false (worker-crash runs one worker without its rescuer).
+  'rescue-off-honoured': rescueOffHonoured,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

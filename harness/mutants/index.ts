@@ -75,6 +75,7 @@ import { expiredClaimKept } from './expired-claim-kept.ts';
 import { samplerLockPerTransaction } from './sampler-lock-per-transaction.ts';
 import { sharedRoundAgeInMicroseconds } from './shared-round-age-in-microseconds.ts';
 import { materializerIgnoresPause } from './materializer-ignores-pause.ts';
+import { rescuerAlwaysOn } from './rescuer-always-on.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -181,6 +182,8 @@ export const MUTANTS = {
   'payload-size-in-characters': payloadSizeInCharacters,
   // stampede control's verbs (operator-chaos calls some of them through the command line).
   'cli-dead-letter-cancels': cliDeadLetterCancels,
+  // Worker.rescue: false (worker-crash runs one worker without its rescuer).
+  'rescuer-always-on': rescuerAlwaysOn,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -856,12 +856,8 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: 'A worker with rescue: false runs no lease rescuer of its own (another process must).',
     documented: [{ file: 'docs/api.md', quote: 'a Worker runs one unless `rescue: false`' }],
     covers: { options: ['Worker.rescue'] },
-    vouch: {
-      by: 'test',
-      file: 'test/worker-leases.test.ts',
-      tests: ['a worker with rescue: false takes back no expired lease, while it claims and runs other work; one with the rescuer on does'],
-      notInGate: 'A start-up setting (whether a worker starts its rescuer): scenarios have no per-worker rescue flag, and the bug it guards (a rescuer started anyway) has no internal seam a mutant could swap without a production switch; the test runs both settings on real expired leases.',
-    },
+    // worker-crash runs worker 2 with --no-rescue through its kills and freeze: the other two take back what expires.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'worker-crash', invariant: 'rescue-off-honoured' }], minJudged: 3, mutants: ['rescuer-always-on'] },
   },
   {
     id: 'dashboard-address',
