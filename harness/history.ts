@@ -87,7 +87,11 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       dbBefore: number;
       seq: number;
       verb: OperatorVerb;
-      via: 'api' | 'dashboard';
+      via: 'api' | 'dashboard' | 'cli';
+      /** Via cli: the `stampede control` process's exit status (0 done, 2 refused, anything else an error). */
+      exitCode?: number;
+      /** Via cli: its command and arguments, without --by and --reason (`limit q --max-in-flight 12 ...`). */
+      command?: string[];
       by: string;
       reason: string;
       queue?: string;

@@ -2,9 +2,11 @@ import { defineScenario } from '../harness/scenario.ts';
 import { SCHEDULED_JOB } from './background.ts';
 
 /**
- * The person on call at work during an incident, through the engine's API
- * and through its dashboard (served by the runner for the run, its POST
- * actions with the session's CSRF token), while workers are killed:
+ * The person on call at work during an incident, through the engine's API,
+ * through its dashboard (served by the runner for the run, its POST actions
+ * with the session's CSRF token) and through `stampede control` (its own
+ * process, exit status and output read as a shell would), while workers are
+ * killed:
  *
  * - two poison payloads crash-loop and are convicted ("crashed its worker
  *   2 times"); later the operator redrives exactly those from the dashboard
@@ -34,7 +36,9 @@ import { SCHEDULED_JOB } from './background.ts';
  * schedule-paused-idle judge them. Before each job or queue verb issued through the
  * dashboard, an intruder sends the same one forged (by GET, with no session,
  * without the CSRF token or with another, from a foreign Origin):
- * dashboard-refuses-forged judges that each was refused and changed nothing.
+ * dashboard-refuses-forged judges that each was refused and changed nothing;
+ * cli-verbs that each command line did its verb (exit 0) or refused it
+ * naming the target and changing nothing (exit 2).
  */
 export default defineScenario({
   name: 'operator-chaos',
@@ -77,7 +81,8 @@ export default defineScenario({
     // At the start, so its suspect heads the suspects' line (oldest first, then by id) with next to nothing in flight
     // beside it: it falls due 3-8 s into the pause (lease, then the rescuer's verdict on the dead holder's liveness),
     // and a worker drains for a suspect within 2 s, so a claim path that ignored the pause reaches it before the resume.
-    { fault: 'queue-pause', atS: 0, forS: 16, queue: 'ops', suspect: true },
+    // Paused and resumed at the command line (stampede control pause ops --new, resume ops).
+    { fault: 'queue-pause', atS: 0, forS: 16, queue: 'ops', suspect: true, via: 'cli' },
     { fault: 'poison-pill', atS: 5, count: 2, queue: 'orders', maxAttempts: 25 },
     { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
@@ -86,7 +91,14 @@ export default defineScenario({
     { fault: 'schedule-pause', atS: 10, forS: 8, schedule: 'ops-digest', via: 'dashboard' },
     { fault: 'clock-jump', atS: 13, target: 'scheduler:0', jumpMs: 60_000 },
     { fault: 'retry', atS: 13, failed: 2, dead: 2, queue: 'orders' },
+    // Through the command line (stampede control, its own process, as an operator's shell runs it), besides the pause
+    // of ops: a job dead-lettered running and one pending; a dead one retried; limits set; a pending job cancelled and
+    // a done one's cancel refused (exit 2).
+    { fault: 'dead-letter', atS: 15, running: 1, pending: 1, queue: 'orders', via: 'cli' },
+    { fault: 'cancel', atS: 16, pending: 1, done: 1, queue: 'orders', via: 'cli' },
     { fault: 'set-limits', atS: 18, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
+    { fault: 'retry', atS: 19, dead: 1, queue: 'orders', via: 'cli' },
+    { fault: 'set-limits', atS: 20, queue: 'orders', maxInFlight: 12, maxStartsPerSecond: 400, via: 'cli' },
     // Each kill is armed first at its instant (timeline order) and lands as the worker starts its next handler, so the
     // verb beside it is issued with a worker just killed; by then the suspects of the poisons' crashes have run (a
     // suspect killed again would be convicted).
@@ -112,6 +124,7 @@ export default defineScenario({
     // token, a foreign Origin): about 45 forged requests, each refused and changing nothing.
     'dashboard-refuses-forged': true,
     'schedule-paused-idle': true,
+    'cli-verbs': true,
   },
   // The workers elect a queue-state sampler, as a deployment's do (--sample-queue-state), and the runner keeps a tab
   // open on the dashboard's queues page: it must show the sampler's fresh round, and run its own only when none is

@@ -20,6 +20,7 @@ import { traceContinued } from './trace-continued.ts';
 import { otelCountsAgree } from './otel-counts-agree.ts';
 import { dashboardRefusesForged } from './dashboard-refuses-forged.ts';
 import { payloadSizeRefused } from './payload-size-refused.ts';
+import { cliVerbs } from './cli-verbs.ts';
 import { declaredAlerts } from './declared-alerts.ts';
 import { durableAcknowledgements } from './durable-acknowledgements.ts';
 import { deadLetterRouting } from './dead-letter-routing.ts';
@@ -153,6 +154,8 @@ export const CHECKERS = {
   'dashboard-refuses-forged': dashboardRefusesForged,
   // maxPayloadBytes: padded offers at and past it (retry-storm).
   'payload-size-refused': payloadSizeRefused,
+  // stampede control, run as its own process (operator-chaos's faults with via: 'cli').
+  'cli-verbs': cliVerbs,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescue-off-honoured': rescueOffHonoured,
 } as const;

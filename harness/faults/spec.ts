@@ -79,7 +79,7 @@ export type FaultSpec = FaultTiming &
      */
     | { fault: 'queue-pause'; forS: number; queue?: string; suspect?: boolean; via?: OperatorPath }
     /** An operator pauses a schedule (pauseSchedule: no more materializing) for forS seconds, then resumes it. */
-    | { fault: 'schedule-pause'; forS: number; schedule: string; via?: OperatorPath }
+    | { fault: 'schedule-pause'; forS: number; schedule: string; via?: Exclude<OperatorPath, 'cli'> }
     /**
      * An operator cancels jobs (cancelJob): `running` claimed ones (of `kinds`, default slow), `pending` ones
      * (not yet due or waiting), and `done` ones, which the engine must refuse.
@@ -173,9 +173,14 @@ const DIRECTION = ['both', 'toServer', 'toClient'] as const;
 
 export type FaultName = FaultSpec['fault'];
 
-/** How an operator fault issues its verb: the engine's API, or the dashboard's POST action (the runner serves one for the run). */
-export type OperatorPath = 'api' | 'dashboard';
-const VIA = { kind: ['api', 'dashboard'] } as const;
+/**
+ * How an operator fault issues its verb: the engine's API, the dashboard's POST action (the runner serves one
+ * for the run), or the `stampede control` command line (a process per verb, as an operator's shell runs it).
+ */
+export type OperatorPath = 'api' | 'dashboard' | 'cli';
+const VIA = { kind: ['api', 'dashboard', 'cli'] } as const;
+/** A schedule's pause has no audited command line verb (`stampede schedules pause` is not an operator action). */
+const SCHEDULE_VIA = { kind: ['api', 'dashboard'] } as const;
 /** The operator faults, whose verbs go through `via`. */
 export const OPERATOR_FAULTS: readonly FaultName[] = ['queue-pause', 'schedule-pause', 'cancel', 'retry', 'dead-letter', 'redrive', 'set-limits'];
 
@@ -203,7 +208,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
   'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] }, fairnessKey: { kind: 'text' } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' }, suspect: { kind: 'bool' }, via: VIA },
-  'schedule-pause': { forS: { kind: 'posNum', required: true }, schedule: { kind: 'text', required: true }, via: VIA },
+  'schedule-pause': { forS: { kind: 'posNum', required: true }, schedule: { kind: 'text', required: true }, via: SCHEDULE_VIA },
   cancel: { running: { kind: 'int' }, pending: { kind: 'int' }, done: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
   retry: { failed: { kind: 'int' }, dead: { kind: 'int' }, queue: { kind: 'queue' }, via: VIA },
   'dead-letter': { running: { kind: 'int' }, pending: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },

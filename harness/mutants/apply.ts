@@ -15,6 +15,8 @@ export const MUTANT_SCHEDULER_SCRIPT = 'harness/mutants/scheduler-process.ts';
 export const MUTANT_RELAY_SCRIPT = 'harness/mutants/relay-process.ts';
 /** The harness's archiver entry, for `runsIn: 'archiver'`. */
 export const MUTANT_ARCHIVER_SCRIPT = 'harness/mutants/archiver-process.ts';
+/** The harness's `stampede control` entry (bin/control.ts with a mutant applied), for `runsIn: 'control'`. */
+export const MUTANT_CONTROL_SCRIPT = 'harness/mutants/control-process.ts';
 
 /**
  * The query text after a patch. Throws, naming the mutant, the query and the

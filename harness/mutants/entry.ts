@@ -2,12 +2,12 @@ import { createLogger } from '../../engine/log.ts';
 import { applyMutant, isMutantName, MUTANTS } from './index.ts';
 
 /**
- * For the harness's mutant entries (worker-, scheduler-, relay-, archiver-process.ts):
+ * For the harness's mutant entries (worker-, scheduler-, relay-, archiver-, control-process.ts):
  * takes `--mutant NAME` out of this process's arguments and applies that
  * mutant here, so the ordinary entry imported next runs the broken engine
  * without knowing it. Exits 2 on a name that is not a mutant.
  */
-export function applyMutantFromArgv(role: 'worker' | 'scheduler' | 'relay' | 'archiver'): void {
+export function applyMutantFromArgv(role: 'worker' | 'scheduler' | 'relay' | 'archiver' | 'control'): void {
   const at = process.argv.indexOf('--mutant');
   const name = at < 0 ? undefined : process.argv[at + 1];
   if (name === undefined || !isMutantName(name)) {

@@ -25,6 +25,7 @@ import { otelFailuresAsSuccesses } from './otel-failures-as-successes.ts';
 import { dashboardIgnoresOrigin } from './dashboard-ignores-origin.ts';
 import { dashboardIgnoresCsrf } from './dashboard-ignores-csrf.ts';
 import { payloadSizeInCharacters } from './payload-size-in-characters.ts';
+import { cliDeadLetterCancels } from './cli-dead-letter-cancels.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -179,6 +180,8 @@ export const MUTANTS = {
   'dashboard-ignores-csrf': dashboardIgnoresCsrf,
   // maxPayloadBytes (retry-storm's padded offers).
   'payload-size-in-characters': payloadSizeInCharacters,
+  // stampede control's verbs (operator-chaos calls some of them through the command line).
+  'cli-dead-letter-cancels': cliDeadLetterCancels,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescuer-always-on': rescuerAlwaysOn,
 } satisfies Record<string, Mutant>;
@@ -194,7 +197,7 @@ export function applyMutant(name: MutantName): () => void {
   return applyChanges(name, MUTANTS[name]);
 }
 
-export { MUTANT_ARCHIVER_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
+export { MUTANT_ARCHIVER_SCRIPT, MUTANT_CONTROL_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
 
 /** Replaces, in the run's migrated database, the functions mutant `name` breaks (none for most mutants). */
 export function applyMutantToDatabase(name: MutantName, db: Parameters<typeof applyDatabasePatches>[2]): Promise<void> {

@@ -9,6 +9,7 @@ import { archiveQueries } from '../../engine/archive/job-archiver.ts';
 import { controlQueries } from '../../engine/control/queries.ts';
 import { postChecks } from '../../engine/dashboard/auth.ts';
 import { payloadSize } from '../../engine/validate.ts';
+import { CONTROL_COMMANDS } from '../../bin/control-commands.ts';
 import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
 import { queueStateQueries } from '../../engine/metrics/queue-state-sampler.ts';
@@ -78,6 +79,8 @@ export const INTERNAL_TABLES = {
   'dashboard-post-checks': postChecks,
   /** engine/validate.ts: how a serialized payload is measured against maxPayloadBytes. */
   'payload-size': payloadSize,
+  /** bin/control-commands.ts: what each `stampede control` command runs. */
+  'control-commands': CONTROL_COMMANDS,
 };
 
 type Tables = typeof INTERNAL_TABLES;
@@ -157,13 +160,14 @@ export interface Mutant {
    * Which process runs the broken code: the worker processes (default), the
    * scheduler node processes (the cron materializer), or the scenario runner
    * itself (the engine's QueueStateSampler, which the runner samples with, and the control verbs its
-   * operator faults and its dashboard issue),
-   * the outbox relay processes (the relay and its pruner), or the archiver process.
+   * operator faults and its dashboard issue; the `stampede control` processes of its `via: 'cli'` faults too),
+   * the outbox relay processes (the relay and its pruner), the archiver process, or only the
+   * `stampede control` processes (a broken command of bin/control-commands.ts).
    */
   runsIn?: MutantProcess;
 }
 
-export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver';
+export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver' | 'control';
 
 /** A patch of one named query (typed: the query must exist in that file). */
 export function queryPatch<F extends QueryFile>(file: F, query: keyof (typeof QUERY_SOURCES)[F] & string, edits: QueryEdit[]): QueryPatch {

@@ -2,6 +2,7 @@ import type { Clock } from '../../engine/clock.ts';
 import type { Logger } from '../../engine/log.ts';
 import { INJECTORS, type InjectionContext } from '../faults/inject/index.ts';
 import type { FaultAction } from '../faults/plan.ts';
+import { MUTANT_CONTROL_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
 import type { Scenario } from '../scenario.ts';
 
 /**
@@ -41,7 +42,7 @@ export class Nemesis {
 }
 
 /** What a runner hands its nemesis: its parts; the rest of the context comes from the scenario. */
-export type NemesisParts = Omit<InjectionContext, 'log' | 'maxAttempts' | 'defaultQueue' | 'signal'>;
+export type NemesisParts = Omit<InjectionContext, 'log' | 'maxAttempts' | 'defaultQueue' | 'signal' | 'controlCli'>;
 
 /**
  * The fault timeline of a run, as every runner (stampede's, a peer's) sets it
@@ -58,6 +59,7 @@ export function nemesisFor(s: Scenario, actions: readonly FaultAction[], parts: 
       log,
       maxAttempts: s.engine.maxAttempts,
       defaultQueue: s.lanes[0].queue,
+      controlCli: controlCliOf(s.engine.mutant),
       signal: AbortSignal.any([interrupt, faultsOver.signal]),
     },
     parts.clock,
@@ -91,4 +93,14 @@ export async function drainWhileSettling<T>(
   faultsOver.abort();
   await settling;
   return result;
+}
+
+/**
+ * The `stampede control` that operator faults `via: 'cli'` run: the package's own entry, or, under a mutant
+ * whose broken code runs in the runner (the control verbs) or in the command line itself, the harness's
+ * entry that applies it first: the broken engine is in every process that runs it.
+ */
+function controlCliOf(mutant: Scenario['engine']['mutant']): InjectionContext['controlCli'] {
+  const where = mutantRunsIn(mutant);
+  return where === 'control' || where === 'runner' ? { script: MUTANT_CONTROL_SCRIPT, args: ['--mutant', mutant!] } : { script: 'bin/control.ts', args: [] };
 }

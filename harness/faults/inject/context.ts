@@ -19,6 +19,8 @@ import type { PeerProducer } from '../../engines/types.ts';
 export interface InjectionContext {
   db: Db;
   url: string;
+  /** How operator faults `via: 'cli'` run `stampede control`: its entry (a source path, run compiled) and the arguments before the command. */
+  controlCli: { script: string; args: string[] };
   server: PostgresServer;
   fleet: Fleet;
   /** The load generator, which a fault may silence for a moment (a lull before a crash). */

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { DeadLetterCode } from '../../../engine/dead-letters.ts';
 import {
   type Actor,
@@ -12,6 +13,7 @@ import {
   setQueueLimits,
 } from '../../../engine/control/index.ts';
 import { enqueue } from '../../../engine/enqueue.ts';
+import { compiledEntry } from '../../../engine/supervisor/compiled-entry.ts';
 import type { EventOf, Forgery, OperatorVerb } from '../../history.ts';
 import { FORGERIES, type DashboardClient } from '../../runner/dashboard-client.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
@@ -45,11 +47,34 @@ interface Call {
   api: (actor: Actor) => Promise<string>;
   /** The dashboard's verb (engine/dashboard/actions.ts) and its form fields. */
   dashboard: [string, Record<string, string>];
+  /** The `stampede control` command and its arguments (bin/control-commands.ts), without --by and --reason. */
+  cli: string[];
 }
 
 /** Who acts: one name per path, so the audit shows which way a change came. */
 export function actorOf(action: FaultAction, via: OperatorPath, n: number) {
-  return { by: via === 'dashboard' ? 'oncall-dashboard' : 'oncall-api', reason: `scenario fault ${action.fault} #${action.seq}.${n}` };
+  return { by: `oncall-${via}`, reason: `scenario fault ${action.fault} #${action.seq}.${n}` };
+}
+
+/**
+ * Runs `stampede control <cli> --by .. --reason ..` as its own process against the run's database, as an operator's
+ * shell would, and resolves with its exit status and what it printed (a refusal's message is on stderr).
+ */
+async function runControlCli(ctx: InjectionContext, cli: string[], actor: Actor): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [compiledEntry(ctx.controlCli.script), ...ctx.controlCli.args, ...cli, '--by', actor.by, '--reason', actor.reason], {
+    env: { ...process.env, DATABASE_URL: ctx.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    signal: ctx.signal,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exitCode = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+  return { exitCode, stdout, stderr };
 }
 
 async function jobStates(ctx: InjectionContext, ids: number[]): Promise<Record<string, string>> {
@@ -75,7 +100,14 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
   let outcome: 'ok' | 'refused' = 'ok';
   let answer: string;
   let refusal: string | undefined;
-  if (via === 'dashboard') {
+  let exitCode: number | undefined;
+  if (via === 'cli') {
+    const res = await runControlCli(ctx, call.cli, actor);
+    exitCode = res.exitCode;
+    // Exit 0: done, its answer on stdout; anything else a refusal by the command line's own word, its message on stderr.
+    if (res.exitCode === 0) answer = res.stdout.trim();
+    else [outcome, answer, refusal] = ['refused', res.stderr.split('\n').find((l) => l.startsWith('stampede control:')) ?? res.stderr.trim(), `exit ${res.exitCode}`];
+  } else if (via === 'dashboard') {
     if (!ctx.dashboard) throw new Error(`${action.fault}: via dashboard, but the run serves no dashboard`);
     await forgeFirst(ctx, ctx.dashboard, call, actor, read);
     const res = await ctx.dashboard.act(call.dashboard[0], call.dashboard[1], actor);
@@ -100,6 +132,7 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
     seq: action.seq,
     verb: call.verb,
     via,
+    ...(exitCode !== undefined ? { exitCode, command: call.cli } : {}),
     ...actor,
     ...(call.queue !== undefined ? { queue: call.queue } : {}),
     jobIds: call.targetsAfter?.(after) ?? call.jobIds,
@@ -151,7 +184,7 @@ function pick(ctx: InjectionContext, action: FaultAction, state: string, kinds: 
 
 const kindsOf = (action: FaultAction, fallback: string[]) => ((action.params.kinds as string | undefined)?.split(',') ?? fallback);
 
-type JobVerbCall = (id: number) => Pick<Call, 'verb' | 'api' | 'dashboard'>;
+type JobVerbCall = (id: number) => Pick<Call, 'verb' | 'api' | 'dashboard' | 'cli'>;
 
 /** What to act on: `count` jobs picked as `what` (running, pending, done, failed, dead), one at a time by `find`. */
 type Wanted = [what: string, count: unknown, find: (taken: number[]) => Promise<number[]>];
@@ -194,6 +227,7 @@ export const cancelJobs: Injector = (action, ctx) =>
       verb: 'cancel',
       api: async (actor) => `cancelled (it was ${(await cancelJob(ctx.db, id, actor)).from})`,
       dashboard: ['cancel', { jobId: String(id) }],
+      cli: ['cancel', String(id)],
     }),
   );
 
@@ -209,6 +243,7 @@ export const deadLetterJobs: Injector = (action, ctx) =>
       verb: 'dead-letter',
       api: async (actor) => `dead-lettered (it was ${(await deadLetterJob(ctx.db, id, actor)).from})`,
       dashboard: ['dead-letter', { jobId: String(id) }],
+      cli: ['dead-letter', String(id)],
     }),
   );
 
@@ -231,6 +266,7 @@ export const retryJobs: Injector = (action, ctx) => {
       verb: 'retry',
       api: async (actor) => `due now (it was ${(await retryJob(ctx.db, id, actor)).from})`,
       dashboard: ['retry', { jobId: String(id) }],
+      cli: ['retry', String(id)],
     }),
   );
 };
@@ -271,6 +307,7 @@ export const redriveJobs: Injector = async (action, ctx) => {
     },
     targetsAfter: (after) => moved ?? selected.filter((id) => after[id] !== 'dead'),
     dashboard: ['redrive-bulk', { queue, ...(matching === null ? {} : { reasonContains: matching }) }],
+    cli: ['redrive', '--queue', queue, ...(matching === null ? [] : ['--matching', matching])],
   });
   if (e.jobIds.length) evidence(ctx, action, { queue, redriven: e.jobIds.length, wereDead: e.jobIds.filter((id) => e.before[id] === 'dead').length });
 };
@@ -288,6 +325,7 @@ export const setLimits: Injector = async (action, ctx) => {
       return `maxInFlight=${c.maxInFlight ?? 'none'} maxStartsPerSecond=${c.maxStartsPerSecond ?? 'none'}`;
     },
     dashboard: ['set-limits', { queue, maxInFlight: String(limits.maxInFlight ?? ''), maxStartsPerSecond: String(limits.maxStartsPerSecond ?? '') }],
+    cli: ['limit', queue, '--max-in-flight', String(limits.maxInFlight ?? 'none'), '--max-starts-per-second', String(limits.maxStartsPerSecond ?? 'none')],
   });
   if (e.outcome === 'ok' && e.after[queue] !== e.before[queue]) evidence(ctx, action, { queue, before: e.before[queue], after: e.after[queue] });
 };
@@ -332,6 +370,7 @@ export const queuePause: Injector = async (action, ctx) => {
     jobIds: [],
     api: async (actor) => `paused at ${(await pauseQueue(ctx.db, queue, { ...actor, allowNew: true })).pausedAt.toISOString()}`,
     dashboard: ['pause-queue', { queue }],
+    cli: ['pause', queue, '--new'],
   });
   const pausedAt = timeInAnswer(paused.answer);
   if (paused.outcome === 'ok' && pausedAt !== undefined) ctx.recorder.record({ type: 'queue:paused', node: 'nemesis', queue, by: paused.by, dbTime: pausedAt });
@@ -345,6 +384,7 @@ export const queuePause: Injector = async (action, ctx) => {
     jobIds: [],
     api: async (actor) => `resumed at ${(await resumeQueue(ctx.db, queue, actor)).resumedAt.toISOString()}`,
     dashboard: ['resume-queue', { queue }],
+    cli: ['resume', queue],
   });
   const resumedAt = timeInAnswer(resumed.answer);
   if (resumed.outcome === 'ok' && resumedAt !== undefined) ctx.recorder.record({ type: 'queue:resumed', node: 'nemesis', queue, by: resumed.by, dbTime: resumedAt });

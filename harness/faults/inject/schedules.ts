@@ -6,7 +6,8 @@ import { evidence, holdUntil, injected, type InjectionContext, type Injector } f
 
 /** Pauses or resumes one schedule through `via`; records `schedule:<verb>d` with when it was sent. Throws on a refusal. */
 async function toggle(ctx: InjectionContext, action: FaultAction, scheduleId: string, verb: 'pause' | 'resume'): Promise<void> {
-  const via = ((action.params.via as OperatorPath | undefined) ?? 'api') satisfies OperatorPath;
+  // The spec refuses `cli` here (no audited command line verb pauses a schedule).
+  const via = (action.params.via as Exclude<OperatorPath, 'cli'> | undefined) ?? 'api';
   const sentAt = ctx.recorder.now();
   if (via === 'dashboard') {
     if (!ctx.dashboard) throw new Error(`${action.fault}: via dashboard, but the run serves no dashboard`);

@@ -1,0 +1,116 @@
+import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { changedAnyway, operatorActions, type OperatorAction } from './operator-actions.ts';
+import { firstN, fmt, type CheckerDef } from './types.ts';
+
+export type CliVerbsBounds = Record<string, never>;
+
+/** The value of `--flag V` in a command line, or undefined. */
+function flagValue(command: readonly string[], flag: string): string | undefined {
+  const i = command.indexOf(flag);
+  return i >= 0 ? command[i + 1] : undefined;
+}
+
+/**
+ * Why a `stampede control` call that exited 0 did not do what its verb says, by its targets' states read right
+ * after it returned (operator:action `after`) and what it printed; undefined when it did.
+ */
+function notDone(a: OperatorAction, claimedAfter: ReadonlySet<number>): string | undefined {
+  const jobState = (want: string) => a.jobIds.find((id) => a.after[id] !== want);
+  const printed = a.answer;
+  switch (a.verb) {
+    case 'cancel':
+    case 'dead-letter': {
+      const want = a.verb === 'cancel' ? 'cancelled' : 'dead';
+      const off = jobState(want);
+      if (off !== undefined) return `job ${off} is ${a.after[off]} after ${a.verb}, expected ${want}`;
+      break;
+    }
+    case 'retry': {
+      // A dead job retried is due again: it leaves the dead letters and is claimed again, which nothing else would do.
+      const off = a.jobIds.find((id) => a.before[id] === 'dead' && (a.after[id] === 'dead' || !claimedAfter.has(id)));
+      if (off !== undefined) return `dead job ${off} retried but ${a.after[off] === 'dead' ? 'still dead' : 'never claimed again'}`;
+      break;
+    }
+    case 'redrive': {
+      const off = a.jobIds.find((id) => a.before[id] !== 'dead' || a.after[id] === 'dead');
+      if (off !== undefined) return `job ${off} listed as redriven, ${a.before[off]} before and ${a.after[off]} after`;
+      const n = /redrove (\d+) dead letter/.exec(printed)?.[1];
+      if (n === undefined || Number(n) !== a.jobIds.length) return `printed "${printed}", but ${a.jobIds.length} dead letters left the dead-letter state`;
+      return undefined;
+    }
+    case 'pause':
+    case 'resume': {
+      const want = a.verb === 'pause' ? 'paused' : 'running';
+      const state = a.queue === undefined ? undefined : a.after[a.queue];
+      if (!state?.startsWith(want)) return `queue ${a.queue} is "${state}" after ${a.verb}, expected ${want}`;
+      break;
+    }
+    case 'set-limits': {
+      const state = a.queue === undefined ? '' : (a.after[a.queue] ?? '');
+      for (const [flag, field] of [['--max-in-flight', 'maxInFlight'], ['--max-starts-per-second', 'maxStartsPerSecond']] as const) {
+        const asked = flagValue(a.command ?? [], flag);
+        if (asked !== undefined && !state.split(' ').includes(`${field}=${asked}`)) return `queue ${a.queue} is "${state}" after limit ${flag} ${asked}`;
+      }
+      break;
+    }
+  }
+  // What it printed names what it acted on: the job, or the queue.
+  const named = a.jobIds.length ? a.jobIds.find((id) => !printed.includes(`job ${id}`)) : undefined;
+  if (named !== undefined) return `printed "${printed}", which does not name job ${named}`;
+  if (!a.jobIds.length && a.queue !== undefined && !printed.includes(a.queue)) return `printed "${printed}", which does not name queue ${a.queue}`;
+  return undefined;
+}
+
+/**
+ * `stampede control` (bin/control.ts), run as its own process by the harness
+ * the way an operator's shell runs it, does what its verb says or refuses
+ * without changing anything: exit 0 and the verb's effect on its targets,
+ * read right after it returned (a cancelled job is cancelled, a dead-lettered
+ * one dead, a retried dead job claimed again, a redrive moves the dead letters
+ * it counts, a paused queue paused, a resumed one running, a limit the one
+ * asked for), with what it printed naming the job or the queue; or exit 2
+ * with a `stampede control:` message naming the target, and nothing of it
+ * changed. Any other exit status is a failure. Judged over the calls made
+ * via cli; unknown with none.
+ */
+export function checkCliVerbs(history: readonly HistoryEvent[], _final: FinalState): InvariantResult {
+  const calls = operatorActions(history).filter(({ a }) => a.via === 'cli');
+  const bad: Record<string, unknown>[] = [];
+  const counts = { done: 0, refused: 0 };
+  for (const { a, i } of calls) {
+    const where = { verb: a.verb, command: (a.command ?? []).join(' '), exitCode: a.exitCode ?? null };
+    if (a.exitCode === 0 && a.outcome === 'ok') {
+      counts.done++;
+      const claimedAfter = new Set(history.slice(i + 1).flatMap((e) => (e.type === 'job:claimed' ? [e.jobId] : [])));
+      for (const e of history.slice(0, i)) if (e.type === 'job:claimed' && e.dbTime !== undefined && e.dbTime >= a.dbBefore) claimedAfter.add(e.jobId);
+      const why = notDone(a, claimedAfter);
+      if (why) bad.push({ ...where, notDone: why });
+      continue;
+    }
+    if (a.exitCode !== 2) {
+      bad.push({ ...where, answer: a.answer, expected: 'exit 0 (done) or 2 (refused)' });
+      continue;
+    }
+    counts.refused++;
+    const target = a.jobIds.length ? a.jobIds.map((id) => String(id)) : a.queue !== undefined ? [a.queue] : [];
+    if (!a.answer.startsWith('stampede control:') || !target.every((t) => a.answer.includes(t))) bad.push({ ...where, refusal: a.answer, expected: `a stampede control: message naming ${target.join(', ')}` });
+    for (const { change, ...t } of changedAnyway(a)) bad.push({ ...where, ...t, refusedButChanged: change });
+  }
+  const base = {
+    name: 'cli-verbs',
+    bound: 'exit 0 with the verb done and its target named, or exit 2 naming the target with nothing changed',
+    judged: { n: calls.length, what: 'stampede control calls' },
+  };
+  if (!calls.length) return { ...base, pass: 'unknown', figure: 'no verb was called through stampede control: nothing to judge' };
+  const figure = `${fmt(bad.length)} wrong of ${fmt(calls.length)} stampede control calls (${fmt(counts.done)} done, exit 0; ${fmt(counts.refused)} refused, exit 2)`;
+  if (bad.length) return { ...base, pass: false, figure, examples: firstN(bad) };
+  return { ...base, pass: true, figure };
+}
+
+export const cliVerbs: CheckerDef<CliVerbsBounds> = {
+  name: 'cli-verbs',
+  says: 'stampede control does what its verb says and exits 0, or exits 2 naming the target and changes nothing',
+  check: checkCliVerbs,
+  bounds: {},
+  defaults: {},
+};
