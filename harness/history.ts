@@ -161,6 +161,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'prometheus:absent'; install: string }
   /** A scenario with `otel` on an installation without the OpenTelemetry SDK (harness/runner/otel-sdk.ts): its workers ran without it. */
   | { type: 'otel:absent'; missing: string[]; install: string }
+  /** The runner set a declared limit or key weight at the command line (`limitsVia: 'cli'`): its command (without --by, --reason), exit status and what it printed. */
+  | { type: 'control:setup'; command: string[]; exitCode: number; answer: string }
   /** The run's Prometheus could not start or answer (its error): the invariants that read it are inconclusive. */
   | { type: 'prometheus:failed'; error: string }
   /** The run's Prometheus started: the alert rules it loaded (for: as scaled) and from where, and its intervals. */

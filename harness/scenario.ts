@@ -82,6 +82,11 @@ export interface Scenario {
   tenants: Tenants | null;
   /** Key weights in a fair queue's share (engine/control setKeyWeight, integer 1-1000), by queue then key, set before the load starts. */
   keyWeights: Record<string, Record<string, number>>;
+  /**
+   * How the runner sets `queueLimits` and `keyWeights`: through the engine's API ('api'), or at the command line
+   * ('cli': `stampede control limit` and `key-weight`, each its own process, as an operator's shell sets them).
+   */
+  limitsVia: 'api' | 'cli';
   /** Outbox relay processes (with their pruner) delivering to the harness's sink; null: none (harness/components.ts). */
   relays: RelaySettings | null;
   /** An archiver process; null: none. */
@@ -227,6 +232,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   queueLimits: {},
   tenants: null,
   keyWeights: {},
+  limitsVia: 'api',
   relays: null,
   archiver: null,
   sampleQueueState: false,
@@ -363,6 +369,7 @@ function validateDownstream(s: Scenario, f: (path: string) => string): void {
     if (limits.maxInFlightPerKey !== undefined) int(limits.maxInFlightPerKey, `${at}.maxInFlightPerKey`, 1);
     if (limits.maxStartsPerSecond !== undefined) positive(limits.maxStartsPerSecond, `${at}.maxStartsPerSecond`);
   }
+  if (s.limitsVia !== 'api' && s.limitsVia !== 'cli') throw new ValidationError(f('limitsVia'), `expected 'api' or 'cli', got ${show(s.limitsVia)}`);
   if (!isPlainObject(s.keyWeights)) throw new ValidationError(f('keyWeights'), `expected { queue: { key: weight } }, got ${show(s.keyWeights)}`);
   for (const [queue, weights] of Object.entries(s.keyWeights)) {
     const at = f(`keyWeights.${queue}`);

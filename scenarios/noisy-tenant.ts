@@ -41,6 +41,8 @@ export default defineScenario({
   // Capacity far above the fleet's 24 slots: the downstream only counts, per key; 50 ms calls.
   downstream: { capacity: 1_000, callMs: 50 },
   queueLimits: { tenants: { maxInFlightPerKey: 8 }, accounts: { sequential: true } },
+  // Set at the command line (stampede control limit / key-weight, each its own process), as an operator sets them.
+  limitsVia: 'cli',
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, maxCrashes: 4, maxAttempts: 10 },
   faults: [
     { fault: 'thundering-herd', atS: 2, count: 1_500, queue: 'tenants', kind: 'downstream', fairnessKey: 'noisy' },

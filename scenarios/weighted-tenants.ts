@@ -29,6 +29,8 @@ export default defineScenario({
   downstream: { capacity: 1_000, callMs: 20 },
   queueLimits: { shared: { maxInFlightPerKey: 16 } },
   keyWeights: { shared: { gold: 3, basic: 1 } },
+  // Set at the command line (stampede control limit / key-weight, each its own process), as an operator sets them.
+  limitsVia: 'cli',
   engine: { leaseMs: 2_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 250, maxCrashes: 4, maxAttempts: 10 },
   faults: [
     { fault: 'thundering-herd', atS: 1, count: 500, queue: 'shared', kind: 'downstream', fairnessKey: 'gold' },

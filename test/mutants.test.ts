@@ -24,6 +24,7 @@ import { SCENARIOS } from '../scenarios/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
 import { CONTROL_COMMANDS, type ControlCommandDef } from '../bin/control-commands.ts';
+import { listKeyWeights } from '../engine/control/index.ts';
 
 const { db, url } = await freshDatabase();
 const entries = Object.entries(MUTANTS) as [MutantName, (typeof MUTANTS)[MutantName]][];
@@ -36,8 +37,20 @@ const TABLE_PROBES: { [T in keyof Tables]: { [K in keyof Tables[T]]: (entry: Tab
   },
   'payload-size': { bytesOf: (measure) => measure('"é"') },
   // Each command run on a fresh pending job (its id the argument, its queue --queue): the job's state after, or the refusal.
-  'control-commands': Object.fromEntries(Object.keys(CONTROL_COMMANDS).map((name) => [name, controlProbe])) as never,
+  // key-weight on a fresh queue (weight 7 for key k): the weights the queue has after it.
+  'control-commands': { ...Object.fromEntries(Object.keys(CONTROL_COMMANDS).map((name) => [name, controlProbe])), 'key-weight': keyWeightProbe } as never,
 };
+
+/** `key-weight <fresh queue> k 7`: the queue's key weights after it, or why it refused. */
+async function keyWeightProbe(command: ControlCommandDef): Promise<unknown> {
+  const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
+  try {
+    await command.run(db, [queue, 'k', '7'], { new: true }, () => ({ by: 'probe', reason: 'mutant probe' }));
+  } catch (err) {
+    return `refused: ${(err as Error).message}`;
+  }
+  return (await listKeyWeights(db, queue)).map((w) => [w.key, w.weight]);
+}
 
 /** A `stampede control` command's run, on a fresh pending job: what became of the job, or why it refused. */
 async function controlProbe(command: ControlCommandDef): Promise<string> {

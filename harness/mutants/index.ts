@@ -26,6 +26,7 @@ import { dashboardIgnoresOrigin } from './dashboard-ignores-origin.ts';
 import { dashboardIgnoresCsrf } from './dashboard-ignores-csrf.ts';
 import { payloadSizeInCharacters } from './payload-size-in-characters.ts';
 import { cliDeadLetterCancels } from './cli-dead-letter-cancels.ts';
+import { cliKeyWeightDropped } from './cli-key-weight-dropped.ts';
 import { noJitter } from './no-jitter.ts';
 import { noPauseFilter } from './no-pause-filter.ts';
 import { noQueueLimit } from './no-queue-limit.ts';
@@ -182,6 +183,8 @@ export const MUTANTS = {
   'payload-size-in-characters': payloadSizeInCharacters,
   // stampede control's verbs (operator-chaos calls some of them through the command line).
   'cli-dead-letter-cancels': cliDeadLetterCancels,
+  // stampede control key-weight (weighted-tenants sets its weights at the command line).
+  'cli-key-weight-dropped': cliKeyWeightDropped,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescuer-always-on': rescuerAlwaysOn,
 } satisfies Record<string, Mutant>;

@@ -813,9 +813,9 @@ export const LEDGER: readonly PromiseEntry[] = [
   {
     id: 'cli-control-input',
     promise:
-      '`stampede control` answers bad input (a missing --by, a bad id or limit, an unknown command, no DATABASE_URL) with exit 2 and a message naming the input and what was expected; its kill (dead-letter by another name), redrive and audit commands run their engine verbs.',
+      '`stampede control` answers bad input (a missing --by, a bad id or limit, a bad per-key setting, an unknown command, no DATABASE_URL) with exit 2 and a message naming the input and what was expected, changing nothing; its kill (dead-letter by another name), redrive and audit commands run their engine verbs, and `show` shows a queue\'s limits, sequences and key weights.',
     documented: [{ file: 'docs/operating.md', quote: 'The CLI exits 0 when done, **2** for bad input or a refused action (the message says which)' }],
-    covers: { verbs: ['cli.control.kill', 'cli.control.redrive', 'cli.control.audit'] },
+    covers: { verbs: ['cli.control.kill', 'cli.control.redrive', 'cli.control.audit', 'cli.control.show'] },
     vouch: {
       by: 'test',
       file: 'test/control-cli.test.ts',
@@ -823,25 +823,30 @@ export const LEDGER: readonly PromiseEntry[] = [
         'retries, dead-letters, redrives and resumes; exit 0, each audited',
         'cancels, pauses, limits, shows and lists the audit; exit 0',
         'exit 2 for bad input: a missing --by, a bad id, a bad limit, an unknown command, no DATABASE_URL',
+        'sets a per-key cap, sequences and key weights, shows them, and audits each with before and after; exit 0',
+        'exit 2 for bad per-key input, naming the input and what was expected; nothing changes and nothing is audited',
       ],
       notInGate:
-        "Bad input is a command line's refusal of its arguments before it touches the queue, the same under any load; kill is dead-letter's other name (the same engine verb, judged in the gate), and redrive and audit run redriveDeadLetters and the audit listing that operator-chaos judges through the dashboard and the API (redrive-reruns, operator-audited).",
+        "What `show` prints is a rendering of the settings the gate's runs set and judge (cli-tenant-verbs); bad input is a command line's refusal of its arguments before it touches the queue, the same under any load; kill is dead-letter's other name (the same engine verb, judged in the gate), and redrive and audit run redriveDeadLetters and the audit listing that operator-chaos judges through the dashboard and the API (redrive-reruns, operator-audited).",
     },
   },
   {
     id: 'cli-tenant-verbs',
     promise:
-      "At the command line `limit --max-in-flight-per-key/--sequential` and `key-weight` set a queue's per-key cap, its sequences and a key's weight, audited as the API's verbs, and `show` shows them; bad input exits 2 naming it and changes nothing.",
+      "At the command line `limit --max-in-flight-per-key/--sequential` and `key-weight` set a queue's per-key cap, its sequences and a key's weight, audited as the API's verbs: the claims then keep to them as to the API's.",
     documented: [{ file: 'docs/operating.md', quote: 'At the command line a per-key setting is audited as the API\'s is' }],
-    covers: { verbs: ['cli.control.limit', 'cli.control.key-weight', 'cli.control.show'] },
+    covers: { verbs: ['cli.control.limit', 'cli.control.key-weight'] },
+    // weighted-tenants and noisy-tenant set their per-key caps, sequences and weights with stampede control (limitsVia: 'cli'):
+    // the claims then judged are under those settings alone.
     vouch: {
-      by: 'test',
-      file: 'test/control-cli.test.ts',
-      tests: [
-        'sets a per-key cap, sequences and key weights, shows them, and audits each with before and after; exit 0',
-        'exit 2 for bad per-key input, naming the input and what was expected; nothing changes and nothing is audited',
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'weighted-tenants', invariant: 'weighted-share' },
+        { scenario: 'noisy-tenant', invariant: 'per-key-limit' },
+        { scenario: 'noisy-tenant', invariant: 'sequence-order' },
       ],
-      notInGate: 'A command line\'s flags, output and refusals; the settings it writes are the engine\'s (setQueueLimits, setKeyWeight), whose effect on the claim noisy-tenant judges in the gate.',
+      minJudged: 5,
+      mutants: ['cli-key-weight-dropped'],
     },
   },
   {

@@ -2,7 +2,7 @@ import type { Clock } from '../../engine/clock.ts';
 import type { Logger } from '../../engine/log.ts';
 import { INJECTORS, type InjectionContext } from '../faults/inject/index.ts';
 import type { FaultAction } from '../faults/plan.ts';
-import { MUTANT_CONTROL_SCRIPT, mutantRunsIn } from '../mutants/index.ts';
+import { controlCliOf } from './control-cli.ts';
 import type { Scenario } from '../scenario.ts';
 
 /**
@@ -95,12 +95,3 @@ export async function drainWhileSettling<T>(
   return result;
 }
 
-/**
- * The `stampede control` that operator faults `via: 'cli'` run: the package's own entry, or, under a mutant
- * whose broken code runs in the runner (the control verbs) or in the command line itself, the harness's
- * entry that applies it first: the broken engine is in every process that runs it.
- */
-function controlCliOf(mutant: Scenario['engine']['mutant']): InjectionContext['controlCli'] {
-  const where = mutantRunsIn(mutant);
-  return where === 'control' || where === 'runner' ? { script: MUTANT_CONTROL_SCRIPT, args: ['--mutant', mutant!] } : { script: 'bin/control.ts', args: [] };
-}

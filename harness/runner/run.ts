@@ -24,6 +24,7 @@ import { readFinalState } from './final-state.ts';
 import { Fleet } from './fleet.ts';
 import { LoadGenerator } from './generator.ts';
 import { drainWhileSettling, nemesisFor } from './nemesis.ts';
+import { setLimitsAtTheCommandLine } from './control-cli.ts';
 import { ProgressLine } from './progress.ts';
 import { harnessQueries as q } from './queries.ts';
 import { HistoryRecorder } from './recorder.ts';
@@ -153,12 +154,15 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await db.query(q.LogSamplerRounds);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
     const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
-    for (const [queue, l] of Object.entries(s.queueLimits)) {
-      const perKey = { maxInFlightPerKey: l.maxInFlightPerKey, sequential: l.sequential };
-      await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null, ...perKey }, setup);
-    }
-    for (const [queue, weights] of Object.entries(s.keyWeights)) {
-      for (const [key, weight] of Object.entries(weights)) await setKeyWeight(db, queue, key, weight, setup);
+    if (s.limitsVia === 'cli') await setLimitsAtTheCommandLine(s, url, recorder);
+    else {
+      for (const [queue, l] of Object.entries(s.queueLimits)) {
+        const perKey = { maxInFlightPerKey: l.maxInFlightPerKey, sequential: l.sequential };
+        await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null, ...perKey }, setup);
+      }
+      for (const [queue, weights] of Object.entries(s.keyWeights)) {
+        for (const [key, weight] of Object.entries(weights)) await setKeyWeight(db, queue, key, weight, setup);
+      }
     }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
     const otelMissing = s.otel ? otelSdkMissing() : [];

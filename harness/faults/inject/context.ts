@@ -14,13 +14,14 @@ import type { HistoryRecorder } from '../../runner/recorder.ts';
 import type { RunSampler } from '../../runner/sampler.ts';
 import type { FaultAction } from '../plan.ts';
 import type { PeerProducer } from '../../engines/types.ts';
+import type { ControlCli } from '../../runner/control-cli.ts';
 
 /** What a fault injector may touch. Only injectors and the runner touch processes, the server and clocks. */
 export interface InjectionContext {
   db: Db;
   url: string;
   /** How operator faults `via: 'cli'` run `stampede control`: its entry (a source path, run compiled) and the arguments before the command. */
-  controlCli: { script: string; args: string[] };
+  controlCli: ControlCli;
   server: PostgresServer;
   fleet: Fleet;
   /** The load generator, which a fault may silence for a moment (a lull before a crash). */

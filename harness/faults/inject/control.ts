@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import type { DeadLetterCode } from '../../../engine/dead-letters.ts';
 import {
   type Actor,
@@ -13,7 +12,7 @@ import {
   setQueueLimits,
 } from '../../../engine/control/index.ts';
 import { enqueue } from '../../../engine/enqueue.ts';
-import { compiledEntry } from '../../../engine/supervisor/compiled-entry.ts';
+import { refusalLine, runControlCli } from '../../runner/control-cli.ts';
 import type { EventOf, Forgery, OperatorVerb } from '../../history.ts';
 import { FORGERIES, type DashboardClient } from '../../runner/dashboard-client.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
@@ -56,27 +55,6 @@ export function actorOf(action: FaultAction, via: OperatorPath, n: number) {
   return { by: `oncall-${via}`, reason: `scenario fault ${action.fault} #${action.seq}.${n}` };
 }
 
-/**
- * Runs `stampede control <cli> --by .. --reason ..` as its own process against the run's database, as an operator's
- * shell would, and resolves with its exit status and what it printed (a refusal's message is on stderr).
- */
-async function runControlCli(ctx: InjectionContext, cli: string[], actor: Actor): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [compiledEntry(ctx.controlCli.script), ...ctx.controlCli.args, ...cli, '--by', actor.by, '--reason', actor.reason], {
-    env: { ...process.env, DATABASE_URL: ctx.url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    signal: ctx.signal,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const exitCode = await new Promise<number>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-  });
-  return { exitCode, stdout, stderr };
-}
-
 async function jobStates(ctx: InjectionContext, ids: number[]): Promise<Record<string, string>> {
   const res = await ctx.db.query(q.JobStates, [ids]);
   return Object.fromEntries(ids.map((id) => [String(id), res.rows.find((r) => Number(r.id) === id)?.state ?? 'missing']));
@@ -102,11 +80,11 @@ async function issue(ctx: InjectionContext, action: FaultAction, call: Call): Pr
   let refusal: string | undefined;
   let exitCode: number | undefined;
   if (via === 'cli') {
-    const res = await runControlCli(ctx, call.cli, actor);
+    const res = await runControlCli(ctx.controlCli, ctx.url, call.cli, actor, ctx.signal);
     exitCode = res.exitCode;
     // Exit 0: done, its answer on stdout; anything else a refusal by the command line's own word, its message on stderr.
     if (res.exitCode === 0) answer = res.stdout.trim();
-    else [outcome, answer, refusal] = ['refused', res.stderr.split('\n').find((l) => l.startsWith('stampede control:')) ?? res.stderr.trim(), `exit ${res.exitCode}`];
+    else [outcome, answer, refusal] = ['refused', refusalLine(res.stderr), `exit ${res.exitCode}`];
   } else if (via === 'dashboard') {
     if (!ctx.dashboard) throw new Error(`${action.fault}: via dashboard, but the run serves no dashboard`);
     await forgeFirst(ctx, ctx.dashboard, call, actor, read);
