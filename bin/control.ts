@@ -25,8 +25,9 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   // Read from the table when it runs: one declaration of the commands, their arguments and what each does.
-  const def = (CONTROL_COMMANDS as Record<string, ControlCommandDef>)[command];
-  if (!def) throw new UsageError(`unknown command "${command}"`);
+  // Own entries only: `constructor` or `toString` is no command.
+  const def = Object.hasOwn(CONTROL_COMMANDS, command) ? (CONTROL_COMMANDS as Record<string, ControlCommandDef>)[command] : undefined;
+  if (!def) throw new UsageError(`unknown command "${command}"; expected one of ${Object.keys(CONTROL_COMMANDS).join(', ')}`);
   refuseExtraArguments(command, args, CONTROL_COMMAND_ARGS);
   const actor = () => {
     if (!values.by || !values.reason) throw new UsageError(`${command}: --by WHO and --reason WHY are required (they go to the audit)`);

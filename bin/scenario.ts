@@ -37,7 +37,7 @@ function listScenarios(): string {
 }
 
 async function resolveScenario(ref: string): Promise<Scenario> {
-  if (NAMED[ref]) return NAMED[ref];
+  if (Object.hasOwn(NAMED, ref)) return NAMED[ref];
   if (/[/\\]|\.[cm]?[jt]s$/.test(ref)) return loadScenarioFile(ref);
   throw new UsageError(`unknown scenario "${ref}"; expected one of these, or a path to your own scenario file:\n${listScenarios()}`);
 }

@@ -63,6 +63,10 @@ describe('stampede control', () => {
     expect((await control(['limit', 'cli-q', '--max-in-flight', '2.5', ...who])).stderr).toContain('--max-in-flight: expected an integer >= 1 or "none", got "2.5"');
     expect((await control(['limit', 'cli-q', ...who])).stderr).toContain('limit: expected --max-in-flight, --max-starts-per-second, --max-in-flight-per-key');
     expect((await control(['frobnicate'])).code).toBe(2);
+    // A name every object has is no command either.
+    const inherited = await control(['constructor', ...who]);
+    expect(inherited.code).toBe(2);
+    expect(inherited.stderr).toContain('unknown command "constructor"; expected one of cancel, retry');
     expect((await control(['--bogus'])).code).toBe(2);
     const noUrl = await control(['show'], {});
     expect(noUrl.code).toBe(2);

@@ -99,6 +99,15 @@ describe('changes only by POST, with the CSRF token and this Origin', () => {
     expect(await noReason.text()).toContain('reason: is missing');
     expect((await jobRow(db, deadId)).state).toBe('dead');
   });
+
+  it('a POST to a verb that does not exist is a 404, a name every object has included', async () => {
+    const { cookie, csrf } = await login(base, token);
+    for (const name of ['frobnicate', 'constructor']) {
+      const res = await fetch(`${base}/actions/${name}`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf }), headers: { cookie, origin: base }, redirect: 'manual' });
+      expect(res.status).toBe(404);
+      expect(await res.text()).toContain(`no control verb &quot;${name}&quot;`);
+    }
+  });
 });
 
 describe('escaping', () => {

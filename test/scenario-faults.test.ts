@@ -85,6 +85,7 @@ describe('fault validation', () => {
 
   it('names the field and what was expected', () => {
     bad({ fault: 'meteor', atS: 1 }, /^scenario.faults\[0\].fault: expected one of worker-kill, worker-stop, .* got "meteor"$/);
+    bad({ fault: 'constructor', atS: 1 }, /^scenario.faults\[0\].fault: expected one of worker-kill, .* got "constructor"$/);
     bad({ fault: 'worker-kill' }, 'scenario.faults[0].atS: expected seconds (a number >= 0), got undefined');
     bad({ fault: 'worker-kill', atS: 90 }, "scenario.faults[0].atS: 90 s is after the run's end (durationS 60)");
     bad({ fault: 'worker-kill', atS: 1, everyS: 2, jitterS: 2 }, 'scenario.faults[0].jitterS: expected less than everyS (2), got 2');

@@ -20,6 +20,10 @@ describe('scenario runner, end to end', () => {
     expect(await run.code).toBe(2);
     expect(run.stderr()).toContain('unknown scenario "no-such-scenario"');
     for (const name of ['steady', 'worker-crash', 'dst-fall-back', 'xmin-horizon']) expect(run.stderr()).toContain(name);
+    // A name every object has is no scenario either.
+    const inherited = cli(['constructor']);
+    expect(await inherited.code).toBe(2);
+    expect(inherited.stderr()).toContain('unknown scenario "constructor"');
   });
 
   it('a malformed scenario file exits 2 naming the field', async () => {

@@ -259,7 +259,7 @@ async function handleAction(deps: RouteDeps, req: IncomingMessage, res: ServerRe
   const refusal = deps.auth.refusePost(req, access, form);
   if (refusal) throw new HttpError(403, refusal);
   const session = (access as { session: Session }).session;
-  const verb = VERBS[verbName];
+  const verb = Object.hasOwn(VERBS, verbName) ? VERBS[verbName] : undefined;
   if (!verb) throw new HttpError(404, `no control verb "${verbName}"; expected one of ${Object.keys(VERBS).join(', ')}`);
   const args = verb.parse(form);
   const back = safeBack(form.get('back'));

@@ -279,7 +279,7 @@ export function validateFaults(faults: unknown, ctx: FaultContext, field = 'faul
 function validateFault(f: unknown, ctx: FaultContext, field: string): void {
   if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new ValidationError(field, `expected { fault, atS, ... }, got ${show(f)}`);
   const o = f as Record<string, unknown>;
-  const spec = PARAMS[o.fault as FaultName];
+  const spec = typeof o.fault === 'string' && Object.hasOwn(PARAMS, o.fault) ? PARAMS[o.fault as FaultName] : undefined;
   if (typeof o.fault !== 'string' || !spec) throw new ValidationError(`${field}.fault`, `expected one of ${FAULT_NAMES.join(', ')}, got ${show(o.fault)}`);
   const secs = (key: string, required: boolean) => {
     const v = o[key];
