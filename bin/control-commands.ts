@@ -185,6 +185,3 @@ export const CONTROL_COMMANDS = {
 } satisfies Record<string, ControlCommandDef>;
 
 export type ControlCommand = keyof typeof CONTROL_COMMANDS;
-
-/** Each command's argument count, for refuseExtraArguments. */
-export const CONTROL_COMMAND_ARGS: Record<string, number> = Object.fromEntries(Object.entries(CONTROL_COMMANDS).map(([c, d]) => [c, d.args]));

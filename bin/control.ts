@@ -10,7 +10,7 @@ import { ValidationError } from '../engine/errors.ts';
 import { redactSecrets } from '../engine/redact.ts';
 import { unknownQueueReason, UnknownQueueError } from '../engine/control/errors.ts';
 import { databaseUrl, parseFlags, refuseExtraArguments, UsageError } from './cli-args.ts';
-import { CONTROL_COMMAND_ARGS, CONTROL_COMMANDS, type ControlCommandDef } from './control-commands.ts';
+import { CONTROL_COMMANDS, type ControlCommandDef } from './control-commands.ts';
 import { HELP } from './help.ts';
 import { HELP_FLAG, parserOptions, usageText } from './usage.ts';
 
@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
   // Own entries only: `constructor` or `toString` is no command.
   const def = Object.hasOwn(CONTROL_COMMANDS, command) ? (CONTROL_COMMANDS as Record<string, ControlCommandDef>)[command] : undefined;
   if (!def) throw new UsageError(`unknown command "${command}"; expected one of ${Object.keys(CONTROL_COMMANDS).join(', ')}`);
-  refuseExtraArguments(command, args, CONTROL_COMMAND_ARGS);
+  refuseExtraArguments(command, args, { [command]: def.args });
   const actor = () => {
     if (!values.by || !values.reason) throw new UsageError(`${command}: --by WHO and --reason WHY are required (they go to the audit)`);
     return { by: values.by as string, reason: values.reason as string };

@@ -13,6 +13,7 @@ import { ENGINE_EVENTS, type DbTimeField, type EventName, type NodeEvents, type 
 import type { HandlerReports } from './handlers.ts';
 import type { DeadLetterCode } from '../engine/dead-letters.ts';
 import type { LoadedRule } from './prometheus/rules.ts';
+import type { OperatorPath } from './faults/spec.ts';
 
 export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?: number } & (
   /** Every event a node reports (engine/events.ts NodeEvents, harness/handlers.ts HandlerReports), as recorded: derived, not restated. */
@@ -87,7 +88,7 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       dbBefore: number;
       seq: number;
       verb: OperatorVerb;
-      via: 'api' | 'dashboard' | 'cli';
+      via: OperatorPath;
       /** Via cli: the `stampede control` process's exit status (0 done, 2 refused, anything else an error). */
       exitCode?: number;
       /** Via cli: its command and arguments, without --by and --reason (`limit q --max-in-flight 12 ...`). */

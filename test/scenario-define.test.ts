@@ -89,6 +89,10 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ engine: { lease: 5 } }, /^scenario.engine.lease: is not a field of engine; expected one of leaseMs,/);
     bad({ workers: 1, engineByWorker: [{}, {}] }, 'scenario.engineByWorker: has 2 entries but the scenario runs 1 workers');
     bad({ engineByWorker: [{ maxAttempts: 0 }] }, 'scenario.engineByWorker[0].maxAttempts: expected an integer >= 1, got 0');
+    bad({ engineByWorker: [{ rescue: 'no' }] }, /^scenario.engineByWorker\[0\].rescue: /);
+    bad({ workers: 2, engineByWorker: [{ rescue: false }, { rescue: false }] }, /^scenario.engineByWorker: leaves all 2 workers without a lease rescuer/);
+    bad({ engine: { rescue: false } }, /^scenario.engine.rescue: leaves all \d+ workers without a lease rescuer/);
+    bad({ limitsVia: 'shell' }, "scenario.limitsVia: expected 'api' or 'cli', got \"shell\"");
   });
 
   it('schedules, faults and checkers', () => {

@@ -14,7 +14,7 @@ function flagValue(command: readonly string[], flag: string): string | undefined
  * Why a `stampede control` call that exited 0 did not do what its verb says, by its targets' states read right
  * after it returned (operator:action `after`) and what it printed; undefined when it did.
  */
-function notDone(a: OperatorAction, claimedAfter: ReadonlySet<number>): string | undefined {
+function notDone(a: OperatorAction, claimedAfter: (jobId: number) => boolean): string | undefined {
   const jobState = (want: string) => a.jobIds.find((id) => a.after[id] !== want);
   const printed = a.answer;
   switch (a.verb) {
@@ -27,7 +27,7 @@ function notDone(a: OperatorAction, claimedAfter: ReadonlySet<number>): string |
     }
     case 'retry': {
       // A dead job retried is due again: it leaves the dead letters and is claimed again, which nothing else would do.
-      const off = a.jobIds.find((id) => a.before[id] === 'dead' && (a.after[id] === 'dead' || !claimedAfter.has(id)));
+      const off = a.jobIds.find((id) => a.before[id] === 'dead' && (a.after[id] === 'dead' || !claimedAfter(id)));
       if (off !== undefined) return `dead job ${off} retried but ${a.after[off] === 'dead' ? 'still dead' : 'never claimed again'}`;
       break;
     }
@@ -75,15 +75,18 @@ function notDone(a: OperatorAction, claimedAfter: ReadonlySet<number>): string |
  */
 export function checkCliVerbs(history: readonly HistoryEvent[], _final: FinalState): InvariantResult {
   const calls = operatorActions(history).filter(({ a }) => a.via === 'cli');
+  const claims = new Map<number, { i: number; dbTime?: number }[]>();
+  history.forEach((e, i) => {
+    if (e.type === 'job:claimed') (claims.get(e.jobId) ?? claims.set(e.jobId, []).get(e.jobId)!).push({ i, dbTime: e.dbTime });
+  });
   const bad: Record<string, unknown>[] = [];
   const counts = { done: 0, refused: 0 };
   for (const { a, i } of calls) {
     const where = { verb: a.verb, command: (a.command ?? []).join(' '), exitCode: a.exitCode ?? null };
     if (a.exitCode === 0 && a.outcome === 'ok') {
       counts.done++;
-      const claimedAfter = new Set(history.slice(i + 1).flatMap((e) => (e.type === 'job:claimed' ? [e.jobId] : [])));
-      for (const e of history.slice(0, i)) if (e.type === 'job:claimed' && e.dbTime !== undefined && e.dbTime >= a.dbBefore) claimedAfter.add(e.jobId);
-      const why = notDone(a, claimedAfter);
+      // Claimed after the call: recorded after it, or made on the database's clock once it was sent.
+      const why = notDone(a, (id) => (claims.get(id) ?? []).some((c) => c.i > i || (c.dbTime !== undefined && c.dbTime >= a.dbBefore)));
       if (why) bad.push({ ...where, notDone: why });
       continue;
     }

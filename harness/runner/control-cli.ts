@@ -42,26 +42,33 @@ export async function runControlCli(cli: ControlCli, url: string, argv: readonly
   return { exitCode, stdout, stderr };
 }
 
+/**
+ * `stampede control limit <queue>` for these limits: both global limits given (`none` for one left out, as the
+ * API replaces both), the per-key ones only when set.
+ */
+export function limitArgv(queue: string, l: { maxInFlight?: number | null; maxStartsPerSecond?: number | null; maxInFlightPerKey?: number; sequential?: boolean }): string[] {
+  return [
+    'limit', queue,
+    '--max-in-flight', String(l.maxInFlight ?? 'none'),
+    '--max-starts-per-second', String(l.maxStartsPerSecond ?? 'none'),
+    ...(l.maxInFlightPerKey !== undefined ? ['--max-in-flight-per-key', String(l.maxInFlightPerKey)] : []),
+    ...(l.sequential !== undefined ? ['--sequential', l.sequential ? 'on' : 'off'] : []),
+  ];
+}
+
 /** The `stampede control` refusal line of what a call printed on stderr (or all of it, trimmed). */
 export const refusalLine = (stderr: string): string => stderr.split('\n').find((l) => l.startsWith('stampede control:')) ?? stderr.trim();
 
 /**
  * The scenario's declared `queueLimits` and `keyWeights` set at the command line (`limitsVia: 'cli'`), before the
- * load starts: one `stampede control limit` per queue (both global limits given, `none` for one left out, as the
- * API path replaces both) and one `key-weight` per key, each its own process. Each call is recorded
+ * load starts: one `stampede control limit` per queue (limitArgv) and one `key-weight` per key, each its own process. Each call is recorded
  * (`control:setup`); one that does not exit 0 ends the run's setup with its message.
  */
 export async function setLimitsAtTheCommandLine(s: Scenario, url: string, recorder: Pick<HistoryRecorder, 'record'>): Promise<void> {
   const cli = controlCliOf(s.engine.mutant);
   const actor = { by: 'scenario', reason: `scenario ${s.name}: its declared limits` };
   const calls: string[][] = [
-    ...Object.entries(s.queueLimits).map(([queue, l]) => [
-      'limit', queue, '--new',
-      '--max-in-flight', String(l.maxInFlight ?? 'none'),
-      '--max-starts-per-second', String(l.maxStartsPerSecond ?? 'none'),
-      ...(l.maxInFlightPerKey !== undefined ? ['--max-in-flight-per-key', String(l.maxInFlightPerKey)] : []),
-      ...(l.sequential !== undefined ? ['--sequential', l.sequential ? 'on' : 'off'] : []),
-    ]),
+    ...Object.entries(s.queueLimits).map(([queue, l]) => [...limitArgv(queue, l), '--new']),
     ...Object.entries(s.keyWeights).flatMap(([queue, weights]) => Object.entries(weights).map(([key, w]) => ['key-weight', queue, key, String(w), '--new'])),
   ];
   for (const command of calls) {

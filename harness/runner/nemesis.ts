@@ -94,4 +94,3 @@ export async function drainWhileSettling<T>(
   await settling;
   return result;
 }
-

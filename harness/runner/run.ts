@@ -153,9 +153,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     // On stampede's own table: a peer's run (harness/engines/peer-run.ts) has no elected sampler to log.
     await db.query(q.LogSamplerRounds);
     for (const schedule of s.scheduler.schedules) await addSchedule(db, schedule);
-    const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
     if (s.limitsVia === 'cli') await setLimitsAtTheCommandLine(s, url, recorder);
     else {
+      const setup = { by: 'scenario', reason: `scenario ${s.name}: its declared limits`, allowNew: true };
       for (const [queue, l] of Object.entries(s.queueLimits)) {
         const perKey = { maxInFlightPerKey: l.maxInFlightPerKey, sequential: l.sequential };
         await setQueueLimits(db, queue, { maxInFlight: l.maxInFlight ?? null, maxStartsPerSecond: l.maxStartsPerSecond ?? null, ...perKey }, setup);

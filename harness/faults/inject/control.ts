@@ -12,7 +12,7 @@ import {
   setQueueLimits,
 } from '../../../engine/control/index.ts';
 import { enqueue } from '../../../engine/enqueue.ts';
-import { refusalLine, runControlCli } from '../../runner/control-cli.ts';
+import { limitArgv, refusalLine, runControlCli } from '../../runner/control-cli.ts';
 import type { EventOf, Forgery, OperatorVerb } from '../../history.ts';
 import { FORGERIES, type DashboardClient } from '../../runner/dashboard-client.ts';
 import { harnessQueries as q } from '../../runner/queries.ts';
@@ -303,7 +303,7 @@ export const setLimits: Injector = async (action, ctx) => {
       return `maxInFlight=${c.maxInFlight ?? 'none'} maxStartsPerSecond=${c.maxStartsPerSecond ?? 'none'}`;
     },
     dashboard: ['set-limits', { queue, maxInFlight: String(limits.maxInFlight ?? ''), maxStartsPerSecond: String(limits.maxStartsPerSecond ?? '') }],
-    cli: ['limit', queue, '--max-in-flight', String(limits.maxInFlight ?? 'none'), '--max-starts-per-second', String(limits.maxStartsPerSecond ?? 'none')],
+    cli: limitArgv(queue, limits),
   });
   if (e.outcome === 'ok' && e.after[queue] !== e.before[queue]) evidence(ctx, action, { queue, before: e.before[queue], after: e.after[queue] });
 };
