@@ -30,7 +30,7 @@ async function loadHandlers(path: string): Promise<Handlers> {
   return handlers as Handlers;
 }
 
-function workerSettings(workerId: string, options: WorkerOptions): WorkerSettings {
+function workerSettings(workerId: string, options: WorkerOptions, db: Db): WorkerSettings {
   const queues = Object.fromEntries(
     Object.keys(options.handlers).map((name) => {
       const { leaseMs, heartbeatMs, backoffBaseMs, backoffCapMs, timeoutMs } = resolveQueueOptions(options, name);
@@ -42,6 +42,7 @@ function workerSettings(workerId: string, options: WorkerOptions): WorkerSetting
     maxCrashes: options.maxCrashes ?? WORKER.defaults.maxCrashes,
     agingMs: options.agingMs ?? WORKER.defaults.agingMs,
     rescue: options.rescue ?? WORKER.defaults.rescue,
+    preparedStatements: db.options.preparedStatements !== false,
     queues,
   };
 }
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
   log.info('started', { id: worker.id, queues: Object.keys(handlers).join(','), seed, ...(server ? { metricsPort: server.port } : {}) });
   // The settings this worker resolved, per queue: what a harness holds its retries, heartbeats and leases to.
   // Shipped behind this worker's first events, as they were emitted.
-  toParent.ship(eventMessage('worker:settings', workerSettings(worker.id, options), clock.now()));
+  toParent.ship(eventMessage('worker:settings', workerSettings(worker.id, options, db), clock.now()));
   await toParent.flush();
   // With --metrics-port 0 the port is the system's choice: the parent learns it here.
   process.send?.({ kind: 'ready', workerId: worker.id, pid: process.pid, ...(server ? { metricsPort: server.port } : {}) });

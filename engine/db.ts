@@ -41,6 +41,17 @@ export function preparedOn(db: Queryable, text: string, values: unknown[]): pg.Q
   return db instanceof Db ? prepared(text, values) : { text, values };
 }
 
+/**
+ * How a Db sends a statement given as a QueryConfig, as a table read on every
+ * query (the harness's mutants swap an entry: harness/mutants/types.ts
+ * INTERNAL_TABLES): a named one goes unnamed on a Db built with
+ * `preparedStatements: false`, so its connections prepare nothing.
+ */
+export const statementShapes = {
+  onDb: (config: pg.QueryConfig, options: DbOptions): pg.QueryConfig =>
+    config.name && options.preparedStatements === false ? { text: config.text, values: config.values } : config,
+};
+
 export interface DbOptions {
   /** Connection string. */
   connectionString: string;
@@ -77,7 +88,7 @@ export class Db implements Queryable {
   }
 
   query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
-    if (typeof text !== 'string' && text.name && this.options.preparedStatements === false) text = { text: text.text, values: text.values };
+    if (typeof text !== 'string') text = statementShapes.onDb(text, this.options);
     return this.pool.query<R>(text as string, params as any[]);
   }
 

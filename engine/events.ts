@@ -166,6 +166,8 @@ export interface WorkerSettings {
   agingMs: number;
   /** Whether it was told to run a lease rescuer of its own (WorkerOptions.rescue): false, it must take back no expired lease. */
   rescue: boolean;
+  /** Whether its Db runs the hot statements as named prepared statements (DbOptions.preparedStatements; false: `--no-prepared-statements`). */
+  preparedStatements: boolean;
   queues: Record<string, WorkerQueueSettings>;
 }
 

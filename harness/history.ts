@@ -35,9 +35,21 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   /**
    * The harness read the dashboard's queues page (sent at `sentAt`, answered at `t`): the round it showed, the
    * elected sampler's (`shared`, its number, leader and age) or one it ran (`own`), under its `maxAgeMs`
-   * (DashboardServer.sharedRoundMaxAgeMs); per queue, due now and whether the figures were marked estimates.
+   * (DashboardServer.sharedRoundMaxAgeMs); per queue, due now, whether the figures were marked estimates, and the
+   * oldest due, unclaimed job's age as shown (`oldestMs`) with whether the page marked it over the SLO.
    */
-  | { type: 'dashboard:queues'; sentAt: number; source: 'shared' | 'own'; roundNo?: number; leader?: string; ageMs?: number; maxAgeMs: number; queues: Record<string, { due: number; estimated: boolean }> }
+  | {
+      type: 'dashboard:queues';
+      sentAt: number;
+      source: 'shared' | 'own';
+      roundNo?: number;
+      leader?: string;
+      ageMs?: number;
+      maxAgeMs: number;
+      queues: Record<string, { due: number; estimated: boolean; oldestMs: number; overSlo: boolean }>;
+    }
+  /** A read of the queues page (sent at `sentAt`, answered at `t`) that answered `status`, not the page: the error page's message. */
+  | { type: 'dashboard:queues-failed'; sentAt: number; status: number; message: string }
   | { type: 'fault:injected'; fault: string; detail: Record<string, unknown> }
   /** Proof that an injected fault bit: the kill landed on a job in flight, the poison was claimed, and so on. */
   | { type: 'fault:evidence'; fault: string; detail: Record<string, unknown> }
@@ -164,6 +176,27 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'otel:absent'; missing: string[]; install: string }
   /** The runner set a declared limit or key weight at the command line (`limitsVia: 'cli'`): its command (without --by, --reason), exit status and what it printed. */
   | { type: 'control:setup'; command: string[]; exitCode: number; answer: string }
+  /**
+   * An operator's typo at the command line (the cli-typos fault): the command, the bad input it must name, its exit
+   * status and its `stampede control:` line (or what it printed), and what it could have changed, read before and
+   * after: the typo'd job's and the queue's states, and the audit rows under the typist's name.
+   */
+  | {
+      type: 'control:typo';
+      command: string[];
+      input: string;
+      exitCode: number;
+      answer: string;
+      before: Record<string, string>;
+      after: Record<string, string>;
+      auditBefore: number;
+      auditAfter: number;
+    }
+  /**
+   * A read at the command line right after a change made there (`show <queue>`, `audit --queue <queue>`): what it
+   * printed, and the change it must show (`verb`, by `by`; for a limit, the queue's state read after it).
+   */
+  | { type: 'control:read'; command: string[]; exitCode: number; output: string; verb: OperatorVerb; queue: string; by: string; state: string }
   /** The run's Prometheus could not start or answer (its error): the invariants that read it are inconclusive. */
   | { type: 'prometheus:failed'; error: string }
   /** The run's Prometheus started: the alert rules it loaded (for: as scaled) and from where, and its intervals. */
@@ -189,6 +222,11 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    * backoff): what it is, the jobs, and the span of their run_at (database clock, epoch ms).
    */
   | { type: 'preload:enqueued'; origin: PreloadOrigin; queue: string; jobIds: number[]; runAtFrom: number | null; runAtTo: number | null }
+  /**
+   * What a worker slot's link proxy (node `worker-<i>`) saw its connections bind, over the run: executions of named
+   * (prepared) statements and of unnamed ones (each Bind message names its statement, '' for the unnamed one).
+   */
+  | { type: 'link:statements'; namedBinds: number; unnamedBinds: number }
 );
 
 /**
@@ -202,7 +240,7 @@ interface AddedLater {
   'job:failed': 'durationMs' | 'maxAttempts';
   'lease:rescued': 'crashed';
   'outbox:delivered': 'durationMs';
-  'worker:settings': 'agingMs' | 'rescue';
+  'worker:settings': 'agingMs' | 'rescue' | 'preparedStatements';
 }
 
 /** The `db…` prefix is the engine's mark of a database-clock field; the history names them without it (dbLeaseExpiresAt: leaseExpiresAt). */

@@ -174,6 +174,11 @@ export interface EngineSettings {
    * with `engineByWorker`: the others' rescuers must take back what expires (at least one worker keeps its own).
    */
   rescue: boolean;
+  /**
+   * The worker's Db runs the hot statements as named prepared statements (DbOptions.preparedStatements; false:
+   * `--no-prepared-statements`, for a pooler that drops them). Set false for some workers with `engineByWorker`.
+   */
+  preparedStatements: boolean;
   /** A handler running longer fails its attempt with JobTimeoutError (Worker.timeoutMs); null: no limit. */
   timeoutMs: number | null;
   /** A deliberately broken engine variant (a negative control); null for the real engine. */
@@ -205,6 +210,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
     agingMs: DEFAULTS.agingMs,
     rescueIntervalMs: DEFAULTS.rescueIntervalMs,
     rescue: DEFAULTS.rescue,
+    preparedStatements: true,
     timeoutMs: null,
     mutant: null,
   },
@@ -407,6 +413,9 @@ function validateEngine(e: Partial<EngineSettings>, field: string, partial: bool
     if (v === undefined ? !partial : v !== null) checkOption(WORKER.options[k], v, `${field}.${k}`);
   }
   if (!partial || e.maxAttempts !== undefined) int(e.maxAttempts, `${field}.maxAttempts`, 1);
+  if ((!partial || e.preparedStatements !== undefined) && typeof e.preparedStatements !== 'boolean') {
+    throw new ValidationError(`${field}.preparedStatements`, `expected true or false, got ${show(e.preparedStatements)}`);
+  }
   if (e.heartbeatMs && e.leaseMs) refuseHeartbeatNotBelowLease(`${field}.heartbeatMs`, e.heartbeatMs, e.leaseMs);
   if (e.mutant !== undefined && e.mutant !== null && !isMutantName(e.mutant)) {
     throw new ValidationError(`${field}.mutant`, `expected null or one of ${Object.keys(MUTANTS).join(', ')}, got ${show(e.mutant)}`);
@@ -473,12 +482,13 @@ function validatePreload(s: Scenario, field: string): void {
 }
 
 /**
- * The settings a worker process is given by its flags (optionArgv(WORKER, ...) turns them into arguments):
- * all but the attempt budget (given to each job at enqueue) and the mutant (it picks the script).
+ * The settings a worker process is given by its Worker option flags (optionArgv(WORKER, ...) turns them into
+ * arguments): all but the attempt budget (given to each job at enqueue), the mutant (it picks the script) and
+ * preparedStatements (its Db's, `--no-prepared-statements`: the fleet adds it).
  * (rescueIntervalMs had no flag until the declarations showed it was dropped: scenarios now rescue at the period they set.)
  */
-export function workerFlagSettings(e: EngineSettings): Omit<EngineSettings, 'maxAttempts' | 'mutant'> {
-  const { maxAttempts: _atEnqueue, mutant: _script, ...flagged } = e;
+export function workerFlagSettings(e: EngineSettings): Omit<EngineSettings, 'maxAttempts' | 'mutant' | 'preparedStatements'> {
+  const { maxAttempts: _atEnqueue, mutant: _script, preparedStatements: _db, ...flagged } = e;
   return flagged;
 }
 

@@ -23,7 +23,9 @@ import { SCHEDULED_JOB } from './background.ts';
  *   leave where they are;
  * - the workers elect one queue-state sampler, and a tab stays open on the
  *   dashboard's queues page (read every 2 s): it must show the sampler's
- *   round while it is fresh and run its own only when none is;
+ *   round while it is fresh and run its own only when none is, and mark a
+ *   queue over its 60 s SLO exactly when it is: a backlog replayed late
+ *   into the paused `ops`, dated 90 s back, puts it over until the resume;
  * - a scheduler node materializes two minutely schedules into `ops`, and the
  *   operator pauses one of them from the dashboard for 8 s; meanwhile the
  *   node's clock is stepped a minute ahead (within its skew tolerance), so the
@@ -38,7 +40,9 @@ import { SCHEDULED_JOB } from './background.ts';
  * without the CSRF token or with another, from a foreign Origin):
  * dashboard-refuses-forged judges that each was refused and changed nothing;
  * cli-verbs that each command line did its verb (exit 0) or refused it
- * naming the target and changing nothing (exit 2).
+ * naming the target and changing nothing (exit 2), and that `show` and
+ * `audit` show a limit set there; cli-refuses-bad-input that each of an
+ * operator's typos there was refused naming the bad input, changing nothing.
  */
 export default defineScenario({
   name: 'operator-chaos',
@@ -83,17 +87,23 @@ export default defineScenario({
     // and a worker drains for a suspect within 2 s, so a claim path that ignored the pause reaches it before the resume.
     // Paused and resumed at the command line (stampede control pause ops --new, resume ops).
     { fault: 'queue-pause', atS: 0, forS: 16, queue: 'ops', suspect: true, via: 'cli' },
+    // A backlog replayed late into the paused ops, dated 90 s back: ops is over the dashboard's 60 s SLO from then
+    // until the resume (the open tab's reads at 4-16 s), orders stays under it (dashboard-slo-mark).
+    { fault: 'thundering-herd', atS: 4, count: 5, queue: 'ops', dueAgoS: 90 },
     { fault: 'poison-pill', atS: 5, count: 2, queue: 'orders', maxAttempts: 25 },
     { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
+    // Typos at the command line (the id of the job dead-lettered by hand at 6 s with a stray letter, a zero limit, a
+    // misspelt command, a weight of 0, a pause without --by): each refused, exit 2, naming the bad input, nothing changed.
+    { fault: 'cli-typos', atS: 9, queue: 'orders' },
     // One minute ahead, within the node's 120 s skew tolerance: exactly one more minute of each schedule enters its
     // lookahead, while ops-digest is paused (10-18 s). ops-heartbeat's is written at once, ops-digest's after the resume.
     { fault: 'schedule-pause', atS: 10, forS: 8, schedule: 'ops-digest', via: 'dashboard' },
     { fault: 'clock-jump', atS: 13, target: 'scheduler:0', jumpMs: 60_000 },
     { fault: 'retry', atS: 13, failed: 2, dead: 2, queue: 'orders' },
     // Through the command line (stampede control, its own process, as an operator's shell runs it), besides the pause
-    // of ops: a job dead-lettered running and one pending; a dead one retried; limits set; a pending job cancelled and
-    // a done one's cancel refused (exit 2).
+    // of ops: a running job killed and a pending one dead-lettered; a dead one retried; limits set (and read back with
+    // show and audit); a pending job cancelled and a done one's cancel refused (exit 2).
     { fault: 'dead-letter', atS: 15, running: 1, pending: 1, queue: 'orders', via: 'cli' },
     { fault: 'cancel', atS: 16, pending: 1, done: 1, queue: 'orders', via: 'cli' },
     { fault: 'set-limits', atS: 18, queue: 'orders', maxInFlight: 8, via: 'dashboard' },
@@ -108,6 +118,8 @@ export default defineScenario({
     { fault: 'redrive', atS: 25, queue: 'orders', matching: 'crashed its worker', via: 'dashboard' },
     { fault: 'set-limits', atS: 27, queue: 'orders' },
     { fault: 'retry', atS: 28, dead: 2, queue: 'orders', via: 'dashboard' },
+    // The jobs killed and dead-lettered at the command line (15 s) redriven there by their reason: they rerun.
+    { fault: 'redrive', atS: 29, queue: 'orders', matching: 'dead-lettered by oncall-cli', via: 'cli' },
   ],
   checkers: {
     'exactly-one-effect': false,
@@ -125,6 +137,8 @@ export default defineScenario({
     'dashboard-refuses-forged': true,
     'schedule-paused-idle': true,
     'cli-verbs': true,
+    'dashboard-slo-mark': true,
+    'cli-refuses-bad-input': true,
   },
   // The workers elect a queue-state sampler, as a deployment's do (--sample-queue-state), and the runner keeps a tab
   // open on the dashboard's queues page: it must show the sampler's fresh round, and run its own only when none is

@@ -31,7 +31,7 @@ describe('cli-verbs', () => {
   it('passes each command line that did its verb (exit 0, naming its target) or refused it (exit 2) changing nothing', () => {
     const r = checkCliVerbs(good, final);
     expect(r.pass).toBe(true);
-    expect(r.judged).toEqual({ n: 6, what: 'stampede control calls' });
+    expect(r.judged).toEqual({ n: 6, what: 'stampede control calls and the reads after them' });
     expect(r.figure).toContain('5 done, exit 0; 1 refused, exit 2');
   });
 
@@ -46,6 +46,33 @@ describe('cli-verbs', () => {
     ];
     for (const [hist, why] of cases) {
       const r = checkCliVerbs(hist, final);
+      expect(r.pass).toBe(false);
+      expect(JSON.stringify(r.examples)).toContain(why);
+    }
+  });
+
+  /** A read right after the limit of `good` (5 s): `show orders` or `audit --queue orders`, printing `output`. */
+  const readBack = (command: string[], output: string, exitCode = 0): HistoryEvent => ({
+    t: 5_100, node: 'operator-cli', type: 'control:read', command, exitCode, output, verb: 'set-limits', queue: 'orders', by: 'oncall-cli', state: 'running maxInFlight=12 maxStartsPerSecond=400',
+  });
+  const shown = 'orders\trunning\tmax-in-flight=12\tmax-starts-per-second=400\tmax-in-flight-per-key=none\tsequential=off\n';
+  const audited = '2026-12-07T10:00:05.000Z\toncall-cli\tset-limits\torders\tr5000\n';
+
+  it('passes show and audit right after a limit set at the command line when they show it', () => {
+    const r = checkCliVerbs([...good, readBack(['show', 'orders'], shown), readBack(['audit', '--queue', 'orders', '--limit', '20'], audited)], final);
+    expect(r.pass).toBe(true);
+    expect(r.judged?.n).toBe(8);
+  });
+
+  it('fails (negative control) a show that prints another limit or no line, an audit that lists no change, a read that exits 2', () => {
+    const cases: [HistoryEvent, string][] = [
+      [readBack(['show', 'orders'], shown.replace('max-in-flight=12', 'max-in-flight=8')), 'but the queue held maxInFlight=12'],
+      [readBack(['show', 'orders'], 'no paused or configured queues\n'), 'printed no line for queue orders'],
+      [readBack(['audit', '--queue', 'orders', '--limit', '20'], 'no actions recorded\n'), 'lists no set-limits of orders by oncall-cli'],
+      [readBack(['show', 'orders'], 'stampede control: unknown command', 2), 'exited 2'],
+    ];
+    for (const [read, why] of cases) {
+      const r = checkCliVerbs([...good, read], final);
       expect(r.pass).toBe(false);
       expect(JSON.stringify(r.examples)).toContain(why);
     }

@@ -8,6 +8,7 @@ import { enqueue } from '../engine/enqueue.ts';
 import { createLogger } from '../engine/log.ts';
 import { Db } from '../engine/db.ts';
 import { freshDatabase } from './support/db.ts';
+import { parseQueuesPage } from '../harness/runner/dashboard-client.ts';
 
 const { db, url } = await freshDatabase();
 
@@ -30,6 +31,11 @@ describe('dashboard settings', () => {
     expect(strictRow).toContain('over SLO');
     expect(looseRow).not.toBe('');
     expect(looseRow).not.toContain('over SLO');
+    // The same verdict as data, for a script (the harness's open tab reads it: parseQueuesPage).
+    expect(parseQueuesPage(await (await strict('/queues')).text()).queues.late).toMatchObject({ overSlo: true, oldestMs: expect.any(Number) });
+    const loose2 = parseQueuesPage(await (await loose('/queues')).text()).queues.late;
+    expect(loose2.overSlo).toBe(false);
+    expect(loose2.oldestMs).toBeGreaterThanOrEqual(30_000);
   });
 
   it('statementTimeoutMs: a page whose query waits on a lock answers once the timeout passes, without waiting for the lock', async () => {

@@ -4,7 +4,7 @@ import { systemClock } from '../engine/clock.ts';
 import { Db } from '../engine/db.ts';
 import { createLogger } from '../engine/log.ts';
 import { createMetrics } from '../engine/metrics/registry.ts';
-import { QueueStateSampler } from '../engine/metrics/queue-state-sampler.ts';
+import { QueueStateSampler, queueStateQueries } from '../engine/metrics/queue-state-sampler.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { freshDatabase } from './support/db.ts';
 import { indexEntriesRead } from '../bench/workloads/sampler.ts';
@@ -38,7 +38,7 @@ async function trueOldestAgeSeconds(queue: string): Promise<number> {
 /** Index entries a round reads in all (its counts and its probes), from EXPLAIN ANALYZE, in a transaction set up as the sampler's. */
 function roundEntriesRead(sampler: QueueStateSampler): Promise<number> {
   return db.transaction(async (tx) => {
-    for (const setting of sampler.roundSettings()) await tx.query(setting);
+    for (const setting of sampler.roundSettings()) await tx.query(setting.text, setting.params);
     return indexEntriesRead(tx, sampler.roundQuery(), sampler.roundParams());
   });
 }
@@ -201,17 +201,22 @@ describe('sampling queries stay off the done rows', () => {
 
   it('a round is one statement, so one snapshot: the transaction around it only scopes its timeout and forbids writes', async () => {
     const sent: string[] = [];
+    const params: unknown[][] = [];
     class Recording extends Db {
       override transaction<T>(fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-        return super.transaction((tx) => fn(new Proxy(tx, { get: (t, k) => (k === 'query' ? (text: string, p?: unknown[]) => (sent.push(text), t.query(text, p)) : Reflect.get(t, k)) })));
+        return super.transaction((tx) => fn(new Proxy(tx, { get: (t, k) => (k === 'query' ? (text: string, p?: unknown[]) => (sent.push(text), params.push(p ?? []), t.query(text, p)) : Reflect.get(t, k)) })));
       }
     }
     const recording = new Recording({ connectionString: url, maxConnections: 1 });
     try {
       const sampler = new QueueStateSampler(recording, systemClock, null, { doneCount: 'exact' }, quiet);
       await sampler.runOnce();
-      expect(sent.filter((t) => !t.startsWith('SET '))).toEqual([sampler.roundQuery()]);
-      expect(sent.filter((t) => t.startsWith('SET '))).toEqual(['SET TRANSACTION READ ONLY', 'SET LOCAL statement_timeout = 2000', 'SET LOCAL enable_bitmapscan = off']);
+      // The settings, then the round: the timeout is set for this transaction only (set_config's is_local), in ms.
+      const timeout = queueStateQueries.LocalStatementTimeout;
+      expect(sent.filter((t) => !t.startsWith('SET ') && t !== timeout)).toEqual([sampler.roundQuery()]);
+      expect(sent.filter((t) => t.startsWith('SET ') || t === timeout)).toEqual(['SET TRANSACTION READ ONLY', timeout, 'SET LOCAL enable_bitmapscan = off']);
+      expect(params[sent.indexOf(timeout)]).toEqual([2_000]);
+      expect(timeout).toContain("set_config('statement_timeout', $1::int::text, true)");
     } finally {
       await recording.close();
     }

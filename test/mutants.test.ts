@@ -24,7 +24,7 @@ import { SCENARIOS } from '../scenarios/index.ts';
 import { freshDatabase } from './support/db.ts';
 import { jobRow } from './support/jobs.ts';
 import { CONTROL_COMMANDS, type ControlCommandDef } from '../bin/control-commands.ts';
-import { listKeyWeights } from '../engine/control/index.ts';
+import { deadLetterJob, listKeyWeights } from '../engine/control/index.ts';
 
 const { db, url } = await freshDatabase();
 const entries = Object.entries(MUTANTS) as [MutantName, (typeof MUTANTS)[MutantName]][];
@@ -35,11 +35,28 @@ const TABLE_PROBES: { [T in keyof Tables]: { [K in keyof Tables[T]]: (entry: Tab
     origin: (check) => check({ headers: { host: '127.0.0.1:7676', origin: 'https://intruder.example' } } as never, []),
     csrf: (check) => check(new URLSearchParams({ _csrf: 'another-session-token' }), { id: 's', csrf: 'this-session-token', operator: '', flash: null }),
   },
+  // A queue 90 s old and one 3 s old against a 60 s objective: which the page marks over.
+  'dashboard-queue-marks': { overSlo: (mark) => [mark(90_000, 60_000), mark(3_000, 60_000)] },
   'payload-size': { bytesOf: (measure) => measure('"é"') },
+  // A named statement on a Db built without prepared statements: the name it goes with, if any.
+  'db-statement-shapes': { onDb: (shape) => shape({ name: 'stampede_probe', text: 'SELECT 1', values: [] }, { connectionString: '', preparedStatements: false }).name ?? 'unnamed' },
   // Each command run on a fresh pending job (its id the argument, its queue --queue): the job's state after, or the refusal.
-  // key-weight on a fresh queue (weight 7 for key k): the weights the queue has after it.
-  'control-commands': { ...Object.fromEntries(Object.keys(CONTROL_COMMANDS).map((name) => [name, controlProbe])), 'key-weight': keyWeightProbe } as never,
+  // key-weight on a fresh queue (weight 7 for key k): the weights the queue has after it. retry also on a typo'd id.
+  'control-commands': { ...Object.fromEntries(Object.keys(CONTROL_COMMANDS).map((name) => [name, controlProbe])), 'key-weight': keyWeightProbe, retry: retryProbe } as never,
 };
+
+/** `retry <id>x` (a stray key) on a fresh dead job: what became of it, or why it refused (the id left out: it differs per call). */
+async function retryProbe(command: ControlCommandDef): Promise<string> {
+  const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
+  const { id } = await enqueue(db, queue, {});
+  await deadLetterJob(db, id, { by: 'probe', reason: 'mutant probe' });
+  try {
+    await command.run(db, [`${id}x`], { queue }, () => ({ by: 'probe', reason: 'mutant probe' }));
+  } catch (err) {
+    return `refused: ${(err as Error).message.replaceAll(String(id), '<id>')}`;
+  }
+  return (await jobRow(db, id)).state;
+}
 
 /** `key-weight <fresh queue> k 7`: the queue's key weights after it, or why it refused. */
 async function keyWeightProbe(command: ControlCommandDef): Promise<unknown> {

@@ -81,7 +81,7 @@ export async function runSampler(ctx: BenchContext, sizes: number[], queueCounts
           const runs = { old: [] as { ms: number; read: number; rows: any }[], new: [] as { ms: number; read: number; rows: any }[] };
           for (let i = 0; i < rounds; i++) {
             // The old round as the old sampler ran it (its timeout only); the new one as the sampler runs it now.
-            runs.old.push(await timedRound(db, ['SET TRANSACTION READ ONLY'], oldRound, [BASELINE_CAP]));
+            runs.old.push(await timedRound(db, [{ text: 'SET TRANSACTION READ ONLY' }], oldRound, [BASELINE_CAP]));
             runs.new.push(await timedRound(db, sampler.roundSettings(), sampler.roundQuery(), sampler.roundParams()));
           }
           if (truth.size === 0) for (const r of (await db.query(q.SamplerTrueDepth)).rows) truth.set(r.queue, Number(r.claimable));
@@ -125,9 +125,9 @@ function median(xs: number[]): number {
  * One round in its own transaction, as the sampler runs it: its wall time; then the index entries it
  * reads, from the same statement under EXPLAIN (ANALYZE, TIMING OFF), run after the timed one.
  */
-async function timedRound(db: Db, settings: string[], text: string, params: unknown[]): Promise<{ ms: number; read: number; rows: Record<string, unknown> }> {
+async function timedRound(db: Db, settings: { text: string; params?: unknown[] }[], text: string, params: unknown[]): Promise<{ ms: number; read: number; rows: Record<string, unknown> }> {
   return db.transaction(async (tx: pg.PoolClient) => {
-    for (const setting of settings) await tx.query(setting);
+    for (const setting of settings) await tx.query(setting.text, setting.params);
     const started = wallMs();
     const rows = (await tx.query(text, params)).rows[0];
     const ms = wallMs() - started;

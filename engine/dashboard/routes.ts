@@ -6,7 +6,7 @@ import { getSchedule, listSchedules } from '../cron/schedule.ts';
 import { listDeadLetters } from '../dead-letters.ts';
 import { ValidationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { QueueStateSampler, QueueStateSnapshot } from '../metrics/queue-state-sampler.ts';
+import { queueStateQueries, type QueueStateSampler, type QueueStateSnapshot } from '../metrics/queue-state-sampler.ts';
 import { readSharedRound } from '../metrics/sampler-election.ts';
 import { redactSecrets } from '../redact.ts';
 import { validateQueueName } from '../validate.ts';
@@ -67,7 +67,7 @@ function redirect(res: ServerResponse, location: string, extra: Record<string, s
 function readOnly<T>(deps: RouteDeps, fn: (tx: Queryable) => Promise<T>): Promise<T> {
   return deps.db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION READ ONLY');
-    await tx.query(`SET LOCAL statement_timeout = ${deps.statementTimeoutMs}`);
+    await tx.query(queueStateQueries.LocalStatementTimeout, [deps.statementTimeoutMs]);
     return fn(tx);
   });
 }

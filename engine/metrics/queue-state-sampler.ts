@@ -13,7 +13,7 @@ import { buildSnapshot, EMPTY_QUEUE, type QueueStateSnapshot } from './queue-sta
 
 export { EMPTY_QUEUE, type QueueFigures, type QueueStateSnapshot } from './queue-state-snapshot.ts';
 
-const QUERY_NAMES = ['ClaimableByQueue', 'ClaimedByQueue', 'QueueControls', 'DeadLettersByQueue', 'JobsTableHealth', 'DoneExact', 'XminHorizon'] as const;
+const QUERY_NAMES = ['ClaimableByQueue', 'ClaimedByQueue', 'QueueControls', 'DeadLettersByQueue', 'JobsTableHealth', 'DoneExact', 'XminHorizon', 'LocalStatementTimeout'] as const;
 /** The loaded queries of queue-state.sql; read at each call, so the harness's mutants can patch one (harness/mutants). Not part of engine/index.ts. */
 export const queueStateQueries = loadQueries(new URL('./queue-state.sql', import.meta.url), QUERY_NAMES);
 const q = queueStateQueries;
@@ -200,8 +200,8 @@ export class QueueStateSampler {
    * backlog is largest: measured at 3,500 claimable rows, a budget of 18 rows
    * read 4,531 index entries that way. Nothing in the round wants a bitmap.
    */
-  roundSettings(): string[] {
-    return ['SET TRANSACTION READ ONLY', `SET LOCAL statement_timeout = ${this.config.statementTimeoutMs}`, 'SET LOCAL enable_bitmapscan = off'];
+  roundSettings(): { text: string; params?: unknown[] }[] {
+    return [{ text: 'SET TRANSACTION READ ONLY' }, { text: q.LocalStatementTimeout, params: [this.config.statementTimeoutMs] }, { text: 'SET LOCAL enable_bitmapscan = off' }];
   }
 
   /** The round's parameters, for roundQuery. */
@@ -254,7 +254,7 @@ export class QueueStateSampler {
     const started = this.clock.now();
     const rows = await transaction(async (tx) => {
       // A transaction only to scope the settings and forbid writes; the round is one statement, so one snapshot.
-      for (const setting of this.roundSettings()) await tx.query(setting);
+      for (const setting of this.roundSettings()) await tx.query(setting.text, setting.params);
       return (await tx.query(this.roundQuery(), this.roundParams())).rows[0] as Record<string, any[]>;
     });
     this.ownRounds++;

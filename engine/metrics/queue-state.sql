@@ -253,3 +253,11 @@ SELECT 'replication_slot',
        max(age(r.xmin))::int8
   FROM pg_replication_slots r
  WHERE r.xmin IS NOT NULL;
+
+-- name: LocalStatementTimeout
+-- The statement_timeout of the transaction it runs in, $1 in ms (set_config's
+-- third argument makes it local, as SET LOCAL: undone at the transaction's
+-- end). A sampler's round and every page of the dashboard
+-- (engine/dashboard/routes.ts) run under one: neither may become the load,
+-- and neither may wait without end behind a lock on the jobs table.
+SELECT set_config('statement_timeout', $1::int::text, true);

@@ -1,4 +1,5 @@
-import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import type { EventOf, FinalState, HistoryEvent, InvariantResult } from '../history.ts';
+import { eventsOf } from '../history.ts';
 import { changedAnyway, operatorActions, type OperatorAction } from './operator-actions.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
@@ -62,6 +63,26 @@ function notDone(a: OperatorAction, claimedAfter: (jobId: number) => boolean): s
 }
 
 /**
+ * Why a read at the command line right after a change there (`show <queue>`, `audit --queue <queue>`) does not show
+ * it; undefined when it does. `show` prints the queue's line with each global limit as the database held it right
+ * after the change; `audit` lists the change, by its actor, verb and queue.
+ */
+function notShown(r: EventOf<'control:read'>): string | undefined {
+  if (r.exitCode !== 0) return `exited ${r.exitCode}: ${r.output}`;
+  if (r.command[0] === 'show') {
+    const line = r.output.split('\n').find((l) => l.startsWith(`${r.queue}\t`));
+    if (!line) return `printed no line for queue ${r.queue}`;
+    for (const [field, flag] of [['maxInFlight', 'max-in-flight'], ['maxStartsPerSecond', 'max-starts-per-second']] as const) {
+      const held = new RegExp(`${field}=(\\S+)`).exec(r.state)?.[1];
+      if (held !== undefined && !line.split('\t').includes(`${flag}=${held}`)) return `printed "${line}", but the queue held ${field}=${held}`;
+    }
+    return undefined;
+  }
+  if (!r.output.split('\n').some((l) => l.includes(`\t${r.by}\t${r.verb}\t${r.queue}`))) return `lists no ${r.verb} of ${r.queue} by ${r.by}`;
+  return undefined;
+}
+
+/**
  * `stampede control` (bin/control.ts), run as its own process by the harness
  * the way an operator's shell runs it, does what its verb says or refuses
  * without changing anything: exit 0 and the verb's effect on its targets,
@@ -70,8 +91,10 @@ function notDone(a: OperatorAction, claimedAfter: (jobId: number) => boolean): s
  * it counts, a paused queue paused, a resumed one running, a limit the one
  * asked for), with what it printed naming the job or the queue; or exit 2
  * with a `stampede control:` message naming the target, and nothing of it
- * changed. Any other exit status is a failure. Judged over the calls made
- * via cli; unknown with none.
+ * changed. Any other exit status is a failure. A change made there is read
+ * back there (`control:read`): `show` must print what the database holds,
+ * `audit` must list the change. Judged over the calls made via cli and those
+ * reads; unknown with no call.
  */
 export function checkCliVerbs(history: readonly HistoryEvent[], _final: FinalState): InvariantResult {
   const calls = operatorActions(history).filter(({ a }) => a.via === 'cli');
@@ -99,13 +122,18 @@ export function checkCliVerbs(history: readonly HistoryEvent[], _final: FinalSta
     if (!a.answer.startsWith('stampede control:') || !target.every((t) => a.answer.includes(t))) bad.push({ ...where, refusal: a.answer, expected: `a stampede control: message naming ${target.join(', ')}` });
     for (const { change, ...t } of changedAnyway(a)) bad.push({ ...where, ...t, refusedButChanged: change });
   }
+  const reads = eventsOf(history, 'control:read');
+  for (const r of reads) {
+    const why = notShown(r);
+    if (why) bad.push({ read: r.command.join(' '), after: `${r.verb} of ${r.queue}`, notShown: why });
+  }
   const base = {
     name: 'cli-verbs',
-    bound: 'exit 0 with the verb done and its target named, or exit 2 naming the target with nothing changed',
-    judged: { n: calls.length, what: 'stampede control calls' },
+    bound: 'exit 0 with the verb done and its target named, or exit 2 naming the target with nothing changed; show and audit show the change',
+    judged: { n: calls.length + reads.length, what: 'stampede control calls and the reads after them' },
   };
   if (!calls.length) return { ...base, pass: 'unknown', figure: 'no verb was called through stampede control: nothing to judge' };
-  const figure = `${fmt(bad.length)} wrong of ${fmt(calls.length)} stampede control calls (${fmt(counts.done)} done, exit 0; ${fmt(counts.refused)} refused, exit 2)`;
+  const figure = `${fmt(bad.length)} wrong of ${fmt(calls.length)} stampede control calls (${fmt(counts.done)} done, exit 0; ${fmt(counts.refused)} refused, exit 2) and ${fmt(reads.length)} reads after them`;
   if (bad.length) return { ...base, pass: false, figure, examples: firstN(bad) };
   return { ...base, pass: true, figure };
 }

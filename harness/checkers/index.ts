@@ -63,6 +63,10 @@ import { unknownOutcomeResolved } from './unknown-outcome-resolved.ts';
 import { noChargeForDbFaults } from './no-charge-for-db-faults.ts';
 import { oneRoundPerInterval } from './one-round-per-interval.ts';
 import { dashboardShowsFreshRound } from './dashboard-shows-fresh-round.ts';
+import { dashboardSloMark } from './dashboard-slo-mark.ts';
+import { dashboardPageTimeout } from './dashboard-page-timeout.ts';
+import { preparedStatementsHonoured } from './prepared-statements-honoured.ts';
+import { cliRefusesBadInput } from './cli-refuses-bad-input.ts';
 import { schedulePausedIdle } from './schedule-paused-idle.ts';
 import { rescueOffHonoured } from './rescue-off-honoured.ts';
 import { failoverAsync, failoverSync } from './failover.ts';
@@ -143,6 +147,10 @@ export const CHECKERS = {
   'one-round-per-interval': oneRoundPerInterval,
   // The dashboard's queues page beside that sampler (operator-chaos).
   'dashboard-shows-fresh-round': dashboardShowsFreshRound,
+  // DashboardServer.sloMs and statementTimeoutMs: the SLO mark (operator-chaos's overdue backlog in a paused queue) and
+  // a page held by a lock on the jobs table (db-host-faults).
+  'dashboard-slo-mark': dashboardSloMark,
+  'dashboard-page-timeout': dashboardPageTimeout,
   // A schedule paused from the dashboard while its scheduler runs (operator-chaos).
   'schedule-paused-idle': schedulePausedIdle,
   // Why each job died, as its dead letter's code says (poison-herd, operator-chaos, slow-worker).
@@ -156,8 +164,12 @@ export const CHECKERS = {
   'payload-size-refused': payloadSizeRefused,
   // stampede control, run as its own process (operator-chaos's faults with via: 'cli').
   'cli-verbs': cliVerbs,
+  // An operator's typos at the command line (operator-chaos's cli-typos fault).
+  'cli-refuses-bad-input': cliRefusesBadInput,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescue-off-honoured': rescueOffHonoured,
+  // DbOptions.preparedStatements: false (network-partition runs one worker so), judged on its link's wire.
+  'prepared-statements-honoured': preparedStatementsHonoured,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

@@ -187,6 +187,8 @@ class Link {
     }
     if (m.type === 'B') {
       const bind = parseBind(m.body);
+      if (bind.statement) this.proxy.stats.namedBinds++;
+      else this.proxy.stats.unnamedBinds++;
       const known = this.proxy.classify(this.statements.get(bind.statement) ?? '') ?? this.lastKnown;
       if (known) this.points.set(known.point, { name: known.name, params: bind.params });
       this.lastKnown = undefined;
@@ -255,8 +257,11 @@ export class LinkProxy {
   private server?: Server;
   private nextId = 1;
   private armed?: Armed;
-  /** Connections opened through this proxy, reset by it, and bytes it queued under a fault (held, delayed, paced), since it started. */
-  readonly stats = { connections: 0, resets: 0, shapedBytes: 0 };
+  /**
+   * Connections opened through this proxy, reset by it, and bytes it queued under a fault (held, delayed, paced), since
+   * it started; and the statements its clients bound (executed): named (prepared) ones and unnamed ones.
+   */
+  readonly stats = { connections: 0, resets: 0, shapedBytes: 0, namedBinds: 0, unnamedBinds: 0 };
 
   constructor(private readonly options: LinkProxyOptions) {
     this.name = options.name;

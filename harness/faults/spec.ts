@@ -70,8 +70,12 @@ export type FaultSpec = FaultTiming &
      * after maxCrashes whatever it is.
      */
     | { fault: 'poison-pill'; count: number; queue?: string; maxAttempts?: number }
-    /** Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal), with `fairnessKey` if given (a tenant's flood). */
-    | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream'; fairnessKey?: string }
+    /**
+     * Enqueue count jobs due at one instant (one bulk insert with one run_at), of `kind` (default normal), with
+     * `fairnessKey` if given (a tenant's flood): due at the database's now, or `dueAgoS` seconds before it (a backlog
+     * replayed late, its jobs dated when they were asked for: the queue's oldest unclaimed job is that old at once).
+     */
+    | { fault: 'thundering-herd'; count: number; queue?: string; kind?: 'normal' | 'downstream'; fairnessKey?: string; dueAgoS?: number }
     /**
      * An operator pauses the queue (engine/control pauseQueue) for forS seconds, then resumes it. `suspect`:
      * first a poison is enqueued in the queue and the pause comes as it is claimed, so its worker dies and
@@ -93,6 +97,13 @@ export type FaultSpec = FaultTiming &
     | { fault: 'redrive'; queue?: string; matching?: string; via?: OperatorPath }
     /** An operator sets a queue's global limits (setQueueLimits); a limit left out is removed. */
     | { fault: 'set-limits'; queue?: string; maxInFlight?: number; maxStartsPerSecond?: number; via?: OperatorPath }
+    /**
+     * An operator's typos at the command line (`stampede control`, its own process): a dead job's id with a stray
+     * letter, a zero limit, a misspelt command, a weight of 0, a change without --by. Each must be refused (exit 2)
+     * naming the bad input, and change nothing. The typo'd id is that of a job an operator dead-lettered (`queue`'s),
+     * so a parser that read "17x" as 17 would retry it.
+     */
+    | { fault: 'cli-typos'; queue?: string }
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
     /**
@@ -206,7 +217,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   },
   'db-clock-jump': { target: { kind: 'node' }, jumpMs: { kind: 'posNum' }, minuteAtS: { kind: 'posNum' } },
   'poison-pill': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, maxAttempts: { kind: 'int' } },
-  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] }, fairnessKey: { kind: 'text' } },
+  'thundering-herd': { count: { kind: 'int', required: true }, queue: { kind: 'queue' }, kind: { kind: ['normal', 'downstream'] }, fairnessKey: { kind: 'text' }, dueAgoS: { kind: 'posNum' } },
   'queue-pause': { forS: { kind: 'posNum', required: true }, queue: { kind: 'queue' }, suspect: { kind: 'bool' }, via: VIA },
   'schedule-pause': { forS: { kind: 'posNum', required: true }, schedule: { kind: 'text', required: true }, via: SCHEDULE_VIA },
   cancel: { running: { kind: 'int' }, pending: { kind: 'int' }, done: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
@@ -214,6 +225,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'dead-letter': { running: { kind: 'int' }, pending: { kind: 'int' }, queue: { kind: 'queue' }, kinds: { kind: 'text' }, via: VIA },
   redrive: { queue: { kind: 'queue' }, matching: { kind: 'text' }, via: VIA },
   'set-limits': { queue: { kind: 'queue' }, maxInFlight: { kind: 'int' }, maxStartsPerSecond: { kind: 'posNum' }, via: VIA },
+  'cli-typos': { queue: { kind: 'queue' } },
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
   'cron-rewind': { backS: { kind: 'posNum', required: true } },
   'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' }, lullS: { kind: 'posNum' } },

@@ -77,6 +77,10 @@ import { samplerLockPerTransaction } from './sampler-lock-per-transaction.ts';
 import { sharedRoundAgeInMicroseconds } from './shared-round-age-in-microseconds.ts';
 import { materializerIgnoresPause } from './materializer-ignores-pause.ts';
 import { rescuerAlwaysOn } from './rescuer-always-on.ts';
+import { sloMarkInSeconds } from './slo-mark-in-seconds.ts';
+import { statementTimeoutInSeconds } from './statement-timeout-in-seconds.ts';
+import { preparedStatementsIgnored } from './prepared-statements-ignored.ts';
+import { cliJobIdParseInt } from './cli-job-id-parse-int.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -150,6 +154,8 @@ export const MUTANTS = {
   // The dashboard's schedule verbs and its shared round (operator-chaos serves the page beside elected samplers).
   'materializer-ignores-pause': materializerIgnoresPause,
   'shared-round-age-in-microseconds': sharedRoundAgeInMicroseconds,
+  'slo-mark-in-seconds': sloMarkInSeconds,
+  'statement-timeout-in-seconds': statementTimeoutInSeconds,
   // What operators deploy, evaluated by a real Prometheus (poison-herd): the exported gauges, the shipped rules, the dashboard.
   'depth-labels-swapped': depthLabelsSwapped,
   'slo-rule-in-ms': sloRuleInMs,
@@ -164,6 +170,7 @@ export const MUTANTS = {
   'db-error-charged': dbErrorCharged,
   'resend-ignores-key': resendIgnoresKey,
   'expired-claim-kept': expiredClaimKept,
+  'prepared-statements-ignored': preparedStatementsIgnored,
   // One queue-state sampler per database (worker-crash's workers elect one).
   'sampler-lock-per-transaction': samplerLockPerTransaction,
   // Failover to a streaming replica (docs/failover.md).
@@ -183,6 +190,7 @@ export const MUTANTS = {
   'payload-size-in-characters': payloadSizeInCharacters,
   // stampede control's verbs (operator-chaos calls some of them through the command line).
   'cli-dead-letter-cancels': cliDeadLetterCancels,
+  'cli-job-id-parse-int': cliJobIdParseInt,
   // stampede control key-weight (weighted-tenants sets its weights at the command line).
   'cli-key-weight-dropped': cliKeyWeightDropped,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).

@@ -8,7 +8,9 @@ import { enqueueQueries } from '../../engine/enqueue.ts';
 import { archiveQueries } from '../../engine/archive/job-archiver.ts';
 import { controlQueries } from '../../engine/control/queries.ts';
 import { postChecks } from '../../engine/dashboard/auth.ts';
+import { queueMarks } from '../../engine/dashboard/pages/queues.ts';
 import { payloadSize } from '../../engine/validate.ts';
+import { statementShapes } from '../../engine/db.ts';
 import { CONTROL_COMMANDS } from '../../bin/control-commands.ts';
 import { outboxQueries } from '../../engine/effects/outbox.ts';
 import { prunerQueries } from '../../engine/effects/pruner.ts';
@@ -77,8 +79,12 @@ export type RedRecorderSwap = {
 export const INTERNAL_TABLES = {
   /** engine/dashboard/auth.ts: what a POST from a session must show (its Origin, its CSRF token). */
   'dashboard-post-checks': postChecks,
+  /** engine/dashboard/pages/queues.ts: what the queues page marks on a queue (over its SLO). */
+  'dashboard-queue-marks': queueMarks,
   /** engine/validate.ts: how a serialized payload is measured against maxPayloadBytes. */
   'payload-size': payloadSize,
+  /** engine/db.ts: how a Db sends a named statement (unnamed when built with preparedStatements: false). */
+  'db-statement-shapes': statementShapes,
   /** bin/control-commands.ts: what each `stampede control` command runs. */
   'control-commands': CONTROL_COMMANDS,
 };

@@ -701,15 +701,11 @@ export const LEDGER: readonly PromiseEntry[] = [
   },
   {
     id: 'prepared-statements-optional',
-    promise: 'With preparedStatements false the worker and enqueue prepare nothing, for poolers that drop prepared statements, and still drain the queue.',
+    promise: "With preparedStatements false a Db prepares nothing (a worker's claims and completions, an enqueue, all go unnamed), for poolers that drop prepared statements, and a worker on it still completes its jobs.",
     documented: [{ file: 'docs/configuration.md', quote: 'false for a pooler that drops them between transactions' }],
     covers: { options: ['Db.preparedStatements'] },
-    vouch: {
-      by: 'test',
-      file: 'test/db-prepared.test.ts',
-      tests: ['with preparedStatements: false, runs the same query unnamed and prepares nothing', 'a worker on either setting drains its queue; only the default prepares the claim and the completion'],
-      notInGate: 'A connection setting read at start-up, for poolers (pgbouncer in transaction mode) the harness does not run; what it changes (whether statements are prepared) is seen in pg_prepared_statements, not in a job\'s history, and the drain under it is the same engine code the gate runs.',
-    },
+    // network-partition runs worker 1 with --no-prepared-statements; its link proxy counts the statements it binds, named or not.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'network-partition', invariant: 'prepared-statements-honoured' }], minJudged: 100, mutants: ['prepared-statements-ignored'] },
   },
   {
     id: 'archive-partitions-retained',
@@ -813,21 +809,20 @@ export const LEDGER: readonly PromiseEntry[] = [
   {
     id: 'cli-control-input',
     promise:
-      '`stampede control` answers bad input (a missing --by, a bad id or limit, a bad per-key setting, an unknown command, no DATABASE_URL) with exit 2 and a message naming the input and what was expected, changing nothing; its kill (dead-letter by another name), redrive and audit commands run their engine verbs, and `show` shows a queue\'s limits, sequences and key weights.',
+      '`stampede control` answers bad input (a job id that is not one, a zero limit or weight, an unknown command, a change without --by) with exit 2 and a message naming the input, changing nothing; its kill (dead-letter by another name) and redrive commands run their engine verbs, and `show` and `audit` show a change just made.',
     documented: [{ file: 'docs/operating.md', quote: 'The CLI exits 0 when done, **2** for bad input or a refused action (the message says which)' }],
     covers: { verbs: ['cli.control.kill', 'cli.control.redrive', 'cli.control.audit', 'cli.control.show'] },
+    // operator-chaos: seven typos at the command line (cli-typos), a running job killed, limits set there and read back
+    // with show and audit, and the command line's dead letters redriven there by their reason. What each prints for
+    // every bad input (no DATABASE_URL among them), show's sequences and key weights, and --json stay test/control-cli.test.ts's.
     vouch: {
-      by: 'test',
-      file: 'test/control-cli.test.ts',
-      tests: [
-        'retries, dead-letters, redrives and resumes; exit 0, each audited',
-        'cancels, pauses, limits, shows and lists the audit; exit 0',
-        'exit 2 for bad input: a missing --by, a bad id, a bad limit, an unknown command, no DATABASE_URL',
-        'sets a per-key cap, sequences and key weights, shows them, and audits each with before and after; exit 0',
-        'exit 2 for bad per-key input, naming the input and what was expected; nothing changes and nothing is audited',
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'operator-chaos', invariant: 'cli-refuses-bad-input' },
+        { scenario: 'operator-chaos', invariant: 'cli-verbs' },
       ],
-      notInGate:
-        "What `show` prints is a rendering of the settings the gate's runs set and judge (cli-tenant-verbs); bad input is a command line's refusal of its arguments before it touches the queue, the same under any load; kill is dead-letter's other name (the same engine verb, judged in the gate), and redrive and audit run redriveDeadLetters and the audit listing that operator-chaos judges through the dashboard and the API (redrive-reruns, operator-audited).",
+      minJudged: 12,
+      mutants: ['cli-job-id-parse-int'],
     },
   },
   {
@@ -894,19 +889,21 @@ export const LEDGER: readonly PromiseEntry[] = [
     vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'dashboard-shows-fresh-round' }], minJudged: 8, mutants: ['shared-round-age-in-microseconds'] },
   },
   {
-    id: 'dashboard-slo-and-timeout',
-    promise: 'The dashboard marks a queue whose oldest unclaimed job is older than its SLO, and gives up a page query after its statement timeout.',
+    id: 'dashboard-slo-mark',
+    promise: 'The dashboard marks a queue whose oldest unclaimed job is older than its SLO (60 s by default), and only such a queue.',
     documented: [{ file: 'README.md', quote: 'oldest unclaimed against the SLO' }],
-    covers: { options: ['DashboardServer.sloMs', 'DashboardServer.statementTimeoutMs'] },
-    vouch: {
-      by: 'test',
-      file: 'test/dashboard-settings.test.ts',
-      tests: [
-        'sloMs: a queue whose oldest due job waited past it is marked over the SLO, and not under a looser one',
-        'statementTimeoutMs: a page whose query waits on a lock answers once the timeout passes, without waiting for the lock',
-      ],
-      notInGate: 'Two page settings (an SLO mark, a statement timeout): a rendering of one query\'s answer and one timeout; operator-chaos serves the dashboard at the defaults, and neither changes under load.',
-    },
+    covers: { options: ['DashboardServer.sloMs'] },
+    // operator-chaos replays a backlog dated 90 s back into the paused ops: over the SLO until the resume, orders under it;
+    // the open tab's reads are judged against the harness's own reading of each queue's oldest due job.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'operator-chaos', invariant: 'dashboard-slo-mark' }], minJudged: 10, mutants: ['slo-mark-in-seconds'] },
+  },
+  {
+    id: 'dashboard-page-timeout',
+    promise: 'A dashboard page whose query waits on a lock gives up after its statement timeout (5 s by default) and answers, instead of waiting for the lock.',
+    documented: [{ file: 'docs/dashboard.md', quote: 'read-only transaction under `statement_timeout` (5 s by default)' }],
+    covers: { options: ['DashboardServer.statementTimeoutMs'] },
+    // db-host-faults locks the jobs table for 10 s while the tab reads the queues page every 2 s.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'db-host-faults', invariant: 'dashboard-page-timeout' }], minJudged: 1, mutants: ['statement-timeout-in-seconds'] },
   },
   // ---- The harness's own promise ---------------------------------------------------------------
   {

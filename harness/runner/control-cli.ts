@@ -23,10 +23,12 @@ export function controlCliOf(mutant: Scenario['engine']['mutant']): ControlCli {
 
 /**
  * Runs `stampede control <argv> --by .. --reason ..` as its own process against `url`, as an operator's shell
- * would, and resolves with its exit status and what it printed (a refusal's message is on stderr).
+ * would, and resolves with its exit status and what it printed (a refusal's message is on stderr). With no actor,
+ * neither flag is passed (a read, or an operator who forgot them).
  */
-export async function runControlCli(cli: ControlCli, url: string, argv: readonly string[], actor: Actor, signal?: AbortSignal): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [compiledEntry(cli.script), ...cli.args, ...argv, '--by', actor.by, '--reason', actor.reason], {
+export async function runControlCli(cli: ControlCli, url: string, argv: readonly string[], actor: Actor | null, signal?: AbortSignal): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const who = actor ? ['--by', actor.by, '--reason', actor.reason] : [];
+  const child = spawn(process.execPath, [compiledEntry(cli.script), ...cli.args, ...argv, ...who], {
     env: { ...process.env, DATABASE_URL: url },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(signal ? { signal } : {}),

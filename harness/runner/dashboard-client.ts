@@ -67,11 +67,16 @@ export class DashboardClient {
     return { status: res.status, answer: (await res.text()).slice(0, 300) };
   }
 
-  /** GETs the queues page, as a tab left open on it does, and reads which round it showed. */
-  async readQueues(): Promise<QueuesPageRead> {
+  /**
+   * GETs the queues page, as a tab left open on it does, and reads which round it showed; a page that answered
+   * anything but 200 (a query given up after the statement timeout answers 500) comes back as its status and the
+   * error page's message, which is what the operator saw.
+   */
+  async readQueues(): Promise<QueuesPageRead | { status: number; message: string }> {
     const res = await fetch(`${this.base}/queues`, { headers: { authorization: `Bearer ${this.token}` } });
-    if (res.status !== 200) throw new Error(`dashboard /queues: expected 200, got ${res.status}`);
-    return parseQueuesPage(await res.text());
+    const page = await res.text();
+    if (res.status !== 200) return { status: res.status, message: errorMessage(page) };
+    return parseQueuesPage(page);
   }
 
   /**
@@ -91,13 +96,16 @@ export class DashboardClient {
   }
 }
 
-/** What the queues page showed: the round (shared or its own) and per queue its due count, marked estimated or not. */
+/**
+ * What the queues page showed: the round (shared or its own) and per queue its due count, marked estimated or not,
+ * and its oldest due, unclaimed job's age with whether the page marked it over the SLO.
+ */
 export interface QueuesPageRead {
   source: 'shared' | 'own';
   roundNo?: number;
   leader?: string;
   ageMs?: number;
-  queues: Record<string, { due: number; estimated: boolean }>;
+  queues: Record<string, { due: number; estimated: boolean; oldestMs: number; overSlo: boolean }>;
 }
 
 /** Reads the round the queues page names (its data-source span) and each queue's row. */
@@ -109,10 +117,22 @@ export function parseQueuesPage(page: string): QueuesPageRead {
   // Columns: name, pending, failed, due now (each number after an optional estimate mark).
   for (const row of page.matchAll(/<tr data-queue="([^"]+)">([\s\S]*?)<\/tr>/g)) {
     const cells = [...row[2].matchAll(/<td class="num">([\s\S]*?)<\/td>/g)].map((c) => c[1]);
-    queues[unescapeHtml(row[1])] = { due: Number(/(\d+)$/.exec(cells[2] ?? '')?.[1] ?? NaN), estimated: (cells[0] ?? '').includes('data-estimate') };
+    const oldest = /data-oldest-ms="(\d+)" data-over-slo="([01])"/.exec(row[2]);
+    queues[unescapeHtml(row[1])] = {
+      due: Number(/(\d+)$/.exec(cells[2] ?? '')?.[1] ?? NaN),
+      estimated: (cells[0] ?? '').includes('data-estimate'),
+      oldestMs: Number(oldest?.[1] ?? NaN),
+      overSlo: oldest?.[2] === '1',
+    };
   }
   if (note[1] === 'own') return { source: 'own', queues };
   return { source: 'shared', roundNo: Number(attr('round-no')), leader: unescapeHtml(attr('leader') ?? ''), ageMs: Number(attr('age-ms')), queues };
+}
+
+/** The message of the dashboard's error page (engine/dashboard/pages/confirm.ts), or the start of the body when it has none. */
+function errorMessage(page: string): string {
+  const m = /<p class="flash error" id="error">([^<]*)<\/p>/.exec(page);
+  return unescapeHtml(m?.[1] ?? page.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim()).slice(0, 300);
 }
 
 function unescapeHtml(s: string): string {

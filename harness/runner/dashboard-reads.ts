@@ -8,7 +8,10 @@ import type { HistoryRecorder } from './recorder.ts';
  * `everyMs` it reads the page and records which round it showed, the elected
  * sampler's or one of its own (`dashboard:queues`), beside the rounds the
  * sampler wrote (`sampler:round`): dashboard-shows-fresh-round judges the
- * choice. One read at a time; a failed read is logged and the next one tried.
+ * choice, dashboard-slo-mark each queue's SLO mark, and a page that answered
+ * an error (`dashboard:queues-failed`) is recorded with when it answered, for
+ * dashboard-page-timeout. One read at a time; a read that could not be made
+ * (no answer) is logged and the next one tried.
  */
 export class QueuesPageReads {
   private readonly stopController = new AbortController();
@@ -36,7 +39,8 @@ export class QueuesPageReads {
       const sentAt = this.recorder.now();
       try {
         const read = await this.client.readQueues();
-        this.recorder.record({ type: 'dashboard:queues', node: 'dashboard', sentAt, maxAgeMs: this.maxAgeMs, ...read });
+        if ('status' in read) this.recorder.record({ type: 'dashboard:queues-failed', node: 'dashboard', sentAt, ...read });
+        else this.recorder.record({ type: 'dashboard:queues', node: 'dashboard', sentAt, maxAgeMs: this.maxAgeMs, ...read });
       } catch (err) {
         this.log.warn('could not read the queues page', { error: (err as Error).message });
       }

@@ -162,6 +162,7 @@ export class Fleet {
     const args = [
       '--handlers', handlersModule(this.scenario.handlers),
       ...optionArgv(WORKER, { concurrency: this.scenario.concurrency, ...workerFlagSettings(e), shutdownGraceMs: WORKER_SHUTDOWN_GRACE_MS }),
+      ...(e.preparedStatements ? [] : ['--no-prepared-statements']),
       '--worker-id', `worker-${slot}.${gen}`,
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
       // /metrics on a port of the system's choosing (the ready message names it): red-metrics reads it.

@@ -153,6 +153,10 @@ SELECT job_id AS id FROM stampede.dead_letters
  ORDER BY died_at, job_id
  LIMIT $3;
 
+-- name: AuditRowsBy
+-- How many operator actions the audit holds under actor $1 (the cli-typos fault's typist: a refused command adds none).
+SELECT count(*)::int AS n FROM stampede.control_audit WHERE actor = $1;
+
 -- name: JobStates
 -- Each job's state as an operator fault saw it before and after its verb; an archived one reads `archived`.
 SELECT id, state::text AS state FROM stampede.jobs WHERE id = ANY ($1::bigint[])

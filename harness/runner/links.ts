@@ -53,6 +53,11 @@ export class LinkNet {
     return this.producerDb;
   }
 
+  /** What each worker slot's connections bound through its proxy over the run, named and unnamed (prepared-statements-honoured). */
+  workerBinds(): { node: string; namedBinds: number; unnamedBinds: number }[] {
+    return [...this.proxies.values()].filter((p) => p.name.startsWith('worker-')).map((p) => ({ node: p.name, namedBinds: p.stats.namedBinds, unnamedBinds: p.stats.unnamedBinds }));
+  }
+
   /** Closes the producer's pool and every proxy (their connections reset). Safe to call twice. */
   async close(): Promise<void> {
     await this.producerDb?.close().catch(() => {});

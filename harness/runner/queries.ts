@@ -21,6 +21,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'DueInQueue',
   'PickJobs',
   'PickDeadByCode',
+  'AuditRowsBy',
   'JobStates',
   'DeadLettersOfQueue',
   'SuspectsDue',

@@ -9,13 +9,13 @@ import { setKeyWeight, setQueueLimits } from '../../engine/control/index.ts';
 import { migrate } from '../../engine/migrator.ts';
 import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
-import { runCheckers, strictRun, verdictOf, type Verdict } from '../checkers/index.ts';
+import { runCheckers, strictRun, verdictOf, type CheckerName, type Verdict } from '../checkers/index.ts';
 import { checkerPlan } from '../checkers/from-scenario.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { applyMutant, applyMutantToDatabase, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
-import { planScenario, type Scenario } from '../scenario.ts';
+import { enabledCheckers, planScenario, type Scenario } from '../scenario.ts';
 import { expectedCron } from './cron-facts.ts';
 import { ComponentNodes } from './component-nodes.ts';
 import { Downstream } from './downstream.ts';
@@ -84,9 +84,17 @@ function usesDbClock(s: Scenario): boolean {
   return s.faults.some((f) => f.fault === 'db-clock-jump');
 }
 
-/** A scenario with an operator fault issued through the dashboard gets one, served for the run. */
+/** The invariants judged over the harness's reads of the dashboard's queues page (a tab left open on it). */
+const PAGE_READ_CHECKERS: ReadonlySet<CheckerName> = new Set(['dashboard-shows-fresh-round', 'dashboard-slo-mark', 'dashboard-page-timeout']);
+
+/** A scenario that turns one of those on keeps a tab open on the queues page for the run. */
+function readsQueuesPage(s: Scenario): boolean {
+  return enabledCheckers(s).some((c) => PAGE_READ_CHECKERS.has(c));
+}
+
+/** A scenario with an operator fault issued through the dashboard, or a tab open on its page, gets one, served for the run. */
 function usesDashboard(s: Scenario): boolean {
-  return s.faults.some((f) => 'via' in f && f.via === 'dashboard');
+  return readsQueuesPage(s) || s.faults.some((f) => 'via' in f && f.via === 'dashboard');
 }
 
 /** `2026-11-30T01-02-03Z-seed42`: sorts by time, names the seed. */
@@ -216,8 +224,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
       dashboard = new DashboardServer(db, clock, { port: 0 }, log.child('dashboard'));
       await dashboard.start();
       dashboardClient = new DashboardClient(`http://127.0.0.1:${dashboard.port}`, dashboard.accessToken);
-      // Beside the workers' elected sampler, a tab left open on the queues page: dashboard-shows-fresh-round judges its rounds.
-      if (s.sampleQueueState) pageReads = new QueuesPageReads(dashboardClient, DASHBOARD_DEFAULTS.sharedRoundMaxAgeMs, recorder, clock, log.child('dashboard-reads'));
+      // A tab left open on the queues page: the round it shows (beside the workers' elected sampler, if they run one),
+      // its SLO marks and how it answers while the jobs table is locked are judged by PAGE_READ_CHECKERS.
+      if (readsQueuesPage(s)) pageReads = new QueuesPageReads(dashboardClient, DASHBOARD_DEFAULTS.sharedRoundMaxAgeMs, recorder, clock, log.child('dashboard-reads'));
     }
     await prometheus?.start(fleet);
 
@@ -285,6 +294,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await components?.stop();
     await fleet?.stop();
     if (db && s.sampleQueueState) await recordSamplerRounds(db, recorder).catch((err) => log.warn("could not read the elected sampler's rounds", { error: (err as Error).message }));
+    for (const b of links?.workerBinds() ?? []) recorder.record({ type: 'link:statements', node: b.node, namedBinds: b.namedBinds, unnamedBinds: b.unnamedBinds });
     await links?.close();
     await sink?.stop();
     await downstream?.stop();

@@ -43,16 +43,27 @@ function limits(c: QueueControl | undefined, f: QueueFigures): Html {
 }
 
 /**
+ * What the queues page marks, as a table read on every render (the harness's
+ * mutants swap an entry, harness/mutants/types.ts INTERNAL_TABLES): a queue is
+ * over its objective when its oldest due, unclaimed job has waited longer than
+ * sloMs, both in ms on the database clock.
+ */
+export const queueMarks = {
+  overSlo: (oldestAgeMs: number, sloMs: number): boolean => oldestAgeMs > sloMs,
+};
+
+/**
  * The oldest due, unclaimed job against the objective. A paused queue's age
  * grows by design: it is shown as paused, not as stuck, so an operator
  * knows which of the two is on fire.
  */
 function oldestCell(f: QueueFigures, paused: boolean, sloMs: number): Html {
   const age = f.oldestUnclaimedAgeMs;
-  const over = age > sloMs;
+  const over = queueMarks.overSlo(age, sloMs);
   const cls = over ? (paused ? 'num warn' : 'num bad') : 'num';
   const note = over ? (paused ? ' over SLO (paused)' : ' over SLO') : '';
-  return html`<td class="${cls}" data-oldest-ms="${Math.round(age)}">${age > 0 ? formatAge(age) : '–'}${note}</td>`;
+  // The figure and the verdict as data too, so a script (or the harness's open tab) reads what an operator sees.
+  return html`<td class="${cls}" data-oldest-ms="${Math.round(age)}" data-over-slo="${over ? '1' : '0'}">${age > 0 ? formatAge(age) : '–'}${note}</td>`;
 }
 
 /** "~" before a figure past the round's row budget: an estimate (docs/metrics.md gives its error). */

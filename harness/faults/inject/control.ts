@@ -162,7 +162,8 @@ function pick(ctx: InjectionContext, action: FaultAction, state: string, kinds: 
 
 const kindsOf = (action: FaultAction, fallback: string[]) => ((action.params.kinds as string | undefined)?.split(',') ?? fallback);
 
-type JobVerbCall = (id: number) => Pick<Call, 'verb' | 'api' | 'dashboard' | 'cli'>;
+/** The verb's call on job `id`, picked as `what` (running, pending, ...). */
+type JobVerbCall = (id: number, what: string) => Pick<Call, 'verb' | 'api' | 'dashboard' | 'cli'>;
 
 /** What to act on: `count` jobs picked as `what` (running, pending, done, failed, dead), one at a time by `find`. */
 type Wanted = [what: string, count: unknown, find: (taken: number[]) => Promise<number[]>];
@@ -181,7 +182,7 @@ async function actOnEach(ctx: InjectionContext, action: FaultAction, wanted: Wan
       const [id] = await find(taken);
       if (id === undefined) break;
       taken.push(id);
-      const e = await issue(ctx, action, { ...verbFor(id), jobIds: [id], picked: { [id]: what } });
+      const e = await issue(ctx, action, { ...verbFor(id, what), jobIds: [id], picked: { [id]: what } });
       // It bit: the job was still what it was picked as when the verb came (a running job really was running).
       if (e.before[id] === STATE_OF[what]) met[what] = (met[what] ?? 0) + 1;
     }
@@ -217,11 +218,12 @@ export const deadLetterJobs: Injector = (action, ctx) =>
       ['running', action.params.running, pick(ctx, action, 'claimed', kindsOf(action, ['slow']))],
       ['pending', action.params.pending, pick(ctx, action, 'pending', null)],
     ],
-    (id) => ({
+    (id, what) => ({
       verb: 'dead-letter',
       api: async (actor) => `dead-lettered (it was ${(await deadLetterJob(ctx.db, id, actor)).from})`,
       dashboard: ['dead-letter', { jobId: String(id) }],
-      cli: ['dead-letter', String(id)],
+      // At the command line a running job is killed (`kill`, dead-letter's other name), a pending one dead-lettered.
+      cli: [what === 'running' ? 'kill' : 'dead-letter', String(id)],
     }),
   );
 
@@ -306,6 +308,57 @@ export const setLimits: Injector = async (action, ctx) => {
     cli: limitArgv(queue, limits),
   });
   if (e.outcome === 'ok' && e.after[queue] !== e.before[queue]) evidence(ctx, action, { queue, before: e.before[queue], after: e.after[queue] });
+  // Set at the command line, read back there: `show` must print the limits just set, `audit` list the change.
+  if (e.via === 'cli' && e.outcome === 'ok') await readBack(ctx, e, queue);
+};
+
+/** `stampede control show <queue>` and `audit --queue <queue>` right after a change made at the command line, recorded as `control:read`. */
+async function readBack(ctx: InjectionContext, e: EventOf<'operator:action'>, queue: string): Promise<void> {
+  for (const command of [['show', queue], ['audit', '--queue', queue, '--limit', '20']]) {
+    const res = await runControlCli(ctx.controlCli, ctx.url, command, null, ctx.signal);
+    const output = res.exitCode === 0 ? res.stdout : refusalLine(res.stderr);
+    ctx.recorder.record({ type: 'control:read', node: 'operator-cli', command, exitCode: res.exitCode, output, verb: e.verb, queue, by: e.by, state: e.after[queue] ?? '' });
+  }
+}
+
+/** The typist of the cli-typos fault: the audit's rows under this name are what a typo changed. */
+const TYPIST = 'oncall-cli-typist';
+
+/**
+ * An operator's typos at the command line, each its own `stampede control` process, recorded as `control:typo`
+ * with the bad input it must name and the states it could have changed; cli-refuses-bad-input judges them. The
+ * typo'd id is an operator's dead letter of the queue (a stray letter after it), which the other operator faults
+ * leave alone (retry picks dead letters whose attempts ran out, redrive those it matches), so a lenient parser's
+ * retry would show as a change. It bit when at least one typo was answered.
+ */
+export const cliTypos: Injector = async (action, ctx) => {
+  const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
+  const [dead] = (await ctx.db.query(q.PickDeadByCode, [queue, ['operator'], 1])).rows.map((r) => Number(r.id));
+  const id = dead ?? (await ctx.db.query(q.PickJobs, [queue, 'done', 1, null, []])).rows.map((r) => Number(r.id))[0] ?? 1;
+  const typos: { command: string[]; input: string; withActor?: false }[] = [
+    { command: ['retry', `${id}x`], input: `${id}x` },
+    { command: ['cancel', '0'], input: '"0"' },
+    { command: ['limit', queue, '--max-in-flight', '0'], input: '"0"' },
+    { command: ['limit', queue, '--max-starts-per-second', 'fast'], input: '"fast"' },
+    { command: ['pasue', queue], input: '"pasue"' },
+    { command: ['key-weight', queue, 'tenant-a', '0'], input: '"0"' },
+    { command: ['pause', queue], input: '--by', withActor: false },
+  ];
+  injected(ctx, action, { queue, jobId: id, typos: typos.length, deadLetterOfOperator: dead !== undefined });
+  const actor = { by: TYPIST, reason: `scenario fault ${action.fault} #${action.seq}` };
+  const read = async () => ({ ...(await jobStates(ctx, [id])), ...(await queueState(ctx, queue)) });
+  const auditRows = async () => (await ctx.db.query(q.AuditRowsBy, [TYPIST])).rows[0].n as number;
+  let answered = 0;
+  for (const t of typos) {
+    if (ctx.signal.aborted) break;
+    const [before, auditBefore] = [await read(), await auditRows()];
+    const res = await runControlCli(ctx.controlCli, ctx.url, t.command, t.withActor === false ? null : actor, ctx.signal);
+    const [after, auditAfter] = [await read(), await auditRows()];
+    const answer = res.exitCode === 0 ? res.stdout.trim() : refusalLine(res.stderr);
+    ctx.recorder.record({ type: 'control:typo', node: 'operator-cli', command: t.command, input: t.input, exitCode: res.exitCode, answer, before, after, auditBefore, auditAfter });
+    answered++;
+  }
+  if (answered) evidence(ctx, action, { queue, answered, jobId: id });
 };
 
 /** The database time a dashboard's pause or resume message names ("… paused at 2026-…Z."). */

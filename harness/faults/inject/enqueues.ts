@@ -31,9 +31,13 @@ async function insertFaultJobs(ctx: InjectionContext, action: FaultAction, kind:
   return jobs.map((j) => j.id);
 }
 
-/** Enqueues `count` jobs of one kind in one statement, all due at the database's now(); waits for the first claim of one as evidence. */
+/**
+ * Enqueues `count` jobs of one kind in one statement, all due at the database's now() (or `dueAgoS` before it);
+ * waits for the first claim of one as evidence.
+ */
 async function enqueueFaultJobs(ctx: InjectionContext, action: FaultAction, kind: FaultJobKind): Promise<void> {
-  const runAt = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+  const now = (await ctx.db.query(q.DbNow)).rows[0].now as Date;
+  const runAt = new Date(now.getTime() - Math.round(((action.params.dueAgoS as number | undefined) ?? 0) * 1000));
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
   const fairnessKey = action.params.fairnessKey as string | undefined;
   const ids = new Set(await insertFaultJobs(ctx, action, kind, queue, runAt));

@@ -4,7 +4,7 @@ import type { Injector } from './context.ts';
 import { clockJump, clockRate, clockSkew, cronRewind, dst } from './clocks.ts';
 import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
-import { cancelJobs, deadLetterJobs, queuePause, redriveJobs, retryJobs, setLimits } from './control.ts';
+import { cancelJobs, cliTypos, deadLetterJobs, queuePause, redriveJobs, retryJobs, setLimits } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
 import { enqueueRetry, poisonPill, thunderingHerd } from './enqueues.ts';
 import { relayKill, workerRestart } from './components.ts';
@@ -37,6 +37,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   'dead-letter': deadLetterJobs,
   redrive: redriveJobs,
   'set-limits': setLimits,
+  'cli-typos': cliTypos,
   'worker-restart': workerRestart,
   'relay-kill': relayKill,
   'enqueue-retry': enqueueRetry,
