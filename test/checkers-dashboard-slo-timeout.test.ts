@@ -112,6 +112,7 @@ describe('dashboard-page-timeout', () => {
         ...lock(22_000, 32_000),
         read(10_000, {}), // no lock
         read(22_100, {}), // answered the page at once: its queries did not reach the table
+        failed(22_300, 22_310), // refused at once (not by the lock)
         failed(28_000, 32_020), // 4 s of lock left: under the timeout plus 2 s
       ],
       final,
@@ -119,6 +120,6 @@ describe('dashboard-page-timeout', () => {
     );
     expect(r.pass).toBe('unknown');
     expect(r.judged?.n).toBe(0);
-    expect(r.figure).toContain('2 sent while the jobs table was locked');
+    expect(r.figure).toContain('3 sent while the jobs table was locked');
   });
 });
