@@ -13,10 +13,7 @@ import { defineScenario } from '../harness/scenario.ts';
  * once, and four answers lost right after the server committed them: an
  * enqueue (the producer re-sends with its key), a claim, a completion and an
  * effect's transaction. Nothing acknowledged is lost, nothing runs twice at
- * once, no effect is applied twice. Worker 1 runs with
- * --no-prepared-statements, as behind a pooler that drops prepared statements
- * between transactions: its link must carry no named statement, and it must
- * still complete its share (prepared-statements-honoured).
+ * once, no effect is applied twice.
  */
 export default defineScenario({
   name: 'network-partition',
@@ -34,7 +31,6 @@ export default defineScenario({
     { kind: 'slow', count: 80, durationMs: { dist: 'uniform', minMs: 4_000, maxMs: 6_000 } },
   ],
   engine: { leaseMs: 3_000, heartbeatMs: 500, pollMs: 100, rescueIntervalMs: 500, maxCrashes: 4, maxAttempts: 8 },
-  engineByWorker: [{}, { preparedStatements: false }],
   faults: [
     { fault: 'reset-after-commit', atS: 2, point: 'enqueue' },
     { fault: 'latency', atS: 2, forS: 8, target: 'worker:1', latencyMs: 60, jitterMs: 40 },
@@ -55,7 +51,6 @@ export default defineScenario({
     'recovers-after-heal': true,
     'handler-aborted-on-lease-loss': true,
     'unknown-outcome-resolved': true,
-    'prepared-statements-honoured': true,
   },
   thresholds: { oldestAgeSloMs: 10_000 },
   drainTimeoutS: 40,

@@ -10,7 +10,11 @@ import { defineScenario } from '../harness/scenario.ts';
  * the whole backoff ceiling. The retry-spread checker groups the jobs that
  * failed together (same attempt, same 400 ms: a fifth of the 2 s base) and
  * counts how many of each group come due within 400 ms of each other again;
- * the no-jitter mutant is the fixed-interval control.
+ * the no-jitter mutant is the fixed-interval control. Worker 1 runs with
+ * --no-prepared-statements, as behind a pooler that drops prepared statements
+ * between transactions: the runner puts its own proxy on each worker's link
+ * to count what they bind, and worker 1's must carry no named statement while
+ * it still completes its share of the storm (prepared-statements-honoured).
  */
 export default defineScenario({
   name: 'retry-storm',
@@ -31,6 +35,7 @@ export default defineScenario({
     { kind: 'normal', count: 2, payloadBytes: 400_000 },
   ],
   engine: { pollMs: 100, backoffBaseMs: 2_000, backoffCapMs: 30_000, maxAttempts: 10 },
+  engineByWorker: [{}, { preparedStatements: false }],
   faults: [
     { fault: 'dependency-outage', atS: 4, forS: 3 },
     { fault: 'thundering-herd', atS: 4.5, count: 300 },
@@ -47,6 +52,7 @@ export default defineScenario({
     'jitter-uniform': true,
     'claim-ahead-paced': { mustGrow: true },
     'payload-size-refused': true,
+    'prepared-statements-honoured': true,
   },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,

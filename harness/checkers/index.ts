@@ -168,7 +168,7 @@ export const CHECKERS = {
   'cli-refuses-bad-input': cliRefusesBadInput,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescue-off-honoured': rescueOffHonoured,
-  // DbOptions.preparedStatements: false (network-partition runs one worker so), judged on its link's wire.
+  // DbOptions.preparedStatements: false (retry-storm runs one worker so), judged on its link's wire.
   'prepared-statements-honoured': preparedStatementsHonoured,
 } as const;
 

@@ -11,6 +11,6 @@ import type { Mutant } from './types.ts';
 export const preparedStatementsIgnored: Mutant = {
   breaks: 'a worker built with preparedStatements: false still runs its claim and completion as named prepared statements',
   caughtBy: 'prepared-statements-honoured',
-  scenario: 'network-partition',
+  scenario: 'retry-storm',
   changes: [{ kind: 'table', table: 'db-statement-shapes', entry: 'onDb', use: (config) => config }],
 };

@@ -704,8 +704,8 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: "With preparedStatements false a Db prepares nothing (a worker's claims and completions, an enqueue, all go unnamed), for poolers that drop prepared statements, and a worker on it still completes its jobs.",
     documented: [{ file: 'docs/configuration.md', quote: 'false for a pooler that drops them between transactions' }],
     covers: { options: ['Db.preparedStatements'] },
-    // network-partition runs worker 1 with --no-prepared-statements; its link proxy counts the statements it binds, named or not.
-    vouch: { by: 'gate', judgedBy: [{ scenario: 'network-partition', invariant: 'prepared-statements-honoured' }], minJudged: 100, mutants: ['prepared-statements-ignored'] },
+    // retry-storm runs worker 1 with --no-prepared-statements; its link proxy counts the statements it binds, named or not.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'retry-storm', invariant: 'prepared-statements-honoured' }], minJudged: 100, mutants: ['prepared-statements-ignored'] },
   },
   {
     id: 'archive-partitions-retained',

@@ -15,7 +15,7 @@ import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { applyMutant, applyMutantToDatabase, mutantRunsIn } from '../mutants/index.ts';
 import { createDatabase, dropDatabase } from '../postgres/databases.ts';
 import { provisionPostgres } from '../postgres/provision.ts';
-import { enabledCheckers, planScenario, type Scenario } from '../scenario.ts';
+import { enabledCheckers, engineSettingsFor, planScenario, type Scenario } from '../scenario.ts';
 import { expectedCron } from './cron-facts.ts';
 import { ComponentNodes } from './component-nodes.ts';
 import { Downstream } from './downstream.ts';
@@ -77,6 +77,14 @@ export interface RunResult {
  */
 function survivePoolClientErrors(db: Db): void {
   db.pool.on('connect', (client) => client.on('error', () => {}));
+}
+
+/**
+ * A scenario with link faults, or with a worker built without prepared statements (prepared-statements-honoured
+ * reads what it binds on the wire), puts the harness's proxy on each worker's link.
+ */
+function usesLinks(s: Scenario): boolean {
+  return s.faults.some((f) => LINK_FAULTS.has(f.fault)) || Array.from({ length: s.workers }, (_, i) => engineSettingsFor(s, i)).some((e) => !e.preparedStatements);
 }
 
 /** A scenario that steps the database clock needs the simulated one installed; no other scenario gets it. */
@@ -192,8 +200,9 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     const rng = new SeededRng(s.seed);
     const plan = planScenario(s, rng);
     faultPlan = plan.faults;
-    if (s.faults.some((f) => LINK_FAULTS.has(f.fault))) {
-      // Only a scenario with link faults puts proxies between its workers and Postgres: the others measure the engine, not a splice.
+    if (usesLinks(s)) {
+      // Only a scenario with link faults, or a worker whose wire must be read, puts proxies between its workers and
+      // Postgres: the others measure the engine, not a splice.
       links = new LinkNet(url, clock, rng.fork('links'));
       await links.start(s.workers);
     }
