@@ -93,6 +93,8 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ workers: 2, engineByWorker: [{ rescue: false }, { rescue: false }] }, /^scenario.engineByWorker: leaves all 2 workers without a lease rescuer/);
     bad({ engine: { rescue: false } }, /^scenario.engine.rescue: leaves all \d+ workers without a lease rescuer/);
     bad({ limitsVia: 'shell' }, "scenario.limitsVia: expected 'api' or 'cli', got \"shell\"");
+    bad({ engineByWorker: [{}, { preparedStatements: 'off' }] }, 'scenario.engineByWorker[1].preparedStatements: expected true or false, got "off"');
+    bad({ engine: { preparedStatements: null } }, 'scenario.engine.preparedStatements: expected true or false, got null');
   });
 
   it('schedules, faults and checkers', () => {
@@ -103,6 +105,8 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ scheduler: { nodes: [{ skew: 5 }] } }, /^scenario.scheduler.nodes\[0\].skew: is not a field/);
     bad({ faults: [{ fault: 'worker-kill', atS: 5, target: 'worker:2' }] }, 'scenario.faults[0].target: worker 2 does not exist; the scenario runs 2 (0-1)');
     bad({ faults: [{ fault: 'clock-jump', atS: 5, jumpMs: 1 }] }, 'scenario.faults[0].target: the scenario runs no scheduler processes');
+    bad({ faults: [{ fault: 'thundering-herd', atS: 5, count: 5, dueAgoS: -90 }] }, 'scenario.faults[0].dueAgoS: expected a number above 0, got -90');
+    bad({ faults: [{ fault: 'cli-typos', atS: 5, queue: 'bad queue' }] }, /^scenario.faults\[0\].queue: /);
     bad({ checkers: { 'fast-enough': true } }, /^scenario.checkers.fast-enough: unknown checker; expected one of no-job-lost,/);
     bad({ checkers: { fairness: { maxLowWaitMs: 'soon' } } }, 'scenario.checkers.fairness.maxLowWaitMs: expected a non-negative number, got "soon"');
     const allOff = Object.fromEntries(Object.keys(BASE_SCENARIO.checkers).map((k) => [k, false]));
