@@ -321,6 +321,9 @@ async function readBack(ctx: InjectionContext, e: EventOf<'operator:action'>, qu
   }
 }
 
+/** The id the cli-typos fault types when the queue has no operator's dead letter: beyond any a run enqueues. */
+const NO_SUCH_JOB = 999_999_999;
+
 /** The typist of the cli-typos fault: the audit's rows under this name are what a typo changed. */
 const TYPIST = 'oncall-cli-typist';
 
@@ -334,7 +337,9 @@ const TYPIST = 'oncall-cli-typist';
 export const cliTypos: Injector = async (action, ctx) => {
   const queue = (action.params.queue as string | undefined) ?? ctx.defaultQueue;
   const [dead] = (await ctx.db.query(q.PickDeadByCode, [queue, ['operator'], 1])).rows.map((r) => Number(r.id));
-  const id = dead ?? (await ctx.db.query(q.PickJobs, [queue, 'done', 1, null, []])).rows.map((r) => Number(r.id))[0] ?? 1;
+  // Without one, an id no job has: any live job would be moved by the workers or the archiver meanwhile, which the
+  // checker would read as the typo's doing. A lenient parser then shows in its message (the id without its stray letter).
+  const id = dead ?? NO_SUCH_JOB;
   const typos: { command: string[]; input: string; withActor?: false }[] = [
     { command: ['retry', `${id}x`], input: `${id}x` },
     { command: ['cancel', '0'], input: '"0"' },
