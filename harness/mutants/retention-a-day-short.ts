@@ -1,11 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { MIGRATIONS_DIR } from '../../engine/migrator.ts';
 import { editText } from '../prometheus/ops-files.ts';
+import { migrationFunction } from './migration-function.ts';
 import type { Mutant } from './types.ts';
 
 const NAME = 'retention-a-day-short';
-const MIGRATION = join(MIGRATIONS_DIR, '0006_archive.sql');
 
 /**
  * stampede.drop_job_history_partitions as migration 0006 made it, with its
@@ -15,16 +12,10 @@ const MIGRATION = join(MIGRATIONS_DIR, '0006_archive.sql');
  * migration and edited there, so a change to the function fails the patch
  * instead of testing the real one.
  */
-function offByOneBody(): string {
-  const text = readFileSync(MIGRATION, 'utf8');
-  const from = text.indexOf('CREATE FUNCTION stampede.drop_job_history_partitions(');
-  const to = text.indexOf('END $$;', from);
-  if (from < 0 || to < 0) throw new Error(`mutant ${NAME}: ${MIGRATION} has no CREATE FUNCTION stampede.drop_job_history_partitions(...) ... END $$;`);
-  return editText(NAME, `drop_job_history_partitions of ${MIGRATION}`, text.slice(from, to + 'END $$;'.length), [
-    { find: 'CREATE FUNCTION', replace: 'CREATE OR REPLACE FUNCTION' },
+const offByOneBody = () =>
+  editText(NAME, 'drop_job_history_partitions of migration 0006', migrationFunction(NAME, '0006_archive.sql', 'stampede.drop_job_history_partitions'), [
     { find: "'YYYYMMDD') + 1 <= cutoff", replace: "'YYYYMMDD') <= cutoff" },
   ]);
-}
 
 export const retentionADayShort: Mutant = {
   breaks: 'retention drops the day partition that still lies within retentionDays (day <= today - retention, not day + 1), so history keeps a day less than promised',
