@@ -227,6 +227,13 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
    * (prepared) statements and of unnamed ones (each Bind message names its statement, '' for the unnamed one).
    */
   | { type: 'link:statements'; namedBinds: number; unnamedBinds: number }
+  /**
+   * The day partitions of stampede.job_history (`job_history_pYYYYMMDD`) as the harness read them from the
+   * catalog (harness/runner/archive-partitions.ts), not as the archiver reported them; dbTime is the
+   * database's now() of the reading. Once a second while archive-retention is judged, and once after the
+   * archiver stopped.
+   */
+  | { type: 'archive:partitions'; partitions: string[] }
 );
 
 /**

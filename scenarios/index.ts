@@ -27,6 +27,7 @@ import networkPartition from './network-partition.ts';
 import dbHostFaults from './db-host-faults.ts';
 import failoverSync from './failover-sync.ts';
 import failoverAsync from './failover-async.ts';
+import archiveRetention from './archive-retention.ts';
 
 /** The built-in scenarios by name: `npm run scenario <name>`. */
 export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
@@ -55,6 +56,7 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
     operatorChaos,
     noisyTenant,
     weightedTenants,
+    archiveRetention,
   ].map((s) => [s.name, s]),
 );
 

@@ -51,7 +51,7 @@ export function checkerPlan(s: Scenario, facts: RunFacts = {}): { names: Checker
     ...(perKeyCapped ? { 'per-key-limit': { maxInFlightPerKey: perKeyCapped.maxInFlightPerKey } } : {}),
     // weighted-share judges the scenario's (first) queue with two or more weighted keys, by those weights.
     ...(weighted ? { 'weighted-share': { queue: weighted[0], weights: Object.entries(weighted[1]).map(([k, w]) => `${k}:${w}`) } } : {}),
-    ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs } } : {}),
+    ...(s.archiver ? { 'archive-once': { archiveAfterMs: s.archiver.archiveAfterMs }, 'archive-retention': { intervalMs: s.archiver.intervalMs } } : {}),
     ...(s.relays?.retentionMs ? { 'prune-retention': { retentionMs: s.relays.retentionMs } } : {}),
     ...(facts.expectedCronKeys
       ? { 'one-job-per-cron-occurrence': { expectedKeys: facts.expectedCronKeys, allowedKeys: facts.allowedCronKeys ?? [] } }

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../engine/errors.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { archiveOnce } from './archive-once.ts';
+import { archiveRetention } from './archive-retention.ts';
 import { cancelHonoured } from './cancel-honoured.ts';
 import { operatorAudited } from './operator-audited.ts';
 import { redriveReruns } from './redrive-reruns.ts';
@@ -170,6 +171,8 @@ export const CHECKERS = {
   'rescue-off-honoured': rescueOffHonoured,
   // DbOptions.preparedStatements: false (retry-storm runs one worker so), judged on its link's wire.
   'prepared-statements-honoured': preparedStatementsHonoured,
+  // JobArchiver.retentionDays and partitionsAheadDays, the database clock stepped past retention (archive-retention).
+  'archive-retention': archiveRetention,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

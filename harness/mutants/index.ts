@@ -81,6 +81,7 @@ import { sloMarkInSeconds } from './slo-mark-in-seconds.ts';
 import { statementTimeoutInSeconds } from './statement-timeout-in-seconds.ts';
 import { preparedStatementsIgnored } from './prepared-statements-ignored.ts';
 import { cliJobIdParseInt } from './cli-job-id-parse-int.ts';
+import { retentionADayShort } from './retention-a-day-short.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -195,6 +196,8 @@ export const MUTANTS = {
   'cli-key-weight-dropped': cliKeyWeightDropped,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescuer-always-on': rescuerAlwaysOn,
+  // JobArchiver.retentionDays (archive-retention steps the database clock past it).
+  'retention-a-day-short': retentionADayShort,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

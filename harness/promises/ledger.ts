@@ -710,9 +710,20 @@ export const LEDGER: readonly PromiseEntry[] = [
   {
     id: 'archive-partitions-retained',
     promise: 'The archiver keeps day partitions ahead and drops whole partitions past their retention.',
-    documented: [{ file: 'docs/scaling.md', quote: 'partition' }],
+    documented: [
+      { file: 'docs/scaling.md', quote: 'creates the days from the oldest done row to today + 2 before every pass' },
+      { file: 'docs/scaling.md', quote: 'Retention drops whole partitions' },
+    ],
     covers: { options: ['JobArchiver.retentionDays', 'JobArchiver.partitionsAheadDays'] },
-    vouch: { by: 'test', file: 'test/archive-archiver.test.ts', tests: ['creates day partitions ahead and for the oldest rows, and drops those past retention whole'] , notInGate: "Its situation takes days (day partitions, retentionDays): the test drives the archiver's runOnce over rows dated days apart. The gate could step the simulated database clock (db-clock-jump) past retentionDays, but in the scenarios whose archiver moves rows (operator-chaos, effects-pipeline) the day partition then dropped holds the run's archived jobs, which no-job-lost and archive-once would count as lost until they learn which rows retention dropped; and a step of days ages every pending job by days on the database clock (oldest-age SLO, alerts) and ends every lease at once. What it would take: an archiver whose archiveAfterMs exceeds the step (the dropped partition is then empty) in a scenario without an SLO check, a record of the partitions before and after the step, and a database patch of drop_job_history_partitions off by one day as the mutant." },
+    vouch: {
+      by: 'gate',
+      // The database clock steps 9 days under an archiver at its defaults (7 days kept, 2 ahead), whose archiveAfterMs
+      // (10 days) moves none of the run's jobs: 2 days past retention, 10 within it, 3 ahead, 12 distinct, read by the
+      // harness from the catalog at rest (11 when a UTC midnight falls inside the run: the day at the line is not judged).
+      judgedBy: [{ scenario: 'archive-retention', invariant: 'archive-retention' }],
+      minJudged: 6,
+      mutants: ['retention-a-day-short'],
+    },
   },
   // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
   {

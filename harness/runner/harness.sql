@@ -224,6 +224,18 @@ SELECT pg_postmaster_start_time() AS started_at,
 -- name: DbNow
 SELECT now() AS now;
 
+-- name: ArchivePartitions
+-- The day partitions of stampede.job_history as the catalog lists them, with
+-- the database's time (the simulated clock where a db-clock-jump moved it):
+-- the harness's own reading for archive-retention, not the archiver's report
+-- of what it created and dropped. One statement, so one snapshot of the
+-- catalog and one now().
+SELECT now() AS db_now,
+       coalesce(array_agg(c.relname::text ORDER BY c.relname), '{}') AS partitions
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'stampede.job_history'::regclass;
+
 -- name: RewindProgressBy
 -- The cron-rewind fault: every schedule's progress mark $1 ms before now(),
 -- so every node computes those occurrences again.

@@ -30,6 +30,7 @@ export const harnessQueries = loadQueries(new URL('./harness.sql', import.meta.u
   'TerminateWorkerBackends',
   'HoldXmin',
   'DbNow',
+  'ArchivePartitions',
   'ServerFacts',
   'HarnessQueueState',
   'RewindScheduleProgress',

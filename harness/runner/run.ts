@@ -29,6 +29,7 @@ import { ProgressLine } from './progress.ts';
 import { harnessQueries as q } from './queries.ts';
 import { HistoryRecorder } from './recorder.ts';
 import { recordSamplerRounds, RunSampler } from './sampler.ts';
+import { PartitionReads } from './archive-partitions.ts';
 import { RunPrometheus, type OpsOverrides } from './prometheus.ts';
 import { writeStoredRun } from './stored-run.ts';
 import { Ticker } from './ticker.ts';
@@ -105,6 +106,11 @@ function usesDashboard(s: Scenario): boolean {
   return readsQueuesPage(s) || s.faults.some((f) => 'via' in f && f.via === 'dashboard');
 }
 
+/** A scenario that judges archive-retention records the archive's day partitions, read by the harness, for the run. */
+function readsPartitions(s: Scenario): boolean {
+  return s.archiver !== null && enabledCheckers(s).includes('archive-retention');
+}
+
 /** `2026-11-30T01-02-03Z-seed42`: sorts by time, names the seed. */
 function runId(epochMs: number, seed: number): string {
   return `${new Date(epochMs).toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-seed${seed}`;
@@ -133,6 +139,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
   let dashboard: DashboardServer | undefined;
   let dashboardClient: DashboardClient | undefined;
   let pageReads: QueuesPageReads | undefined;
+  let partitionReads: PartitionReads | undefined;
   let prometheus: RunPrometheus | null = null;
   let final: FinalState = { jobs: [], deadLetters: [], effects: {} };
   /** The database's time when the drain found nothing left to run; unset if it never did. */
@@ -228,6 +235,10 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     // One sample first, so the gauges Prometheus scrapes from the start are real figures.
     await sampler.runOnce();
     sampler.start();
+    if (readsPartitions(s)) {
+      partitionReads = new PartitionReads(db, clock, recorder, log.child('partition-reads'));
+      partitionReads.start();
+    }
     if (usesDashboard(s)) {
       // The engine's own dashboard over the run's database, on a free loopback port: its POST actions run under chaos too.
       dashboard = new DashboardServer(db, clock, { port: 0 }, log.child('dashboard'));
@@ -301,6 +312,8 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     await pageReads?.stop();
     await dashboard?.stop();
     await components?.stop();
+    // After the archiver stopped: its last pass finished, so this reading is the partitions at rest.
+    await partitionReads?.stop().catch((err) => log.warn("could not read the archive's partitions", { error: (err as Error).message }));
     await fleet?.stop();
     if (db && s.sampleQueueState) await recordSamplerRounds(db, recorder).catch((err) => log.warn("could not read the elected sampler's rounds", { error: (err as Error).message }));
     for (const b of links?.workerBinds() ?? []) recorder.record({ type: 'link:statements', node: b.node, namedBinds: b.namedBinds, unnamedBinds: b.unnamedBinds });
