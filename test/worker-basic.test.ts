@@ -6,7 +6,7 @@ import { DEFAULTS } from '../engine/defaults.ts';
 import { ManualClock, systemClock } from '../engine/clock.ts';
 import { Events } from '../engine/events.ts';
 import { SeededRng } from '../engine/rng.ts';
-import { Worker } from '../engine/worker/worker.ts';
+import { NOTIFY_TRAILING_CLAIMS_MS, Worker } from '../engine/worker/worker.ts';
 import { resolveQueueOptions, type WorkerOptions } from '../engine/worker/options.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { freshDatabase } from './support/db.ts';
@@ -45,7 +45,7 @@ describe('worker', () => {
     await completed; // a 60 s poll would time the test out
   });
 
-  it('claims again 5 ms and 50 ms after a NOTIFY even when handlers woke it in between, for jobs whose NOTIFY the throttle skipped', async () => {
+  it('claims again at the trailing offsets after a NOTIFY (the first, and the last) even when handlers woke it in between, for jobs whose NOTIFY the throttle skipped', async () => {
     // Node time stands still unless advanced, so the poll (60 s) never comes and only the trailing claims can find B and C.
     const clock = new ManualClock(Date.now());
     const events = new Events();
@@ -66,12 +66,15 @@ describe('worker', () => {
       expect((await jobRow(db, j.id)).state).toBe('pending'); // nothing claims it before a trailing claim is due
       return j;
     };
+    const first = NOTIFY_TRAILING_CLAIMS_MS[0];
+    const last = NOTIFY_TRAILING_CLAIMS_MS.at(-1)!;
     const b = await silentEnqueue('B');
-    clock.advance(5);
-    await until('B done by the claim 5 ms after the NOTIFY', async () => (await jobRow(db, b.id)).state === 'done');
+    clock.advance(first);
+    await until(`B done by the claim ${first} ms after the NOTIFY`, async () => (await jobRow(db, b.id)).state === 'done');
+    // The clock now stands between the first offset and the next: C waits, unclaimed, until the clock moves on.
     const c = await silentEnqueue('C');
-    clock.advance(45);
-    await until('C done by the claim 50 ms after the NOTIFY', async () => (await jobRow(db, c.id)).state === 'done');
+    clock.advance(last - first);
+    await until(`C done by the claim ${last} ms after the NOTIFY`, async () => (await jobRow(db, c.id)).state === 'done');
   });
 
   it('retries a failing job with backoff, then dead-letters it after exactly maxAttempts with the error history', async () => {

@@ -25,11 +25,14 @@ import { WorkerLog } from './worker-log.ts';
 
 /**
  * How soon after a NOTIFY wake-up the worker claims again: enqueues within 10 ms of a notifying one skip their own NOTIFY
- * (migrations/0007_notify_throttle.sql). The claim at 5 ms finds those of the window's first half, the next NOTIFY (or a
- * claim at 5 ms after it) those of its second half, so a skipped job waits about half the window, not all of it; the
- * claim at 50 ms covers a skipped enqueue whose commit took longer.
+ * (migrations/0007_notify_throttle.sql), so the claims every 2.5 ms through the window find those, each after a quarter
+ * of the window at most, and the next NOTIFY (or its own trailing claims) those of the window's end. One claim at 5 ms
+ * left a skipped job waiting up to half the window: that wait was a 500 jobs/s stream's p99 due-to-start (6.4-7.3 ms
+ * against graphile-worker's 5.6-6.8 at concurrency 10, which notifies every insert; docs/benchmark-issue15.md). Three
+ * claims where one was are cheap: most of them find the jobs that arrived since the last, and a worker with no free slot
+ * sends none (runOnce). The claim at 50 ms covers a skipped enqueue whose commit took longer.
  */
-const NOTIFY_TRAILING_CLAIMS_MS = [5, 50];
+export const NOTIFY_TRAILING_CLAIMS_MS = [2.5, 5, 7.5, 50];
 
 /**
  * After an empty claim, the next look comes this soon, then twice as late after each further empty one, until that
