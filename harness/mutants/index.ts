@@ -82,6 +82,7 @@ import { statementTimeoutInSeconds } from './statement-timeout-in-seconds.ts';
 import { preparedStatementsIgnored } from './prepared-statements-ignored.ts';
 import { cliJobIdParseInt } from './cli-job-id-parse-int.ts';
 import { retentionADayShort } from './retention-a-day-short.ts';
+import { partitionsAheadADayShort } from './partitions-ahead-a-day-short.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -198,6 +199,8 @@ export const MUTANTS = {
   'rescuer-always-on': rescuerAlwaysOn,
   // JobArchiver.retentionDays (archive-retention steps the database clock past it).
   'retention-a-day-short': retentionADayShort,
+  // JobArchiver.partitionsAheadDays (the same scenario: after the step, the new days ahead must be there).
+  'partitions-ahead-a-day-short': partitionsAheadADayShort,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -722,7 +722,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       // harness from the catalog at rest (11 when a UTC midnight falls inside the run: the day at the line is not judged).
       judgedBy: [{ scenario: 'archive-retention', invariant: 'archive-retention' }],
       minJudged: 6,
-      mutants: ['retention-a-day-short'],
+      mutants: ['retention-a-day-short', 'partitions-ahead-a-day-short'],
     },
   },
   // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
