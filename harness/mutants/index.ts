@@ -214,7 +214,7 @@ export function applyMutant(name: MutantName): () => void {
   return applyChanges(name, MUTANTS[name]);
 }
 
-export { MUTANT_ARCHIVER_SCRIPT, MUTANT_CONTROL_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
+export { MUTANT_ARCHIVER_SCRIPT, MUTANT_CONTROL_SCRIPT, MUTANT_DASHBOARD_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
 
 /** Replaces, in the run's migrated database, the functions mutant `name` breaks (none for most mutants). */
 export function applyMutantToDatabase(name: MutantName, db: Parameters<typeof applyDatabasePatches>[2]): Promise<void> {

@@ -170,13 +170,14 @@ export interface Mutant {
    * scheduler node processes (the cron materializer), or the scenario runner
    * itself (the engine's QueueStateSampler, which the runner samples with, and the control verbs its
    * operator faults and its dashboard issue; the `stampede control` processes of its `via: 'cli'` faults too),
-   * the outbox relay processes (the relay and its pruner), the archiver process, or only the
-   * `stampede control` processes (a broken command of bin/control-commands.ts).
+   * the outbox relay processes (the relay and its pruner), the archiver process, only the
+   * `stampede control` processes (a broken command of bin/control-commands.ts), or only the
+   * `stampede dashboard` processes the harness starts (the dashboard-cli fault).
    */
   runsIn?: MutantProcess;
 }
 
-export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver' | 'control';
+export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver' | 'control' | 'dashboard';
 
 /** A patch of one named query (typed: the query must exist in that file). */
 export function queryPatch<F extends QueryFile>(file: F, query: keyof (typeof QUERY_SOURCES)[F] & string, edits: QueryEdit[]): QueryPatch {
