@@ -24,6 +24,7 @@ import { claimDropsTraceContext } from './claim-drops-trace-context.ts';
 import { otelFailuresAsSuccesses } from './otel-failures-as-successes.ts';
 import { dashboardIgnoresOrigin } from './dashboard-ignores-origin.ts';
 import { dashboardIgnoresCsrf } from './dashboard-ignores-csrf.ts';
+import { dashboardDefaultHostAny } from './dashboard-default-host-any.ts';
 import { payloadSizeInCharacters } from './payload-size-in-characters.ts';
 import { cliDeadLetterCancels } from './cli-dead-letter-cancels.ts';
 import { cliKeyWeightDropped } from './cli-key-weight-dropped.ts';
@@ -188,6 +189,8 @@ export const MUTANTS = {
   // The dashboard's door (operator-chaos tries it with forged requests before each verb it issues there).
   'dashboard-ignores-origin': dashboardIgnoresOrigin,
   'dashboard-ignores-csrf': dashboardIgnoresCsrf,
+  // Where the dashboard listens (operator-chaos starts `stampede dashboard` at the command line and probes it).
+  'dashboard-default-host-any': dashboardDefaultHostAny,
   // maxPayloadBytes (retry-storm's padded offers).
   'payload-size-in-characters': payloadSizeInCharacters,
   // stampede control's verbs (operator-chaos calls some of them through the command line).
