@@ -85,10 +85,10 @@ export const startDashboardCli: Injector = async (action, ctx) => {
   };
   try {
     printed = await dashboard.address(ctx.clock, START_TIMEOUT_MS, ctx.signal);
-    if (printed !== null) {
-      login = new URL(printed);
+    login = printed === null ? null : URL.canParse(printed) ? new URL(printed) : null;
+    if (login !== null) {
       token = login.searchParams.get('token');
-      await probe(printed, 'printed', 'printed');
+      await probe(login.href, 'printed', 'printed');
       await probe(`${login.origin}/`, 'printed', 'none');
       await probe(`${login.origin}/?token=${WRONG_TOKEN}`, 'printed', 'wrong');
       for (const address of offLoopback) await probe(`http://${hostPort(address, Number(login.port))}/?token=${encodeURIComponent(token ?? '')}`, 'off-loopback', 'printed');
