@@ -193,6 +193,41 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
       auditAfter: number;
     }
   /**
+   * `stampede dashboard` as the dashboard-cli fault ran it (fault `seq`): the port it was asked for (`--port`, no
+   * --host, no token), the start-up line it printed with the token left out (null: it printed none), the address's
+   * host and port and the token's length and alphabet as printed, the machine's non-loopback addresses the harness
+   * tried the port on, and its exit status after SIGTERM (null: it had to be killed) with the end of its stderr.
+   */
+  | {
+      type: 'dashboard:cli';
+      seq: number;
+      askedPort: number;
+      printed: string | null;
+      host: string | null;
+      port: number | null;
+      tokenChars: number | null;
+      tokenBase64url: boolean | null;
+      offLoopback: string[];
+      exitCode: number | null;
+      stderr: string;
+    }
+  /**
+   * One connection the harness made to the dashboard-cli fault's dashboard (fault `seq`): to the printed address or
+   * to the same port on a non-loopback address (`where`), with the printed token, none, or a wrong one; whether
+   * something answered (and its status: with the printed token, that of the page the login led to), the connection
+   * was refused, or it failed otherwise (a timeout, its error).
+   */
+  | {
+      type: 'dashboard:probe';
+      seq: number;
+      url: string;
+      where: 'printed' | 'off-loopback';
+      token: 'printed' | 'none' | 'wrong';
+      outcome: 'answered' | 'refused' | 'failed';
+      status: number | null;
+      error: string | null;
+    }
+  /**
    * A read at the command line right after a change made there (`show <queue>`, `audit --queue <queue>`): what it
    * printed, and the change it must show (`verb`, by `by`; for a limit, the queue's state read after it).
    */

@@ -42,7 +42,10 @@ import { SCHEDULED_JOB } from './background.ts';
  * cli-verbs that each command line did its verb (exit 0) or refused it
  * naming the target and changing nothing (exit 2), and that `show` and
  * `audit` show a limit set there; cli-refuses-bad-input that each of an
- * operator's typos there was refused naming the bad input, changing nothing.
+ * operator's typos there was refused naming the bad input, changing nothing;
+ * dashboard-bound-as-told that the `stampede dashboard` an operator starts
+ * there with no --host listens on 127.0.0.1 at the port asked, behind its
+ * random token, and on no other address of the machine.
  */
 export default defineScenario({
   name: 'operator-chaos',
@@ -90,6 +93,10 @@ export default defineScenario({
     // A backlog replayed late into the paused ops, dated 90 s back: ops is over the dashboard's 60 s SLO from then
     // until the resume (the open tab's reads at 4-16 s), orders stays under it (dashboard-slo-mark).
     { fault: 'thundering-herd', atS: 4, count: 5, queue: 'ops', dueAgoS: 90 },
+    // An operator starts `stampede dashboard` at the command line (no --host, a free --port the harness chose, no
+    // token): it must print 127.0.0.1 and that port, serve the page with the printed token only, and listen on no
+    // other address of the machine; then SIGTERM (dashboard-bound-as-told).
+    { fault: 'dashboard-cli', atS: 3 },
     { fault: 'poison-pill', atS: 5, count: 2, queue: 'orders', maxAttempts: 25 },
     { fault: 'dead-letter', atS: 6, running: 1, pending: 1, queue: 'orders', via: 'dashboard' },
     { fault: 'cancel', atS: 8, running: 2, done: 1, queue: 'orders', via: 'dashboard' },
@@ -139,6 +146,7 @@ export default defineScenario({
     'cli-verbs': true,
     'dashboard-slo-mark': true,
     'cli-refuses-bad-input': true,
+    'dashboard-bound-as-told': true,
   },
   // The workers elect a queue-state sampler, as a deployment's do (--sample-queue-state), and the runner keeps a tab
   // open on the dashboard's queues page: it must show the sampler's fresh round, and run its own only when none is

@@ -37,6 +37,8 @@ const TABLE_PROBES: { [T in keyof Tables]: { [K in keyof Tables[T]]: (entry: Tab
   },
   // A queue 90 s old and one 3 s old against a 60 s objective: which the page marks over.
   'dashboard-queue-marks': { overSlo: (mark) => [mark(90_000, 60_000), mark(3_000, 60_000)] },
+  // Where a dashboard given nothing listens, and one given a port and a host.
+  'dashboard-address': { of: (address) => [address({}), address({ port: 0, host: '::1' })] },
   'payload-size': { bytesOf: (measure) => measure('"é"') },
   // A named statement on a Db built without prepared statements: the name it goes with, if any.
   'db-statement-shapes': { onDb: (shape) => shape({ name: 'stampede_probe', text: 'SELECT 1', values: [] }, { connectionString: '', preparedStatements: false }).name ?? 'unnamed' },

@@ -68,10 +68,10 @@ describe('the promise ledger', () => {
   });
 
   it('fails when a test-vouched entry does not say why the gate does not vouch for it', () => {
-    const entry = LEDGER.find((e) => e.id === 'dashboard-address')!;
+    const entry = LEDGER.find((e) => e.id === 'alert-rules-unit-tested')!;
     const silent = { ...entry, vouch: { ...entry.vouch, notInGate: ' ' } } as typeof entry;
     expect(auditLedger([...LEDGER.filter((e) => e !== entry), silent], world())).toEqual([
-      'promise dashboard-address: vouched by a test, and does not say why no gate scenario vouches for it (notInGate)',
+      'promise alert-rules-unit-tested: vouched by a test, and does not say why no gate scenario vouches for it (notInGate)',
     ]);
   });
 

@@ -73,6 +73,19 @@ export const DASHBOARD = declareOptions<DashboardConfig>()(
 export const DASHBOARD_DEFAULTS = DASHBOARD.defaults;
 
 /**
+ * Where a dashboard listens, from the options it was given: the declared defaults for what they leave out. An
+ * internal table the package does not export, read at each construction: the harness's mutants swap its entry (a
+ * default bound wider, as a refactor might) to show the gate catching a dashboard that does not listen where it is
+ * told (harness/mutants/types.ts INTERNAL_TABLES).
+ */
+export const dashboardAddress = {
+  of: (given: Pick<DashboardConfig, 'port' | 'host'>): { port: number; host: string } => ({
+    port: given.port ?? DASHBOARD_DEFAULTS.port,
+    host: given.host ?? DASHBOARD_DEFAULTS.host,
+  }),
+};
+
+/**
  * The operator's web page, served over node:http: queues, job search and
  * detail, dead letters, schedules, and the control verbs as confirmed POSTs.
  * Server-rendered HTML, no script. Every page reads live rows only (see
@@ -90,6 +103,7 @@ export class DashboardServer {
     this.config = {
       ...DASHBOARD_DEFAULTS,
       ...Object.fromEntries(Object.entries(config).filter(([k, v]) => v !== undefined && k !== 'token' && k !== 'publicOrigins')),
+      ...dashboardAddress.of(config),
     };
     const publicOrigins = (config.publicOrigins ?? []).map(validateOrigin);
     this.accessToken = config.token ?? newSecret();

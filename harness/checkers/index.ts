@@ -20,6 +20,7 @@ import { deadLetterCodes } from './dead-letter-codes.ts';
 import { traceContinued } from './trace-continued.ts';
 import { otelCountsAgree } from './otel-counts-agree.ts';
 import { dashboardRefusesForged } from './dashboard-refuses-forged.ts';
+import { dashboardBoundAsTold } from './dashboard-bound-as-told.ts';
 import { payloadSizeRefused } from './payload-size-refused.ts';
 import { cliVerbs } from './cli-verbs.ts';
 import { declaredAlerts } from './declared-alerts.ts';
@@ -161,6 +162,8 @@ export const CHECKERS = {
   'otel-counts-agree': otelCountsAgree,
   // The dashboard's door: forged requests beside operator-chaos's dashboard actions.
   'dashboard-refuses-forged': dashboardRefusesForged,
+  // Where `stampede dashboard` listens: operator-chaos starts it at the command line and probes it.
+  'dashboard-bound-as-told': dashboardBoundAsTold,
   // maxPayloadBytes: padded offers at and past it (retry-storm).
   'payload-size-refused': payloadSizeRefused,
   // stampede control, run as its own process (operator-chaos's faults with via: 'cli').

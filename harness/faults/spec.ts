@@ -104,6 +104,13 @@ export type FaultSpec = FaultTiming &
      * so a parser that read "17x" as 17 would retry it.
      */
     | { fault: 'cli-typos'; queue?: string }
+    /**
+     * An operator starts `stampede dashboard` (its own process) against the run's database with no --host and a
+     * --port the harness found free on loopback, and no token given. The harness reads the address it prints, tries
+     * it with the printed token, with none and with a wrong one, tries the same port on each of the machine's
+     * non-loopback addresses, then stops it with SIGTERM (`dashboard:cli`, `dashboard:probe`).
+     */
+    | { fault: 'dashboard-cli' }
     /** pg_terminate_backend on the engine's connections. */
     | { fault: 'db-terminate-backends'; scope?: 'workers' | 'all' }
     /**
@@ -226,6 +233,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   redrive: { queue: { kind: 'queue' }, matching: { kind: 'text' }, via: VIA },
   'set-limits': { queue: { kind: 'queue' }, maxInFlight: { kind: 'int' }, maxStartsPerSecond: { kind: 'posNum' }, via: VIA },
   'cli-typos': { queue: { kind: 'queue' } },
+  'dashboard-cli': {},
   'db-terminate-backends': { scope: { kind: ['workers', 'all'] } },
   'cron-rewind': { backS: { kind: 'posNum', required: true } },
   'db-restart': { mode: { kind: ['fast', 'immediate', 'crash'] }, downS: { kind: 'posNum' }, lullS: { kind: 'posNum' } },

@@ -17,6 +17,8 @@ export const MUTANT_RELAY_SCRIPT = 'harness/mutants/relay-process.ts';
 export const MUTANT_ARCHIVER_SCRIPT = 'harness/mutants/archiver-process.ts';
 /** The harness's `stampede control` entry (bin/control.ts with a mutant applied), for `runsIn: 'control'`. */
 export const MUTANT_CONTROL_SCRIPT = 'harness/mutants/control-process.ts';
+/** The harness's `stampede dashboard` entry (bin/dashboard.ts with a mutant applied), for `runsIn: 'dashboard'`. */
+export const MUTANT_DASHBOARD_SCRIPT = 'harness/mutants/dashboard-process.ts';
 
 /**
  * The query text after a patch. Throws, naming the mutant, the query and the

@@ -1,13 +1,14 @@
 import { createLogger } from '../../engine/log.ts';
 import { applyMutant, isMutantName, MUTANTS } from './index.ts';
+import type { MutantProcess } from './types.ts';
 
 /**
- * For the harness's mutant entries (worker-, scheduler-, relay-, archiver-, control-process.ts):
+ * For the harness's mutant entries (worker-, scheduler-, relay-, archiver-, control-, dashboard-process.ts):
  * takes `--mutant NAME` out of this process's arguments and applies that
  * mutant here, so the ordinary entry imported next runs the broken engine
  * without knowing it. Exits 2 on a name that is not a mutant.
  */
-export function applyMutantFromArgv(role: 'worker' | 'scheduler' | 'relay' | 'archiver' | 'control'): void {
+export function applyMutantFromArgv(role: Exclude<MutantProcess, 'runner'>): void {
   const at = process.argv.indexOf('--mutant');
   const name = at < 0 ? undefined : process.argv[at + 1];
   if (name === undefined || !isMutantName(name)) {

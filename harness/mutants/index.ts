@@ -24,6 +24,7 @@ import { claimDropsTraceContext } from './claim-drops-trace-context.ts';
 import { otelFailuresAsSuccesses } from './otel-failures-as-successes.ts';
 import { dashboardIgnoresOrigin } from './dashboard-ignores-origin.ts';
 import { dashboardIgnoresCsrf } from './dashboard-ignores-csrf.ts';
+import { dashboardDefaultHostAny } from './dashboard-default-host-any.ts';
 import { payloadSizeInCharacters } from './payload-size-in-characters.ts';
 import { cliDeadLetterCancels } from './cli-dead-letter-cancels.ts';
 import { cliKeyWeightDropped } from './cli-key-weight-dropped.ts';
@@ -188,6 +189,8 @@ export const MUTANTS = {
   // The dashboard's door (operator-chaos tries it with forged requests before each verb it issues there).
   'dashboard-ignores-origin': dashboardIgnoresOrigin,
   'dashboard-ignores-csrf': dashboardIgnoresCsrf,
+  // Where the dashboard listens (operator-chaos starts `stampede dashboard` at the command line and probes it).
+  'dashboard-default-host-any': dashboardDefaultHostAny,
   // maxPayloadBytes (retry-storm's padded offers).
   'payload-size-in-characters': payloadSizeInCharacters,
   // stampede control's verbs (operator-chaos calls some of them through the command line).
@@ -214,7 +217,7 @@ export function applyMutant(name: MutantName): () => void {
   return applyChanges(name, MUTANTS[name]);
 }
 
-export { MUTANT_ARCHIVER_SCRIPT, MUTANT_CONTROL_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
+export { MUTANT_ARCHIVER_SCRIPT, MUTANT_CONTROL_SCRIPT, MUTANT_DASHBOARD_SCRIPT, MUTANT_RELAY_SCRIPT, MUTANT_SCHEDULER_SCRIPT, MUTANT_WORKER_SCRIPT } from './apply.ts';
 
 /** Replaces, in the run's migrated database, the functions mutant `name` breaks (none for most mutants). */
 export function applyMutantToDatabase(name: MutantName, db: Parameters<typeof applyDatabasePatches>[2]): Promise<void> {

@@ -9,6 +9,7 @@ import { archiveQueries } from '../../engine/archive/job-archiver.ts';
 import { controlQueries } from '../../engine/control/queries.ts';
 import { postChecks } from '../../engine/dashboard/auth.ts';
 import { queueMarks } from '../../engine/dashboard/pages/queues.ts';
+import { dashboardAddress } from '../../engine/dashboard/server.ts';
 import { payloadSize } from '../../engine/validate.ts';
 import { statementShapes } from '../../engine/db.ts';
 import { CONTROL_COMMANDS } from '../../bin/control-commands.ts';
@@ -81,6 +82,8 @@ export const INTERNAL_TABLES = {
   'dashboard-post-checks': postChecks,
   /** engine/dashboard/pages/queues.ts: what the queues page marks on a queue (over its SLO). */
   'dashboard-queue-marks': queueMarks,
+  /** engine/dashboard/server.ts: where a dashboard listens when its options leave the port or the host out. */
+  'dashboard-address': dashboardAddress,
   /** engine/validate.ts: how a serialized payload is measured against maxPayloadBytes. */
   'payload-size': payloadSize,
   /** engine/db.ts: how a Db sends a named statement (unnamed when built with preparedStatements: false). */
@@ -167,13 +170,14 @@ export interface Mutant {
    * scheduler node processes (the cron materializer), or the scenario runner
    * itself (the engine's QueueStateSampler, which the runner samples with, and the control verbs its
    * operator faults and its dashboard issue; the `stampede control` processes of its `via: 'cli'` faults too),
-   * the outbox relay processes (the relay and its pruner), the archiver process, or only the
-   * `stampede control` processes (a broken command of bin/control-commands.ts).
+   * the outbox relay processes (the relay and its pruner), the archiver process, only the
+   * `stampede control` processes (a broken command of bin/control-commands.ts), or only the
+   * `stampede dashboard` processes the harness starts (the dashboard-cli fault).
    */
   runsIn?: MutantProcess;
 }
 
-export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver' | 'control';
+export type MutantProcess = 'worker' | 'scheduler' | 'runner' | 'relay' | 'archiver' | 'control' | 'dashboard';
 
 /** A patch of one named query (typed: the query must exist in that file). */
 export function queryPatch<F extends QueryFile>(file: F, query: keyof (typeof QUERY_SOURCES)[F] & string, edits: QueryEdit[]): QueryPatch {

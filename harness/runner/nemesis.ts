@@ -3,6 +3,7 @@ import type { Logger } from '../../engine/log.ts';
 import { INJECTORS, type InjectionContext } from '../faults/inject/index.ts';
 import type { FaultAction } from '../faults/plan.ts';
 import { controlCliOf } from './control-cli.ts';
+import { dashboardCliOf } from './dashboard-cli.ts';
 import type { Scenario } from '../scenario.ts';
 
 /**
@@ -42,7 +43,7 @@ export class Nemesis {
 }
 
 /** What a runner hands its nemesis: its parts; the rest of the context comes from the scenario. */
-export type NemesisParts = Omit<InjectionContext, 'log' | 'maxAttempts' | 'defaultQueue' | 'signal' | 'controlCli'>;
+export type NemesisParts = Omit<InjectionContext, 'log' | 'maxAttempts' | 'defaultQueue' | 'signal' | 'controlCli' | 'dashboardCli'>;
 
 /**
  * The fault timeline of a run, as every runner (stampede's, a peer's) sets it
@@ -60,6 +61,7 @@ export function nemesisFor(s: Scenario, actions: readonly FaultAction[], parts: 
       maxAttempts: s.engine.maxAttempts,
       defaultQueue: s.lanes[0].queue,
       controlCli: controlCliOf(s.engine.mutant),
+      dashboardCli: dashboardCliOf(s.engine.mutant),
       signal: AbortSignal.any([interrupt, faultsOver.signal]),
     },
     parts.clock,

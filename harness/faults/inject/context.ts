@@ -22,6 +22,8 @@ export interface InjectionContext {
   url: string;
   /** How operator faults `via: 'cli'` run `stampede control`: its entry (a source path, run compiled) and the arguments before the command. */
   controlCli: ControlCli;
+  /** How the dashboard-cli fault runs `stampede dashboard`: its entry and the arguments before its flags. */
+  dashboardCli: ControlCli;
   server: PostgresServer;
   fleet: Fleet;
   /** The load generator, which a fault may silence for a moment (a lull before a crash). */

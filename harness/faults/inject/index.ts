@@ -4,6 +4,7 @@ import type { Injector } from './context.ts';
 import { clockJump, clockRate, clockSkew, cronRewind, dst } from './clocks.ts';
 import { dbClockJump } from './db-clock.ts';
 import { dbRestart, poolExhaust, terminateBackends, xminHold } from './database.ts';
+import { startDashboardCli } from './dashboard-cli.ts';
 import { cancelJobs, cliTypos, deadLetterJobs, queuePause, redriveJobs, retryJobs, setLimits } from './control.ts';
 import { dependencyOutage } from './dependency.ts';
 import { enqueueRetry, poisonPill, thunderingHerd } from './enqueues.ts';
@@ -38,6 +39,7 @@ export const INJECTORS: Record<FaultName, Injector> = {
   redrive: redriveJobs,
   'set-limits': setLimits,
   'cli-typos': cliTypos,
+  'dashboard-cli': startDashboardCli,
   'worker-restart': workerRestart,
   'relay-kill': relayKill,
   'enqueue-retry': enqueueRetry,
