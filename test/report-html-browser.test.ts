@@ -43,7 +43,8 @@ describe('report.html in headless Chromium', () => {
     await writeFile(broken, emptied.replace('</body>', '<img src="http://example.invalid/pixel.png"></body>'));
 
     const r = await check([html, broken]);
-    expect(r.code).toBe(1);
+    // Exit 2 is the checker's own failure (no browser, a launch that threw): say what it printed.
+    expect(r.code, `check-report-html exited ${r.code}; stderr: ${r.stderr}`).toBe(1);
     const [good, bad] = r.stdout.split(`${broken}\n`);
     expect(good).toContain('title: Incident report: poison-herd (seed 42)');
     for (const id of ['queue-depth', 'oldest-age', 'dead-letter-depth', 'rates', 'load']) expect(good).toMatch(new RegExp(`chart ${id}: [1-9]\\d*×[1-9]\\d* px, [1-9]\\d* marks`));
