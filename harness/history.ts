@@ -22,7 +22,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'enqueue:invoke'; op: number; queue: string; intendedAt: number; kind: JobKind; payloadBytes?: number }
   /** `runAt` is the row's (database clock); `delayMs` how far ahead it was asked to be due, for a delayed job. */
   /** `traceparent`: the W3C trace context it was enqueued under (a scenario with `otel`). */
-  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string; traceparent?: string }
+  /** `ownBudget`: the maxAttempts stampede's enqueue was given (null: none, the queue's budget or the default applies); absent for a peer's. */
+  | { type: 'enqueue:ok'; op: number; jobId: number; queue: string; runAt: number; intendedAt: number; sentAt: number; delayMs?: number; fairnessKey?: string; traceparent?: string; ownBudget?: number | null }
   /** Outcome unknown: the acknowledgement was lost (connection reset during COMMIT, process killed). */
   | { type: 'enqueue:info'; op: number; queue: string; error: string }
   | { type: 'enqueue:fail'; op: number; queue: string; error: string }
@@ -176,6 +177,8 @@ export type HistoryEvent = { t: number; node: string; nodeTime?: number; dbTime?
   | { type: 'otel:absent'; missing: string[]; install: string }
   /** The runner set a declared limit or key weight at the command line (`limitsVia: 'cli'`): its command (without --by, --reason), exit status and what it printed. */
   | { type: 'control:setup'; command: string[]; exitCode: number; answer: string }
+  /** A scenario's queue budget (`queueBudgets`), set through setQueueMaxAttempts before the load starts. */
+  | { type: 'setup:queue-budget'; queue: string; maxAttempts: number }
   /**
    * An operator's typo at the command line (the cli-typos fault): the command, the bad input it must name, its exit
    * status and its `stampede control:` line (or what it printed), and what it could have changed, read before and

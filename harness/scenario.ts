@@ -80,6 +80,11 @@ export interface Scenario {
   queueLimits: Record<string, { maxInFlight?: number; maxStartsPerSecond?: number; maxInFlightPerKey?: number; sequential?: boolean }>;
   /** Tenants of some lanes' queues: each of their arrivals carries a fairnessKey drawn by these shares; null: no keys. */
   tenants: Tenants | null;
+  /**
+   * Attempt budgets per queue (engine setQueueMaxAttempts), set before the load starts: the generator's jobs in these
+   * queues give no maxAttempts of their own, so each takes its queue's; the others give `engine.maxAttempts`.
+   */
+  queueBudgets: Record<string, number>;
   /** Key weights in a fair queue's share (engine/control setKeyWeight, integer 1-1000), by queue then key, set before the load starts. */
   keyWeights: Record<string, Record<string, number>>;
   /**
@@ -238,6 +243,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   queueLimits: {},
   tenants: null,
   keyWeights: {},
+  queueBudgets: {},
   limitsVia: 'api',
   relays: null,
   archiver: null,
@@ -374,6 +380,13 @@ function validateDownstream(s: Scenario, f: (path: string) => string): void {
     if (limits.maxInFlight !== undefined) int(limits.maxInFlight, `${at}.maxInFlight`, 1);
     if (limits.maxInFlightPerKey !== undefined) int(limits.maxInFlightPerKey, `${at}.maxInFlightPerKey`, 1);
     if (limits.maxStartsPerSecond !== undefined) positive(limits.maxStartsPerSecond, `${at}.maxStartsPerSecond`);
+  }
+  if (!isPlainObject(s.queueBudgets)) throw new ValidationError(f('queueBudgets'), `expected { queue: maxAttempts }, got ${show(s.queueBudgets)}`);
+  for (const [queue, budget] of Object.entries(s.queueBudgets)) {
+    const at = f(`queueBudgets.${queue}`);
+    if (!queues.includes(queue)) throw new ValidationError(at, `is not a lane's queue; expected one of ${queues.join(', ')}`);
+    int(budget, at, 1);
+    if ((budget as number) > 1000) throw new ValidationError(at, `expected an integer from 1 to 1000, got ${show(budget)}`);
   }
   if (s.limitsVia !== 'api' && s.limitsVia !== 'cli') throw new ValidationError(f('limitsVia'), `expected 'api' or 'cli', got ${show(s.limitsVia)}`);
   if (!isPlainObject(s.keyWeights)) throw new ValidationError(f('keyWeights'), `expected { queue: { key: weight } }, got ${show(s.keyWeights)}`);

@@ -35,6 +35,8 @@ export default defineScenario({
     { kind: 'normal', count: 2, payloadBytes: 400_000 },
   ],
   engine: { pollMs: 100, backoffBaseMs: 2_000, backoffCapMs: 30_000, maxAttempts: 10 },
+  // The budget is the queue's (setQueueMaxAttempts), not each job's: the generator's jobs give none (attempt-budget-as-set).
+  queueBudgets: { default: 10 },
   engineByWorker: [{}, { preparedStatements: false }],
   faults: [
     { fault: 'dependency-outage', atS: 4, forS: 3 },
@@ -53,6 +55,7 @@ export default defineScenario({
     'claim-ahead-paced': { mustGrow: true },
     'payload-size-refused': true,
     'prepared-statements-honoured': true,
+    'attempt-budget-as-set': true,
   },
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 40,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { enqueue, enqueueMany } from '../engine/enqueue.ts';
+import { enqueue, enqueueMany, setQueueMaxAttempts } from '../engine/enqueue.ts';
+import { DEFAULTS } from '../engine/defaults.ts';
 import { ValidationError } from '../engine/errors.ts';
 import { freshDatabase } from './support/db.ts';
 
@@ -64,6 +65,25 @@ describe('enqueue', () => {
     const inserted = await enqueueMany(db, jobs);
     expect(inserted).toHaveLength(4999);
     expect(await count('bulk')).toBe(5000);
+  });
+
+  it("gives a job without its own maxAttempts its queue's budget (setQueueMaxAttempts), one at a time and in bulk; its own wins; other queues keep the default", async () => {
+    const budget = async (id: number) => (await db.query('SELECT max_attempts FROM stampede.jobs WHERE id = $1', [id])).rows[0].max_attempts;
+    const unset = await enqueue(db, 'budgeted', {});
+    expect(await budget(unset.id)).toBe(DEFAULTS.maxAttempts);
+    await setQueueMaxAttempts(db, 'budgeted', 2);
+    const one = await enqueue(db, 'budgeted', {});
+    const own = await enqueue(db, 'budgeted', {}, { maxAttempts: 9 });
+    const [bulk, bulkOwn, other] = await enqueueMany(db, [
+      { queue: 'budgeted', payload: {} },
+      { queue: 'budgeted', payload: {}, options: { maxAttempts: 9 } },
+      { queue: 'unbudgeted', payload: {} },
+    ]);
+    expect([await budget(one.id), await budget(own.id), await budget(bulk.id), await budget(bulkOwn.id), await budget(other.id)]).toEqual([2, 9, 2, 9, DEFAULTS.maxAttempts]);
+    // A job enqueued before the budget keeps what it was given then; a later setting applies to later jobs.
+    expect(await budget(unset.id)).toBe(DEFAULTS.maxAttempts);
+    await setQueueMaxAttempts(db, 'budgeted', 4);
+    expect(await budget((await enqueue(db, 'budgeted', {})).id)).toBe(4);
   });
 });
 

@@ -93,6 +93,9 @@ describe('scenario validation names the field and what was expected', () => {
     bad({ workers: 2, engineByWorker: [{ rescue: false }, { rescue: false }] }, /^scenario.engineByWorker: leaves all 2 workers without a lease rescuer/);
     bad({ engine: { rescue: false } }, /^scenario.engine.rescue: leaves all \d+ workers without a lease rescuer/);
     bad({ limitsVia: 'shell' }, "scenario.limitsVia: expected 'api' or 'cli', got \"shell\"");
+    bad({ queueBudgets: { mail: 3 } }, 'scenario.queueBudgets.mail: is not a lane\'s queue; expected one of default');
+    bad({ queueBudgets: { default: 0 } }, /^scenario.queueBudgets.default: /);
+    bad({ queueBudgets: { default: 1001 } }, 'scenario.queueBudgets.default: expected an integer from 1 to 1000, got 1001');
     bad({ engineByWorker: [{}, { preparedStatements: 'off' }] }, 'scenario.engineByWorker[1].preparedStatements: expected true or false, got "off"');
     bad({ engine: { preparedStatements: null } }, 'scenario.engine.preparedStatements: expected true or false, got null');
   });

@@ -68,6 +68,7 @@ import { dashboardShowsFreshRound } from './dashboard-shows-fresh-round.ts';
 import { dashboardSloMark } from './dashboard-slo-mark.ts';
 import { dashboardPageTimeout } from './dashboard-page-timeout.ts';
 import { preparedStatementsHonoured } from './prepared-statements-honoured.ts';
+import { attemptBudgetAsSet } from './attempt-budget-as-set.ts';
 import { cliRefusesBadInput } from './cli-refuses-bad-input.ts';
 import { schedulePausedIdle } from './schedule-paused-idle.ts';
 import { rescueOffHonoured } from './rescue-off-honoured.ts';
@@ -174,6 +175,7 @@ export const CHECKERS = {
   'rescue-off-honoured': rescueOffHonoured,
   // DbOptions.preparedStatements: false (retry-storm runs one worker so), judged on its link's wire.
   'prepared-statements-honoured': preparedStatementsHonoured,
+  'attempt-budget-as-set': attemptBudgetAsSet,
   // JobArchiver.retentionDays and partitionsAheadDays, the database clock stepped past retention (archive-retention).
   'archive-retention': archiveRetention,
 } as const;

@@ -184,7 +184,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       { file: 'README.md', quote: 'after its attempt budget it moves to the dead-letter table with its whole error history' },
       { file: 'docs/engine.md', quote: 'Attempts are charged at claim time, so a handler that kills its process still uses one up.' },
     ],
-    covers: { options: ['enqueue.maxAttempts', 'Queue.maxAttempts'], seed: [3] },
+    covers: { options: ['enqueue.maxAttempts'], seed: [3] },
     vouch: {
       by: 'gate',
       judgedBy: [
@@ -197,6 +197,15 @@ export const LEDGER: readonly PromiseEntry[] = [
       minJudged: 50,
       mutants: ['fail-one-over-budget', 'charge-on-failure', 'no-dead-letter-row'],
     },
+  },
+  {
+    id: 'queue-attempt-budget',
+    promise: "A job that gives no maxAttempts takes its queue's budget (setQueueMaxAttempts), else the default; a job's own maxAttempts wins.",
+    documented: [{ file: 'docs/engine.md', quote: "`setQueueMaxAttempts(db, queue, n)`; a job's own `maxAttempts` wins." }],
+    covers: { options: ['Queue.maxAttempts'] },
+    // retry-storm sets its queue's budget before the load and its generator's jobs give none; attempt-accounting then
+    // judges each job against the budget on its row, and this judges that row's budget against what was promised.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'retry-storm', invariant: 'attempt-budget-as-set' }], minJudged: 100, mutants: ['enqueue-ignores-queue-budget'] },
   },
   {
     id: 'crash-loop-convicted',

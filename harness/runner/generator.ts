@@ -12,8 +12,10 @@ export interface GeneratorOptions {
   maxInFlight: number;
   /** An offer sent this much after its intended time is recorded as late (coordinated omission made visible). */
   lateMs: number;
-  /** Attempt budget given to each job. */
+  /** Attempt budget given to each job, but those of a queue in `queueBudgets`. */
   maxAttempts: number;
+  /** Queues whose jobs give no budget of their own: each takes its queue's (the scenario's `queueBudgets`). */
+  queueBudgets?: Record<string, number>;
   /**
    * Enqueues one arrival through another engine (a peer's adapter, harness/engines/): its answer's job id
    * (the history's) and run_at (epoch ms). Default: stampede's enqueue.
@@ -84,12 +86,18 @@ export class LoadGenerator {
     };
   }
 
+  /** The maxAttempts stampede's enqueue gives `a` (null: none, its queue's budget applies). */
+  private ownBudget(a: Arrival): number | null {
+    return this.options.queueBudgets?.[a.queue] === undefined ? this.options.maxAttempts : null;
+  }
+
   private async enqueueStampede(a: Arrival): Promise<{ jobId: number; runAtMs: number }> {
+    const ownBudget = this.ownBudget(a);
     const payload = { kind: a.kind, op: a.op, params: a.params };
     const job = await enqueue(this.db, a.queue, a.payloadBytes === undefined ? payload : padPayload(payload, a.payloadBytes), {
       priority: a.priority,
       idempotencyKey: opKey(a.op),
-      maxAttempts: this.options.maxAttempts,
+      ...(ownBudget === null ? {} : { maxAttempts: ownBudget }),
       ...(a.params.delayMs ? { delayMs: a.params.delayMs } : {}),
       ...(a.fairnessKey ? { fairnessKey: a.fairnessKey } : {}),
       ...(this.options.traceparentOf ? { traceparent: this.options.traceparentOf(a.op) } : {}),
@@ -112,7 +120,8 @@ export class LoadGenerator {
       const delayed = a.params.delayMs ? { delayMs: a.params.delayMs } : {};
       const keyed = a.fairnessKey ? { fairnessKey: a.fairnessKey } : {};
       const traced = this.options.traceparentOf && !this.options.enqueue ? { traceparent: this.options.traceparentOf(a.op) } : {};
-      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.jobId, queue: a.queue, runAt: job.runAtMs, intendedAt: intendedT, sentAt, ...delayed, ...keyed, ...traced });
+      const budget = this.options.enqueue ? {} : { ownBudget: this.ownBudget(a) };
+      this.recorder.record({ type: 'enqueue:ok', node, op: a.op, jobId: job.jobId, queue: a.queue, runAt: job.runAtMs, intendedAt: intendedT, sentAt, ...delayed, ...keyed, ...traced, ...budget });
     } catch (err) {
       const error = (err as Error).message;
       if (err instanceof ValidationError || !isRetryableDbError(err)) {

@@ -6,6 +6,7 @@ import { addSchedule } from '../../engine/cron/schedule.ts';
 import { Db } from '../../engine/db.ts';
 import { foldLogLines, type Logger } from '../../engine/log.ts';
 import { setKeyWeight, setQueueLimits } from '../../engine/control/index.ts';
+import { setQueueMaxAttempts } from '../../engine/enqueue.ts';
 import { migrate } from '../../engine/migrator.ts';
 import { SeededRng } from '../../engine/rng.ts';
 import { buildReportJson, renderReport, type ReportInput } from '../../reports/render/index.ts';
@@ -187,6 +188,10 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
         for (const [key, weight] of Object.entries(weights)) await setKeyWeight(db, queue, key, weight, setup);
       }
     }
+    for (const [queue, maxAttempts] of Object.entries(s.queueBudgets)) {
+      await setQueueMaxAttempts(db, queue, maxAttempts);
+      recorder.record({ type: 'setup:queue-budget', node: 'harness', queue, maxAttempts });
+    }
     const workerEnv: Record<string, string> = downstream ? { STAMPEDE_HARNESS_DOWNSTREAM_URL: await downstream.start() } : {};
     const otelMissing = s.otel ? otelSdkMissing() : [];
     if (otelMissing.length) {
@@ -222,7 +227,7 @@ export async function runScenario(opts: RunOptions): Promise<RunResult> {
     // The load has its own pool: one committed INSERT per job, many in flight, so commits group.
     loadDb = new Db({ connectionString: url, maxConnections: 32, applicationName: 'stampede:load' });
     survivePoolClientErrors(loadDb);
-    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts, ...(s.otel && !otelMissing.length ? { traceparentOf: traceparentOf(s.seed) } : {}) });
+    generator = new LoadGenerator(loadDb, clock, recorder, { maxInFlight: 64, lateMs: 100, maxAttempts: s.engine.maxAttempts, queueBudgets: s.queueBudgets, ...(s.otel && !otelMissing.length ? { traceparentOf: traceparentOf(s.seed) } : {}) });
     const progress = new ProgressLine(recorder, generator, sampler);
     fleet.start();
     components.start();
