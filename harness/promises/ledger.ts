@@ -692,7 +692,7 @@ export const LEDGER: readonly PromiseEntry[] = [
     covers: { options: ['Worker.listen', 'Worker.pollMs'], seed: [6] },
     vouch: { by: 'gate', judgedBy: [{ scenario: 'quiet-hours', invariant: 'prompt-wakeup' }], minJudged: 5, mutants: ['listen-wrong-channel'] },
   },
-  // ---- Behaviour no scenario can show: refusals and settings, vouched by tests against real Postgres
+  // ---- Refusals, settings and retention: once vouched only by tests, now each with a scenario that makes it happen
   {
     id: 'payload-size-refused',
     promise: 'A payload larger than maxPayloadBytes is refused at enqueue with the field named, and nothing is written.',
@@ -734,7 +734,7 @@ export const LEDGER: readonly PromiseEntry[] = [
       mutants: ['retention-a-day-short', 'partitions-ahead-a-day-short'],
     },
   },
-  // ---- Gaps: documented, not yet vouched for by anything ---------------------------------------
+  // ---- Timeouts, cron policies, operator verbs, the command line and the dashboard (once gaps, now each in the gate)
   {
     id: 'handler-timeout',
     promise: 'A handler running longer than its queue’s timeoutMs fails the attempt with a timeout, and none fails before it.',
