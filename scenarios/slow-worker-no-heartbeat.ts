@@ -36,5 +36,13 @@ export default defineScenario({
   ],
   // Every redelivery here is a stall (heartbeats off), a freeze or a hand-back of a retry that met the
   // frozen holder's key: each must be one, after its lease ended, and the hand-back must come at once.
-  checkers: { 'no-phantom-finish': true, 'no-early-takeover': true, 'crash-loop-isolation': true, 'no-effect-lock-wait': true },
+  // The retries handed back at the frozen key are claimed again: attempt-accounting requires each such claim to
+  // carry the attempt number of the claim deferred (a deferral is uncharged). No job here runs out of its budget.
+  checkers: {
+    'no-phantom-finish': true,
+    'no-early-takeover': true,
+    'crash-loop-isolation': true,
+    'no-effect-lock-wait': true,
+    'attempt-accounting': { minExhausted: 0 },
+  },
 });

@@ -41,6 +41,9 @@ export function checkAttemptAccounting(history: readonly HistoryEvent[], final: 
   let exhausted = 0;
   let convicted = 0;
   let unbudgeted = 0;
+  // Finished jobs with a deferral (a claim handed back uncharged because another holder's transaction held its
+  // effect) followed by a later claim: the claims whose attempt number a charged deferral would push up.
+  let deferredJudged = 0;
   for (const job of final.jobs) {
     if (job.state !== 'done' && job.state !== 'dead') continue;
     if (job.maxAttempts === undefined || job.errorCount === undefined) {
@@ -55,6 +58,7 @@ export function checkAttemptAccounting(history: readonly HistoryEvent[], final: 
     // A claim whose report died with its process (SIGKILLed just after claiming) still shows as the rescue of
     // a lease nobody was seen to take: each such rescue excuses one attempt number skipped.
     let unseen = (life?.rescues ?? []).filter((r) => !holds.some((h) => h.rescued === r)).length;
+    if (holds.some((h, i) => h.deferred && i < holds.length - 1)) deferredJudged++;
     let expected = 0;
     for (const h of holds) {
       const next = expected + 1;
@@ -95,7 +99,8 @@ export function checkAttemptAccounting(history: readonly HistoryEvent[], final: 
     judged: { n: judged, what: 'finished jobs with an attempt budget' },
     figure:
       `${fmt(bad.length)} accounting errors over ${fmt(judged)} finished jobs; ${fmt(exhausted)} exhausted their budget and are dead, ` +
-      `${fmt(convicted)} convicted as crash loops`,
+      `${fmt(convicted)} convicted as crash loops` +
+      (deferredJudged ? `; ${fmt(deferredJudged)} deferred and claimed again` : ''),
   };
   if (bad.length) return { ...base, pass: false, examples: firstN(bad) };
   if (unbudgeted && judged === 0) return { ...base, pass: 'unknown', figure: `${base.figure}; the final state has no attempt budgets (a run stored before they were read)` };

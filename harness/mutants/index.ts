@@ -85,6 +85,7 @@ import { cliJobIdParseInt } from './cli-job-id-parse-int.ts';
 import { retentionADayShort } from './retention-a-day-short.ts';
 import { partitionsAheadADayShort } from './partitions-ahead-a-day-short.ts';
 import { enqueueIgnoresQueueBudget } from './enqueue-ignores-queue-budget.ts';
+import { deferChargesAttempt } from './defer-charges-attempt.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -207,6 +208,8 @@ export const MUTANTS = {
   'partitions-ahead-a-day-short': partitionsAheadADayShort,
   // setQueueMaxAttempts (retry-storm sets its queue's budget; its jobs give none of their own).
   'enqueue-ignores-queue-budget': enqueueIgnoresQueueBudget,
+  // A deferral is uncharged (slow-worker-no-heartbeat's retries meet the frozen holder's effect).
+  'defer-charges-attempt': deferChargesAttempt,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -144,7 +144,16 @@ export const LEDGER: readonly PromiseEntry[] = [
     promise: "A retry never waits behind a frozen holder's open effect while holding its claim: it is handed back uncharged.",
     documented: [{ file: 'docs/job-life-checks.md', quote: 'no-effect-lock-wait' }],
     covers: { seed: [5] },
-    vouch: { by: 'gate', judgedBy: [{ scenario: 'slow-worker-no-heartbeat', invariant: 'no-effect-lock-wait' }], minJudged: 1, mutants: ['effect-lock-wait'] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        { scenario: 'slow-worker-no-heartbeat', invariant: 'no-effect-lock-wait' },
+        // The deferred retries claimed again: each with the attempt number of the claim deferred (uncharged).
+        { scenario: 'slow-worker-no-heartbeat', invariant: 'attempt-accounting' },
+      ],
+      minJudged: 1,
+      mutants: ['effect-lock-wait', 'defer-charges-attempt'],
+    },
   },
   {
     id: 'outbox-delivers',
