@@ -84,6 +84,7 @@ import { preparedStatementsIgnored } from './prepared-statements-ignored.ts';
 import { cliJobIdParseInt } from './cli-job-id-parse-int.ts';
 import { retentionADayShort } from './retention-a-day-short.ts';
 import { partitionsAheadADayShort } from './partitions-ahead-a-day-short.ts';
+import { extraHandlerSlot } from './extra-handler-slot.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -204,6 +205,8 @@ export const MUTANTS = {
   'retention-a-day-short': retentionADayShort,
   // JobArchiver.partitionsAheadDays (the same scenario: after the step, the new days ahead must be there).
   'partitions-ahead-a-day-short': partitionsAheadADayShort,
+  // Worker.concurrency (claim-ahead's backlog keeps every slot busy, with jobs waiting for one).
+  'extra-handler-slot': extraHandlerSlot,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;
