@@ -39,6 +39,7 @@ function workerSettings(workerId: string, options: WorkerOptions, db: Db): Worke
   );
   return {
     workerId,
+    concurrency: options.concurrency ?? WORKER.defaults.concurrency,
     maxCrashes: options.maxCrashes ?? WORKER.defaults.maxCrashes,
     agingMs: options.agingMs ?? WORKER.defaults.agingMs,
     rescue: options.rescue ?? WORKER.defaults.rescue,

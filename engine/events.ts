@@ -162,6 +162,8 @@ export function eventsEmittedBy(...emitters: Emitter[]): EventName[] {
 /** What a worker process resolved from its options, per queue (bin/worker.ts): a harness holds its retries, heartbeats and leases to it. */
 export interface WorkerSettings {
   workerId: string;
+  /** The most handlers it runs at once (WorkerOptions.concurrency). */
+  concurrency: number;
   maxCrashes: number;
   agingMs: number;
   /** Whether it was told to run a lease rescuer of its own (WorkerOptions.rescue): false, it must take back no expired lease. */

@@ -285,7 +285,7 @@ interface AddedLater {
   'job:failed': 'durationMs' | 'maxAttempts';
   'lease:rescued': 'crashed';
   'outbox:delivered': 'durationMs';
-  'worker:settings': 'agingMs' | 'rescue' | 'preparedStatements';
+  'worker:settings': 'agingMs' | 'rescue' | 'preparedStatements' | 'concurrency';
 }
 
 /** The `db…` prefix is the engine's mark of a database-clock field; the history names them without it (dbLeaseExpiresAt: leaseExpiresAt). */

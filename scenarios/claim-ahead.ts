@@ -9,7 +9,9 @@ import { defineScenario } from '../harness/scenario.ts';
  * (claim-ahead-lease; compare --mutant claim-ahead-unheartbeated). Twice a
  * worker is restarted gracefully while it holds jobs claimed ahead: it must
  * hand them back, not start them (no-start-after-stop, hand-back; compare
- * --mutant stop-starts-claimed-ahead).
+ * --mutant stop-starts-claimed-ahead). With jobs always waiting, a worker
+ * must still run no more than its two handlers at once
+ * (handlers-within-concurrency; compare --mutant extra-handler-slot).
  */
 export default defineScenario({
   name: 'claim-ahead',
@@ -36,6 +38,9 @@ export default defineScenario({
     'no-start-after-stop': true,
     'hand-back': true,
     'no-early-takeover': true,
+    // The backlog keeps both slots of every worker busy with jobs waiting behind them: a third handler would show
+    // (compare --mutant extra-handler-slot).
+    'handlers-within-concurrency': true,
   },
   drainTimeoutS: 40,
 });

@@ -37,6 +37,8 @@ export default defineScenario({
     // in 100 ms (3 or 4; 2 when a loaded machine stretches the handlers past 67 ms), however long the backlog
     // (claim-ahead-paced; compare --mutant claim-ahead-unpaced, whose workers claim the backlog and make jobs wait seconds).
     'claim-ahead-paced': true,
+    // Thousands of 50 ms handlers behind 2 full slots per worker, jobs waiting for each: never a third at once.
+    'handlers-within-concurrency': true,
   },
   drainTimeoutS: 60,
 });

@@ -137,6 +137,8 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
     ].map((a) => use({ base: 10, concurrency: 10, lastClaimFull: true, longestWaitMs: 0, maxWaitMs: 5_000, ...a })),
   // A worker told rescue: false, one left at the default, one told true: which of them start a rescuer.
   runsRescuer: async (use: WorkerStrategies['runsRescuer']) => [use({ rescue: false }), use({}), use({ rescue: true })],
+  // A 2-slot worker with none, one and both of its slots running a handler: how many more may start.
+  freeSlots: async (use: WorkerStrategies['freeSlots']) => [use(0, 2), use(1, 2), use(2, 2)],
 };
 
 /** The cron materializer's decision, on the nights and outages its policies are about. */

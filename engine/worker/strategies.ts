@@ -49,6 +49,8 @@ export interface WorkerStrategies {
   claimAheadFor: (inputs: AheadInputs) => number;
   /** Whether a worker built with these options starts a lease rescuer of its own (WorkerOptions.rescue, on by default). */
   runsRescuer: (options: { rescue?: boolean }) => boolean;
+  /** How many more handlers may start now, with `running` of the worker's `concurrency` slots running one (Worker.fillSlots). */
+  freeSlots: (running: number, concurrency: number) => number;
 }
 
 /**
@@ -68,4 +70,5 @@ export const workerStrategies: WorkerStrategies = {
   releaseExpired: (db, jobId, leaseToken) => db.query(workerQueries.DeferJob, [jobId, leaseToken, 0]),
   claimAheadFor,
   runsRescuer: (options) => options.rescue ?? true,
+  freeSlots: (running, concurrency) => concurrency - running,
 };

@@ -315,7 +315,7 @@ export class Worker {
   private fillSlots(): void {
     if (this.stopping) return;
     const now = this.aheadGrows && this.waiting.length > 0 ? this.clock.now() : 0;
-    while (this.inFlight.size < this.concurrency && this.waiting.length > 0) {
+    while (this.waiting.length > 0 && workerStrategies.freeSlots(this.inFlight.size, this.concurrency) > 0) {
       const run = this.waiting.shift()!;
       if (this.aheadGrows && now - run.claimedAt > this.longestAheadWaitMs) this.longestAheadWaitMs = now - run.claimedAt;
       this.inFlight.add(run);

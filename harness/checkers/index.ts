@@ -72,6 +72,7 @@ import { attemptBudgetAsSet } from './attempt-budget-as-set.ts';
 import { cliRefusesBadInput } from './cli-refuses-bad-input.ts';
 import { schedulePausedIdle } from './schedule-paused-idle.ts';
 import { rescueOffHonoured } from './rescue-off-honoured.ts';
+import { handlersWithinConcurrency } from './handlers-within-concurrency.ts';
 import { failoverAsync, failoverSync } from './failover.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
 
@@ -178,6 +179,8 @@ export const CHECKERS = {
   'attempt-budget-as-set': attemptBudgetAsSet,
   // JobArchiver.retentionDays and partitionsAheadDays, the database clock stepped past retention (archive-retention).
   'archive-retention': archiveRetention,
+  // Worker.concurrency: handlers at once per worker process (claim-ahead keeps every slot busy).
+  'handlers-within-concurrency': handlersWithinConcurrency,
 } as const;
 
 export type CheckerName = keyof typeof CHECKERS;

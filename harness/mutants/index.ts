@@ -86,6 +86,7 @@ import { retentionADayShort } from './retention-a-day-short.ts';
 import { partitionsAheadADayShort } from './partitions-ahead-a-day-short.ts';
 import { enqueueIgnoresQueueBudget } from './enqueue-ignores-queue-budget.ts';
 import { deferChargesAttempt } from './defer-charges-attempt.ts';
+import { extraHandlerSlot } from './extra-handler-slot.ts';
 import type { Mutant, MutantProcess } from './types.ts';
 
 /**
@@ -210,6 +211,8 @@ export const MUTANTS = {
   'enqueue-ignores-queue-budget': enqueueIgnoresQueueBudget,
   // A deferral is uncharged (slow-worker-no-heartbeat's retries meet the frozen holder's effect).
   'defer-charges-attempt': deferChargesAttempt,
+  // Worker.concurrency (claim-ahead's backlog keeps every slot busy, with jobs waiting for one).
+  'extra-handler-slot': extraHandlerSlot,
 } satisfies Record<string, Mutant>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -656,6 +656,23 @@ export const LEDGER: readonly PromiseEntry[] = [
     },
   },
   {
+    id: 'handlers-within-concurrency',
+    promise: 'A worker process runs at most `concurrency` handlers at once, however many jobs it holds claimed ahead.',
+    documented: [{ file: 'docs/configuration.md', quote: 'jobs running at once in one worker process' }],
+    covers: { options: ['Worker.concurrency'] },
+    vouch: {
+      by: 'gate',
+      judgedBy: [
+        // 3 s jobs behind 2 slots with jobs claimed ahead waiting, and two restarts: 33 starts a run.
+        { scenario: 'claim-ahead', invariant: 'handlers-within-concurrency' },
+        // 50 ms jobs behind 2 slots, backed up for the whole run: 1,600 starts a run.
+        { scenario: 'priority-starvation', invariant: 'handlers-within-concurrency' },
+      ],
+      minJudged: 500,
+      mutants: ['extra-handler-slot'],
+    },
+  },
+  {
     id: 'claim-ahead-handed-back-at-stop',
     promise: 'A stopping worker hands back the jobs it claimed ahead rather than starting them.',
     documented: [{ file: 'docs/configuration.md', quote: 'handed back at stop' }],
