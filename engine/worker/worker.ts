@@ -28,9 +28,10 @@ import { WorkerLog } from './worker-log.ts';
  * (migrations/0007_notify_throttle.sql), so the claims every 2.5 ms through the window find those, each after a quarter
  * of the window at most, and the next NOTIFY (or its own trailing claims) those of the window's end. One claim at 5 ms
  * left a skipped job waiting up to half the window: that wait was a 500 jobs/s stream's p99 due-to-start (6.4-7.3 ms
- * against graphile-worker's 5.6-6.8 at concurrency 10, which notifies every insert; docs/benchmark-issue15.md). Three
- * claims where one was are cheap: most of them find the jobs that arrived since the last, and a worker with no free slot
- * sends none (runOnce). The claim at 50 ms covers a skipped enqueue whose commit took longer.
+ * against graphile-worker's 5.6-6.8 at concurrency 10, which notifies every insert; docs/benchmark-issue15.md). The cost:
+ * two more claims per NOTIFY per worker, so at most 200 more a second each (the throttle sends at most 100 NOTIFYs a
+ * second), and none from a worker with no free slot (runOnce). The claim at 50 ms covers a skipped enqueue whose commit
+ * took longer.
  */
 export const NOTIFY_TRAILING_CLAIMS_MS = [2.5, 5, 7.5, 50];
 
