@@ -14,7 +14,8 @@ import { defineScenario } from '../harness/scenario.ts';
  * enqueue (the producer re-sends with its key), a claim, a completion and an
  * effect's transaction. Nothing acknowledged is lost, nothing runs twice at
  * once, no effect is applied twice. 1,000 jobs fall due 0.1 s before worker 0's
- * heal, so the claim it sent into the partition finds some when it runs.
+ * heal and again before worker 2's, so a claim sent into the partition finds
+ * some when it runs.
  */
 export default defineScenario({
   name: 'network-partition',
@@ -46,6 +47,9 @@ export default defineScenario({
     { fault: 'reset-after-commit', atS: 9, point: 'effect' },
     { fault: 'partition', atS: 12, forS: 6, target: 'worker:1', direction: 'toClient' },
     { fault: 'partition', atS: 20, forS: 5, target: 'worker:2', direction: 'toServer' },
+    // The same at worker 2's heal (its requests held): whether the statement a worker has in flight when the link goes
+    // is a claim or the suspects' look before it is chance, so two heals with a backlog, not one.
+    { fault: 'thundering-herd', atS: 24.9, count: 1_000 },
     { fault: 'reset', atS: 26, target: 'worker:all' },
   ],
   checkers: {
