@@ -1,4 +1,3 @@
-import { editText } from '../prometheus/ops-files.ts';
 import { migrationFunction } from './migration-function.ts';
 import type { Mutant } from './types.ts';
 
@@ -13,7 +12,7 @@ const NAME = 'partitions-ahead-a-day-short';
  * retention-a-day-short is.
  */
 const shortLoopBody = () =>
-  editText(NAME, 'create_job_history_partitions of migration 0006', migrationFunction(NAME, '0006_archive.sql', 'stampede.create_job_history_partitions'), [
+  migrationFunction(NAME, '0006_archive.sql', 'stampede.create_job_history_partitions', [
     { find: 'WHILE day <= today + ahead_days LOOP', replace: 'WHILE day < today + ahead_days LOOP' },
   ]);
 

@@ -1,4 +1,3 @@
-import { editText } from '../prometheus/ops-files.ts';
 import { migrationFunction } from './migration-function.ts';
 import type { Mutant } from './types.ts';
 
@@ -13,7 +12,7 @@ const NAME = 'retention-a-day-short';
  * instead of testing the real one.
  */
 const offByOneBody = () =>
-  editText(NAME, 'drop_job_history_partitions of migration 0006', migrationFunction(NAME, '0006_archive.sql', 'stampede.drop_job_history_partitions'), [
+  migrationFunction(NAME, '0006_archive.sql', 'stampede.drop_job_history_partitions', [
     { find: "'YYYYMMDD') + 1 <= cutoff", replace: "'YYYYMMDD') <= cutoff" },
   ]);
 
