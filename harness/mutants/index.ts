@@ -71,6 +71,7 @@ import { claimIgnoresKeys } from './claim-ignores-keys.ts';
 import { noPerKeyLimit } from './no-per-key-limit.ts';
 import { sequenceIgnoresHead } from './sequence-ignores-head.ts';
 import { heartbeatFailureIgnored } from './heartbeat-failure-ignored.ts';
+import { leaseEndFromAnswer } from './lease-end-from-answer.ts';
 import { dbErrorCharged } from './db-error-charged.ts';
 import { resendIgnoresKey } from './resend-ignores-key.ts';
 import { expiredClaimKept } from './expired-claim-kept.ts';
@@ -173,6 +174,7 @@ export const MUTANTS = {
   'fair-pick-per-claim': fairPickPerClaim,
   // The link and the database host (docs/network-faults.md).
   'heartbeat-failure-ignored': heartbeatFailureIgnored,
+  'lease-end-from-answer': leaseEndFromAnswer,
   'db-error-charged': dbErrorCharged,
   'resend-ignores-key': resendIgnoresKey,
   'expired-claim-kept': expiredClaimKept,

@@ -590,7 +590,7 @@ export const LEDGER: readonly PromiseEntry[] = [
   {
     id: 'cut-off-handler-aborted',
     promise:
-      'A worker cut off from Postgres aborts its handler before its lease can have ended, so no two holders run a job at once across a partition; a job claimed ahead and waiting for a slot is given up then and handed back at once, and none starts once its lease may have ended.',
+      'A worker cut off from Postgres aborts its handler before its lease can have ended, counted from the send of the statement that last wrote it (not its answer), so no two holders run a job at once across a partition; a job claimed ahead and waiting for a slot is given up then and handed back at once, and none starts once its lease may have ended.',
     documented: [{ file: 'docs/network-faults.md', quote: 'A worker cut off from Postgres aborts its handler before its lease ends' }],
     covers: {},
     vouch: {
@@ -600,7 +600,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         { scenario: 'network-partition', invariant: 'no-concurrent-claim' },
       ],
       minJudged: 200,
-      mutants: ['heartbeat-failure-ignored'],
+      mutants: ['heartbeat-failure-ignored', 'lease-end-from-answer'],
     },
   },
   {
