@@ -10,6 +10,7 @@ import { dstFallBackOnce } from './dst-fall-back-once.ts';
 import { dstSkipAsShift } from './dst-skip-as-shift.ts';
 import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
 import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
+import { restartVouchesForPredecessor } from './restart-vouches-for-predecessor.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
 import { depthIgnoresRetries } from './depth-ignores-retries.ts';
 import { effectLockWait } from './effect-lock-wait.ts';
@@ -113,6 +114,7 @@ export const MUTANTS = {
   'rescues-uncounted': rescuesUncounted,
   'no-dead-letter-row': noDeadLetterRow,
   'crash-on-any-expiry': crashOnAnyExpiry,
+  'restart-vouches-for-predecessor': restartVouchesForPredecessor,
   'effect-lock-wait': effectLockWait,
   'no-queue-limit': noQueueLimit,
   'no-pause-filter': noPauseFilter,
