@@ -1,5 +1,5 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { jobLives } from './lives.ts';
+import { hostAheadOfDb, jobLives } from './lives.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export interface KilledHolderChargedBounds {
@@ -28,11 +28,10 @@ export interface KilledHolderChargedBounds {
 export function checkKilledHolderCharged(history: readonly HistoryEvent[], _final: FinalState, bounds: KilledHolderChargedBounds): InvariantResult {
   const deaths = new Map<string, number[]>();
   const starts = new Map<string, number[]>();
-  let offset = Number.POSITIVE_INFINITY;
+  const offset = hostAheadOfDb(history);
   for (const e of history) {
     if (e.type === 'process:exited' && e.role === 'worker' && !e.expected) (deaths.get(e.node) ?? deaths.set(e.node, []).get(e.node)!).push(e.t);
     if (e.type === 'process:started' && e.role === 'worker') (starts.get(e.node) ?? starts.set(e.node, []).get(e.node)!).push(e.t);
-    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined && e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
   }
   const uncharged: unknown[] = [];
   let judged = 0;

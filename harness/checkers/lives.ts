@@ -269,3 +269,16 @@ export class Fleetline {
 export function namesProcess(dbId: string, processId: string): boolean {
   return dbId === processId || dbId === processId.replace(/\.\d+$/, '');
 }
+
+/**
+ * How far the harness's clock is ahead of the database's, ms: the smallest gap between a lease report's host time
+ * and its database time (one host, one clock; a report only arrives after the statement ran). A database instant
+ * plus this is when it happened on the harness's clock. Infinity with no such report.
+ */
+export function hostAheadOfDb(history: readonly HistoryEvent[]): number {
+  let offset = Number.POSITIVE_INFINITY;
+  for (const e of history) {
+    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined && e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
+  }
+  return offset;
+}
