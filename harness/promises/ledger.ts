@@ -239,7 +239,10 @@ export const LEDGER: readonly PromiseEntry[] = [
     id: 'dead-holder-charged',
     promise:
       "A job whose worker died holding it is charged a crash when its lease is taken back, also when a process restarted under the dead one's worker id renews that id's liveness row before the lease runs out.",
-    documented: [{ file: 'docs/crash-accounting.md', quote: 'a row of a later incarnation (started after the lease was last written: the process was restarted under the same id)' }],
+    documented: [
+      { file: 'README.md', quote: 'A worker restarted under the same `--worker-id` does not' },
+      { file: 'docs/crash-accounting.md', quote: 'a row of a later incarnation (started after the lease was last written: the process was restarted under the same id)' },
+    ],
     covers: {},
     // worker-crash runs each slot's processes under one worker id (reuseWorkerIds): its kills are restarted within a second, before the 2 s leases end.
     vouch: { by: 'gate', judgedBy: [{ scenario: 'worker-crash', invariant: 'killed-holder-charged' }], minJudged: 5, mutants: ['restart-vouches-for-predecessor'] },
