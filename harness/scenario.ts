@@ -104,6 +104,14 @@ export interface Scenario {
    */
   sampleQueueState: boolean;
   /**
+   * Every process of a worker slot runs under the same worker id (`--worker-id worker-<slot>`), as under a
+   * supervisor or a pod that passes a fixed id: a restarted process takes over its dead predecessor's id, and the
+   * rescuer must still tell the two apart (docs/crash-accounting.md). false: each process its own id
+   * (`worker-<slot>.<generation>`). The history names each process by the latter either way: the fleet
+   * translates the id a process reports, and the holder a rescue names, to the process.
+   */
+  reuseWorkerIds: boolean;
+  /**
    * The OpenTelemetry SDK in every worker: the producers enqueue each job with its own W3C traceparent
    * (recorded on `enqueue:ok`), and every worker process registers a tracer and a meter provider
    * (harness/otel-export.ts, harness code the handler module loads) whose spans and collections are recorded
@@ -248,6 +256,7 @@ export const BASE_SCENARIO: Scenario = deepFreeze({
   relays: null,
   archiver: null,
   sampleQueueState: false,
+  reuseWorkerIds: false,
   otel: false,
   peerSettings: null,
 } satisfies Scenario);
@@ -334,6 +343,7 @@ export function validateScenario(s: Scenario): void {
   validateDownstream(s, f);
   validateComponents(s, f);
   if (typeof s.sampleQueueState !== 'boolean') throw new ValidationError(f('sampleQueueState'), `expected true or false, got ${show(s.sampleQueueState)}`);
+  if (typeof s.reuseWorkerIds !== 'boolean') throw new ValidationError(f('reuseWorkerIds'), `expected true or false, got ${show(s.reuseWorkerIds)}`);
   if (typeof s.otel !== 'boolean') throw new ValidationError(f('otel'), `expected true or false, got ${show(s.otel)}`);
   validatePeerSettings(s.peerSettings, f('peerSettings'));
 }

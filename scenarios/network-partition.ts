@@ -1,5 +1,8 @@
 import { defineScenario } from '../harness/scenario.ts';
 
+/** Slow answers from 2 s before a partition until just after it began: renewals heard 700 ms after the database ran them. */
+const LATE_ANSWERS = { forS: 2.5, latencyMs: 700, direction: 'toClient' } as const;
+
 /**
  * The link between workers and Postgres fails, through the harness's own
  * proxy per worker (docs/network-faults.md). Worker 0 is cut off both ways
@@ -7,8 +10,10 @@ import { defineScenario } from '../harness/scenario.ts';
  * open, so it must abort its own handlers once a lease may have expired
  * (before the rescuer gives the jobs to another worker), and after the heal
  * every job it held runs again within lease + rescue. Worker 1 loses its
- * requests only (one way, 5 s), worker 2 its answers only (the server runs
- * its renewals and completions; it never hears). Meanwhile: 60 ± 40 ms of
+ * answers only (one way, 6 s: the server runs its renewals and completions;
+ * it never hears), worker 2 its requests only (5 s). For 2 s before each
+ * partition the worker's answers come 700 ms late, so the lease it last heard
+ * of began well before it heard: it must count from the send. Meanwhile: 60 ± 40 ms of
  * latency on one link, a 20 kB/s cap on another, every connection reset at
  * once, and four answers lost right after the server committed them: an
  * enqueue (the producer re-sends with its key), a claim, a completion and an
@@ -37,6 +42,10 @@ export default defineScenario({
     { fault: 'reset-after-commit', atS: 2, point: 'enqueue' },
     { fault: 'latency', atS: 2, forS: 8, target: 'worker:1', latencyMs: 60, jitterMs: 40 },
     { fault: 'bandwidth', atS: 2, forS: 6, target: 'worker:2', bytesPerS: 20_000 },
+    // Before each partition, the worker's answers come 700 ms late (LATE_ANSWERS): the lease its last renewal wrote
+    // began when the database ran it, 700 ms before the worker heard, so a worker that counted its lease from the
+    // answer would run its handlers that much past it once cut off (handler-aborted-on-lease-loss).
+    { fault: 'latency', atS: 2, ...LATE_ANSWERS, target: 'worker:0' },
     { fault: 'partition', atS: 4, forS: 6, target: 'worker:0' },
     // A backlog due at the heal: the claim worker 0 sent into the partition runs when the link heals and finds jobs,
     // whose answer comes a whole lease after it was sent, so the worker gives them up and must hand them back at once
@@ -45,7 +54,9 @@ export default defineScenario({
     { fault: 'reset-after-commit', atS: 5, point: 'claim' },
     { fault: 'reset-after-commit', atS: 7, point: 'complete' },
     { fault: 'reset-after-commit', atS: 9, point: 'effect' },
+    { fault: 'latency', atS: 10, ...LATE_ANSWERS, target: 'worker:1' },
     { fault: 'partition', atS: 12, forS: 6, target: 'worker:1', direction: 'toClient' },
+    { fault: 'latency', atS: 18, ...LATE_ANSWERS, target: 'worker:2' },
     { fault: 'partition', atS: 20, forS: 5, target: 'worker:2', direction: 'toServer' },
     // The same at worker 2's heal (its requests held): whether the statement a worker has in flight when the link goes
     // is a claim or the suspects' look before it is chance, so two heals with a backlog, not one.

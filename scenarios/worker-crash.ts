@@ -61,9 +61,14 @@ export default defineScenario({
     // The workers elect one queue-state sampler (below): the kills move the election from worker to worker.
     'one-round-per-interval': true,
     'rescue-off-honoured': true,
+    'killed-holder-charged': true,
   },
   // Every worker samples queue state as a deployment's do (--sample-queue-state): one round per interval for them all.
   sampleQueueState: true,
+  // Each slot's processes run under the slot's one worker id, as under a supervisor that passes a fixed --worker-id:
+  // a killed worker is restarted within a second, before its 2 s leases run out, and its successor renews the id's
+  // liveness row meanwhile; the rescuer must still charge the dead one's jobs a crash (killed-holder-charged).
+  reuseWorkerIds: true,
   thresholds: { oldestAgeSloMs: 5_000 },
   drainTimeoutS: 30,
 });

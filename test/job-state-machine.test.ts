@@ -8,6 +8,7 @@ import { enqueue } from '../engine/enqueue.ts';
 import { claimJobs } from '../engine/worker/claim.ts';
 import { workerQueries as q } from '../engine/worker/queries.ts';
 import { freshDatabase } from './support/db.ts';
+import { unqualified } from '../harness/postgres/schema-snapshot.ts';
 
 const { db } = await freshDatabase();
 
@@ -161,16 +162,17 @@ it('has the triggers the migration says: the legality test and the stamp test in
                      WHERE tgrelid = 'stampede.jobs'::regclass AND NOT tgisinternal ORDER BY tgname`)
   ).rows;
   expect(rows.map((r) => r.tgname)).toEqual(['jobs_notify', 'jobs_queue_name', 'jobs_state_machine', 'jobs_updated_at']);
-  const def = Object.fromEntries(rows.map((r) => [r.tgname, r.def.replace(/\s+/g, ' ')]));
-  expect(def.jobs_notify).toMatch(/AFTER INSERT ON stampede\.jobs FOR EACH STATEMENT/);
+  // Unqualified: whether Postgres writes `stampede.` before a name depends on the session's search_path.
+  const def = Object.fromEntries(rows.map((r) => [r.tgname, unqualified(r.def.replace(/\s+/g, ' '))]));
+  expect(def.jobs_notify).toMatch(/AFTER INSERT ON jobs FOR EACH STATEMENT/);
   // The queue-name rule (0013): only when a name is written, and only in its WHEN clause (test/queue-name-check.test.ts).
-  expect(def.jobs_queue_name).toMatch(/^CREATE TRIGGER jobs_queue_name BEFORE INSERT OR UPDATE OF queue ON stampede\.jobs FOR EACH ROW WHEN \(.*EXECUTE FUNCTION stampede\.refuse_queue_name\(\)$/);
+  expect(def.jobs_queue_name).toMatch(/^CREATE TRIGGER jobs_queue_name BEFORE INSERT OR UPDATE OF queue ON jobs FOR EACH ROW WHEN \(.*EXECUTE FUNCTION refuse_queue_name\(\)$/);
   expect(def.jobs_state_machine).toMatch(
-    /^CREATE TRIGGER jobs_state_machine BEFORE UPDATE ON stampede\.jobs FOR EACH ROW WHEN \(\(\(new\.state IS DISTINCT FROM old\.state\) AND (NOT|\(NOT).*EXECUTE FUNCTION stampede\.refuse_job_transition\(\)$/,
+    /^CREATE TRIGGER jobs_state_machine BEFORE UPDATE ON jobs FOR EACH ROW WHEN \(\(\(new\.state IS DISTINCT FROM old\.state\) AND (NOT|\(NOT).*EXECUTE FUNCTION refuse_job_transition\(\)$/,
   );
-  for (const state of ['pending', 'failed', 'claimed', 'dead']) expect(def.jobs_state_machine).toContain(`old.state = '${state}'::stampede.job_state`);
+  for (const state of ['pending', 'failed', 'claimed', 'dead']) expect(def.jobs_state_machine).toContain(`old.state = '${state}'::job_state`);
   expect(def.jobs_updated_at).toBe(
-    'CREATE TRIGGER jobs_updated_at BEFORE UPDATE ON stampede.jobs FOR EACH ROW WHEN ((new.updated_at IS DISTINCT FROM now())) EXECUTE FUNCTION stampede.touch_job_updated_at()',
+    'CREATE TRIGGER jobs_updated_at BEFORE UPDATE ON jobs FOR EACH ROW WHEN ((new.updated_at IS DISTINCT FROM now())) EXECUTE FUNCTION touch_job_updated_at()',
   );
   // The refusing function has no test of its own: it raises whenever it runs.
   const body = (await db.query(`SELECT prosrc FROM pg_proc WHERE oid = 'stampede.refuse_job_transition()'::regprocedure`)).rows[0].prosrc;

@@ -119,7 +119,8 @@ const PROBES: Record<keyof WorkerStrategies, (use: any) => Promise<unknown>> = {
     use(Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' })),
     use(new Error('Connection terminated unexpectedly')),
   ],
-  leaseMayEndAt: async (use: WorkerStrategies['leaseMayEndAt']) => [use(1_000, 5_000)],
+  // Sent at 1 s, answered at 1.7 s: counted from the send, or not.
+  leaseMayEndAt: async (use: WorkerStrategies['leaseMayEndAt']) => [use(1_000, 5_000, 1_700)],
   releaseExpired: async (use: WorkerStrategies['releaseExpired']) => {
     const queue = `probe-${Math.floor(Math.random() * 1e9)}`;
     await enqueue(db, queue, {});

@@ -106,7 +106,7 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
   ) {
     this.claimedAt = deps.clock.now();
     this.nextBeatAt = this.claimedAt + options.heartbeatMs;
-    this.leaseMayEndAt = workerStrategies.leaseMayEndAt(claimSentAt, options.leaseMs);
+    this.leaseMayEndAt = workerStrategies.leaseMayEndAt(claimSentAt, options.leaseMs, this.claimedAt);
     // Renewed from the claim on, also while it waits for a slot (claim-ahead): its lease must outlast the wait.
     if (options.heartbeatMs > 0 && workerStrategies.leaseRenewedFrom === 'claim') deps.heartbeats?.add(this);
   }
@@ -374,7 +374,7 @@ export class JobRun implements Beating, PendingCompletion, ContextRun, OutcomeRu
         return;
       }
       const row = res.rows[0];
-      this.leaseMayEndAt = workerStrategies.leaseMayEndAt(sentAt, this.options.leaseMs);
+      this.leaseMayEndAt = workerStrategies.leaseMayEndAt(sentAt, this.options.leaseMs, deps.clock.now());
       deps.events.emit('lease:renewed', {
         jobId: job.id,
         queue: job.queue,

@@ -39,10 +39,12 @@ export interface WorkerStrategies {
    */
   databaseFault: (err: unknown) => DbErrorKind | undefined;
   /**
-   * Node-clock ms after which a run whose lease was last written by a statement sent at `sentAt` may have lost it:
-   * the database set the expiry to its own now() + leaseMs when it ran that statement, which was after it was sent.
+   * Node-clock ms after which a run whose lease was last written by a statement sent at `sentAt` and answered at
+   * `answeredAt` may have lost it: the database set the expiry to its own now() + leaseMs when it ran that statement,
+   * which was after it was sent and may have been long before the answer arrived (a slow link, a loaded host), so
+   * the count starts at the send and the answer's time is not used.
    */
-  leaseMayEndAt: (sentAt: number, leaseMs: number) => number;
+  leaseMayEndAt: (sentAt: number, leaseMs: number, answeredAt: number) => number;
   /** Hands back, uncharged and due at once, a claim whose run gave its lease up (JobRun.handBackExpired); fenced on the token: no row when it was taken over. */
   releaseExpired: (db: Queryable, jobId: number, leaseToken: string) => Promise<QueryResult>;
   /** The claim-ahead buffer's size for the next claim when `claimAhead` was left unset (claim-ahead.ts). */

@@ -1,5 +1,6 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
 import { cuts, cutWindows, holdsOf, type Hold } from './fault-windows.ts';
+import { hostAheadOfDb } from './lives.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export interface HandlerAbortedBounds {
@@ -31,10 +32,9 @@ export function checkHandlerAborted(history: readonly HistoryEvent[], _final: Fi
   const holds = holdsOf(history);
   const of = holdFacts(history, holds);
   const exits = new Map<string, number[]>();
-  let offset = Number.POSITIVE_INFINITY;
+  const offset = hostAheadOfDb(history);
   for (const e of history) {
     if (e.type === 'process:exited') (exits.get(e.node) ?? exits.set(e.node, []).get(e.node)!).push(e.t);
-    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined && e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
   }
   const late: unknown[] = [];
   const how: Record<string, number> = { ended: 0, aborted: 0, settled: 0, fenced: 0, 'never started': 0, died: 0 };

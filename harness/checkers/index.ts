@@ -72,6 +72,7 @@ import { attemptBudgetAsSet } from './attempt-budget-as-set.ts';
 import { cliRefusesBadInput } from './cli-refuses-bad-input.ts';
 import { schedulePausedIdle } from './schedule-paused-idle.ts';
 import { rescueOffHonoured } from './rescue-off-honoured.ts';
+import { killedHolderCharged } from './killed-holder-charged.ts';
 import { handlersWithinConcurrency } from './handlers-within-concurrency.ts';
 import { failoverAsync, failoverSync } from './failover.ts';
 import type { BoundKind, CheckerDef } from './types.ts';
@@ -174,6 +175,8 @@ export const CHECKERS = {
   'cli-refuses-bad-input': cliRefusesBadInput,
   // Worker.rescue: false (worker-crash runs one worker without its rescuer).
   'rescue-off-honoured': rescueOffHonoured,
+  // A dead holder's leases are charged as crashes, its worker id reused by its restart or not (worker-crash: reuseWorkerIds).
+  'killed-holder-charged': killedHolderCharged,
   // DbOptions.preparedStatements: false (retry-storm runs one worker so), judged on its link's wire.
   'prepared-statements-honoured': preparedStatementsHonoured,
   'attempt-budget-as-set': attemptBudgetAsSet,

@@ -259,3 +259,26 @@ export class Fleetline {
     return this.clockSteps.some((w) => w.fromT <= toT && w.toT >= fromT);
   }
 }
+
+/**
+ * Whether a worker id the database holds (an effect row's writer, a sampler round's leader) names the process the
+ * history calls `processId`: the same id, or, in a run whose slots reuse worker ids (the scenario's reuseWorkerIds),
+ * the slot's one id that each of its processes ran under (`worker-1` for `worker-1.3`). The history names every
+ * process apart (harness/runner/fleet.ts); the database cannot, so such an id names any process of the slot.
+ */
+export function namesProcess(dbId: string, processId: string): boolean {
+  return dbId === processId || dbId === processId.replace(/\.\d+$/, '');
+}
+
+/**
+ * How far the harness's clock is ahead of the database's, ms: the smallest gap between a lease report's host time
+ * and its database time (one host, one clock; a report only arrives after the statement ran). A database instant
+ * plus this is when it happened on the harness's clock. Infinity with no such report.
+ */
+export function hostAheadOfDb(history: readonly HistoryEvent[]): number {
+  let offset = Number.POSITIVE_INFINITY;
+  for (const e of history) {
+    if ((e.type === 'job:claimed' || e.type === 'lease:renewed') && e.leaseExpiresAt !== undefined && e.dbTime !== undefined) offset = Math.min(offset, e.t - e.dbTime);
+  }
+  return offset;
+}

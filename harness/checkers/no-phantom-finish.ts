@@ -1,5 +1,5 @@
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { Fleetline, jobLives, type Hold, type JobLife } from './lives.ts';
+import { Fleetline, jobLives, namesProcess, type Hold, type JobLife } from './lives.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 /** No bounds: a job finished by nobody is one too many. */
@@ -77,7 +77,7 @@ export function checkNoPhantomFinish(history: readonly HistoryEvent[], final: Fi
     const last = life.holds[life.holds.length - 1];
     const writers = effectsBy.get(job.id);
     if (writers?.size) {
-      if (writers.size === 1 && writers.has(last.claim.workerId)) byEffect++;
+      if (writers.size === 1 && namesProcess([...writers][0], last.claim.workerId)) byEffect++;
       else phantom.push({ jobId: job.id, why: 'effect committed by a worker that was not the last holder', effectBy: [...writers], lastHolder: last.claim.workerId });
       continue;
     }

@@ -28,20 +28,28 @@ export interface OneRoundPerIntervalBounds {
 export function checkOneRoundPerInterval(history: readonly HistoryEvent[], _final: FinalState, bounds: OneRoundPerIntervalBounds): InvariantResult {
   const rounds = eventsOf(history, 'sampler:round').sort((a, b) => a.roundNo - b.roundNo);
   const exits = eventsOf(history, 'process:exited').filter((e) => e.role === 'worker');
+  const starts = eventsOf(history, 'process:started').filter((e) => e.role === 'worker');
+  // A leader named by its slot's one worker id (reuseWorkerIds: `worker-0`, no generation) is the slot's process
+  // that had last started by its round, named as the history names processes (`worker-0.<generation>`).
+  const leaderOf = (r: (typeof rounds)[number]): string => {
+    if (/\.\d+$/.test(r.leader)) return r.leader;
+    const n = starts.filter((s) => s.node === r.node && s.t <= r.t).length;
+    return n > 0 ? `${r.leader}.${n}` : r.leader;
+  };
   const overlaps: { roundNo: number; leader: string; previous: string; gapMs: number; t: number }[] = [];
   let handovers = 0;
   let afterExit = 0;
   for (let i = 1; i < rounds.length; i++) {
     const [prev, cur] = [rounds[i - 1], rounds[i]];
-    if (cur.leader === prev.leader) continue;
+    if (leaderOf(cur) === leaderOf(prev)) continue;
     handovers++;
     const gapMs = cur.t - prev.t;
     if (gapMs >= bounds.intervalMs) continue;
     const died = exits.some((e) => e.node === prev.node && e.t > prev.t && e.t <= cur.t + bounds.exitSlackMs);
     if (died) afterExit++;
-    else overlaps.push({ roundNo: cur.roundNo, leader: cur.leader, previous: prev.leader, gapMs: Math.round(gapMs), t: Math.round(cur.t) });
+    else overlaps.push({ roundNo: cur.roundNo, leader: leaderOf(cur), previous: leaderOf(prev), gapMs: Math.round(gapMs), t: Math.round(cur.t) });
   }
-  const leaders = new Set(rounds.map((r) => r.leader)).size;
+  const leaders = new Set(rounds.map(leaderOf)).size;
   const intervals = Math.max(0, rounds.length - 1);
   const spanS = rounds.length > 1 ? (rounds[rounds.length - 1].t - rounds[0].t) / 1000 : 0;
   return {

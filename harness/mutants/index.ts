@@ -10,6 +10,7 @@ import { dstFallBackOnce } from './dst-fall-back-once.ts';
 import { dstSkipAsShift } from './dst-skip-as-shift.ts';
 import { dbClockAsWallTime } from './db-clock-as-wall-time.ts';
 import { crashOnAnyExpiry } from './crash-on-any-expiry.ts';
+import { restartVouchesForPredecessor } from './restart-vouches-for-predecessor.ts';
 import { dedupOutsideTx } from './dedup-outside-tx.ts';
 import { depthIgnoresRetries } from './depth-ignores-retries.ts';
 import { effectLockWait } from './effect-lock-wait.ts';
@@ -71,6 +72,7 @@ import { claimIgnoresKeys } from './claim-ignores-keys.ts';
 import { noPerKeyLimit } from './no-per-key-limit.ts';
 import { sequenceIgnoresHead } from './sequence-ignores-head.ts';
 import { heartbeatFailureIgnored } from './heartbeat-failure-ignored.ts';
+import { leaseEndFromAnswer } from './lease-end-from-answer.ts';
 import { dbErrorCharged } from './db-error-charged.ts';
 import { resendIgnoresKey } from './resend-ignores-key.ts';
 import { expiredClaimKept } from './expired-claim-kept.ts';
@@ -112,6 +114,7 @@ export const MUTANTS = {
   'rescues-uncounted': rescuesUncounted,
   'no-dead-letter-row': noDeadLetterRow,
   'crash-on-any-expiry': crashOnAnyExpiry,
+  'restart-vouches-for-predecessor': restartVouchesForPredecessor,
   'effect-lock-wait': effectLockWait,
   'no-queue-limit': noQueueLimit,
   'no-pause-filter': noPauseFilter,
@@ -173,6 +176,7 @@ export const MUTANTS = {
   'fair-pick-per-claim': fairPickPerClaim,
   // The link and the database host (docs/network-faults.md).
   'heartbeat-failure-ignored': heartbeatFailureIgnored,
+  'lease-end-from-answer': leaseEndFromAnswer,
   'db-error-charged': dbErrorCharged,
   'resend-ignores-key': resendIgnoresKey,
   'expired-claim-kept': expiredClaimKept,

@@ -24,10 +24,19 @@ const HEADER = [
   '# Day partitions of job_history are left out (which days exist depends on the date, not the migrations).',
 ];
 
+/**
+ * Catalog text (pg_get_triggerdef, pg_get_constraintdef, format_type, ...) without the `stampede.` qualifier. Whether
+ * Postgres qualifies a name depends on the session's search_path, not on the schema: under a role named `stampede`
+ * the default `"$user", public` puts the schema on it, and every name comes out bare.
+ */
+export function unqualified(catalogText: string): string {
+  return catalogText.replace(/\bstampede\./g, '');
+}
+
 /** The schema of `db` (migrated), one line per object, in a stable order, with the header. */
 export async function schemaSnapshot(db: Queryable): Promise<string> {
   const lines = [...HEADER];
-  for (const name of QUERY_NAMES) lines.push(...(await db.query<{ line: string }>(q[name])).rows.map((r) => r.line));
+  for (const name of QUERY_NAMES) lines.push(...(await db.query<{ line: string }>(q[name])).rows.map((r) => unqualified(r.line)));
   return lines.join('\n') + '\n';
 }
 

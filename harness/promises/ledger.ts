@@ -236,6 +236,18 @@ export const LEDGER: readonly PromiseEntry[] = [
     },
   },
   {
+    id: 'dead-holder-charged',
+    promise:
+      "A job whose worker died holding it is charged a crash when its lease is taken back, also when a process restarted under the dead one's worker id renews that id's liveness row before the lease runs out.",
+    documented: [
+      { file: 'README.md', quote: 'A worker restarted under the same `--worker-id` does not' },
+      { file: 'docs/crash-accounting.md', quote: 'a row of a later incarnation (started after the lease was last written: the process was restarted under the same id)' },
+    ],
+    covers: {},
+    // worker-crash runs each slot's processes under one worker id (reuseWorkerIds): its kills are restarted within a second, before the 2 s leases end.
+    vouch: { by: 'gate', judgedBy: [{ scenario: 'worker-crash', invariant: 'killed-holder-charged' }], minJudged: 5, mutants: ['restart-vouches-for-predecessor'] },
+  },
+  {
     id: 'poison-herd-recovers',
     promise: 'After a poison-pill incident with a thundering herd, the fleet recovers within its bound: oldest-unclaimed-age back under the SLO and no worker dying of a job.',
     documented: [{ file: 'README.md', quote: 'within 0.4 s of the declared incident window the age is back under the SLO and no worker crashes any more' }],
@@ -590,7 +602,7 @@ export const LEDGER: readonly PromiseEntry[] = [
   {
     id: 'cut-off-handler-aborted',
     promise:
-      'A worker cut off from Postgres aborts its handler before its lease can have ended, so no two holders run a job at once across a partition; a job claimed ahead and waiting for a slot is given up then and handed back at once, and none starts once its lease may have ended.',
+      'A worker cut off from Postgres aborts its handler before its lease can have ended, counted from the send of the statement that last wrote it (not its answer), so no two holders run a job at once across a partition; a job claimed ahead and waiting for a slot is given up then and handed back at once, and none starts once its lease may have ended.',
     documented: [{ file: 'docs/network-faults.md', quote: 'A worker cut off from Postgres aborts its handler before its lease ends' }],
     covers: {},
     vouch: {
@@ -600,7 +612,7 @@ export const LEDGER: readonly PromiseEntry[] = [
         { scenario: 'network-partition', invariant: 'no-concurrent-claim' },
       ],
       minJudged: 200,
-      mutants: ['heartbeat-failure-ignored'],
+      mutants: ['heartbeat-failure-ignored', 'lease-end-from-answer'],
     },
   },
   {

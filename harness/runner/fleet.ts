@@ -42,6 +42,10 @@ export class Fleet {
   private readonly current = new Map<number, NodeProcess<WorkerReports>>();
   /** Each live worker's /metrics, by slot, from its ready message: what the run's Prometheus scrapes. */
   private readonly endpoints = new Map<number, { workerId: string; pid: number; port: number }>();
+  /** The history's name of each worker process (`worker-<slot>.<generation>`), whatever worker id it runs under. */
+  private readonly processIds = new Map<NodeProcess<WorkerReports>, string>();
+  /** reuseWorkerIds: the process that last claimed each job, by job id: the holder a rescue's `owner` names. */
+  private readonly claimedBy = new Map<number, string>();
 
   constructor(
     private readonly scenario: Scenario,
@@ -106,10 +110,11 @@ export class Fleet {
       live.map(async (p) => {
         const ready = await p.ready.catch(() => null);
         if (!ready?.workerId || ready.metricsPort === undefined) return;
+        const workerId = this.historyId(ready.workerId, this.processIds.get(p) ?? ready.workerId);
         try {
           const res = await fetch(`http://127.0.0.1:${ready.metricsPort}/metrics`, { signal: AbortSignal.timeout(2_000) });
           const red = redCounts(await res.text());
-          this.recorder.record({ type: 'metrics:scraped', node: 'harness', workerId: ready.workerId, red });
+          this.recorder.record({ type: 'metrics:scraped', node: 'harness', workerId, red });
         } catch (err) {
           this.log.warn("could not read a worker's /metrics", { workerId: ready.workerId, error: (err as Error).message });
         }
@@ -147,14 +152,44 @@ export class Fleet {
         })
       : this.spawnStampedeWorker(slot, gen);
     this.current.set(slot, proc);
+    const processId = `worker-${slot}.${gen}`;
+    this.processIds.set(proc, processId);
     proc.ready.then(
-      (r) => r.workerId && r.metricsPort !== undefined && proc.alive && this.endpoints.set(slot, { workerId: r.workerId, pid: r.pid, port: r.metricsPort }),
+      (r) => r.workerId && r.metricsPort !== undefined && proc.alive && this.endpoints.set(slot, { workerId: this.historyId(r.workerId, processId), pid: r.pid, port: r.metricsPort }),
       () => {},
     );
     const flying = new Set<number>();
     this.inFlight.set(slot, flying);
-    proc.onEvent = (m) => this.onWorkerEvent(`worker-${slot}`, flying, m);
+    proc.onEvent = (m) => this.onWorkerEvent(`worker-${slot}`, flying, this.translated(m, processId));
     return proc;
+  }
+
+  /** The worker id a slot's processes run under: the slot's own with reuseWorkerIds, else one per process. */
+  private engineId(slot: number, gen: number): string {
+    return this.scenario.reuseWorkerIds ? `worker-${slot}` : `worker-${slot}.${gen}`;
+  }
+
+  /** The history's name for the process that reported `workerId`: with reuseWorkerIds, the process itself, else the id as given. */
+  private historyId(workerId: string, processId: string): string {
+    return this.scenario.reuseWorkerIds && workerId === processId.replace(/\.\d+$/, '') ? processId : workerId;
+  }
+
+  /**
+   * A report with the worker ids in it named as the history names processes (reuseWorkerIds): the reporter's own
+   * `workerId` becomes its process; a rescue's `owner`, the slot's id as the database holds it, becomes the process
+   * of that slot that last claimed the job. Without reuseWorkerIds every id already names one process.
+   */
+  private translated(m: EventMessage<WorkerReports>, processId: string): EventMessage<WorkerReports> {
+    if (!this.scenario.reuseWorkerIds) return m;
+    const payload = m.payload as { workerId?: unknown; owner?: unknown; jobId?: unknown };
+    const out: Record<string, unknown> = { ...payload };
+    if (typeof payload.workerId === 'string') out.workerId = this.historyId(payload.workerId, processId);
+    if (m.name === 'job:claimed' && typeof payload.jobId === 'number') this.claimedBy.set(payload.jobId, out.workerId as string);
+    if (m.name === 'lease:rescued' && typeof payload.owner === 'string' && typeof payload.jobId === 'number') {
+      const holder = this.claimedBy.get(payload.jobId);
+      if (holder?.replace(/\.\d+$/, '') === payload.owner) out.owner = holder;
+    }
+    return { ...m, payload: out } as EventMessage<WorkerReports>;
   }
 
   private spawnStampedeWorker(slot: number, gen: number): NodeProcess<WorkerReports> {
@@ -163,7 +198,7 @@ export class Fleet {
       '--handlers', handlersModule(this.scenario.handlers),
       ...optionArgv(WORKER, { concurrency: this.scenario.concurrency, ...workerFlagSettings(e), shutdownGraceMs: WORKER_SHUTDOWN_GRACE_MS }),
       ...(e.preparedStatements ? [] : ['--no-prepared-statements']),
-      '--worker-id', `worker-${slot}.${gen}`,
+      '--worker-id', this.engineId(slot, gen),
       '--seed', `${this.seed}/worker-${slot}.${gen}`,
       // /metrics on a port of the system's choosing (the ready message names it): red-metrics reads it.
       '--metrics-port', '0',
