@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { setQueueLimits, getQueueControl, UnknownQueueError } from '../engine/control/index.ts';
 import { enqueueMany } from '../engine/enqueue.ts';
 import { Events } from '../engine/events.ts';
-import { claimJobs } from '../engine/worker/claim.ts';
+import { claimJobs, claimSuspect } from '../engine/worker/claim.ts';
+import { workerQueries as q } from '../engine/worker/queries.ts';
 import { freshDatabase } from './support/db.ts';
 import { downstream, useFleet } from './support/fleet.ts';
 import { countByState } from './support/jobs.ts';
@@ -45,6 +46,19 @@ describe('global limits per queue', () => {
     fleet(1, { events, handlers: { l2: () => {} }, concurrency: 10 });
     await rescued;
     await until('l2 drained', async () => (await countByState(db, 'l2')).done === 6, 30_000);
+  });
+
+  it('a crash suspect waits for room under the limit too: it is claimed alone, but not beside a full queue', async () => {
+    await setQueueLimits(db, 'l-suspect', { maxInFlight: 1, maxStartsPerSecond: null }, { ...ops, allowNew: true });
+    const [suspect, other] = await enqueueMany(db, [1, 2].map((n) => ({ queue: 'l-suspect', payload: { n } })));
+    // The first crashed its worker once (what the rescuer leaves of a dead holder's lease): due again, as a suspect.
+    await db.query(`UPDATE stampede.jobs SET crash_count = 1 WHERE id = $1`, [suspect.id]);
+    const [held] = await claimJobs(db, { queues: ['l-suspect'], leaseMs: [60_000], limit: 10, workerId: 'busy', agingMs: 5_000 });
+    expect(held.id).toBe(other.id);
+    // The queue's one slot is taken: the suspect waits.
+    expect(await claimSuspect(db, { queues: ['l-suspect'], leaseMs: [60_000], workerId: 'lone' })).toBeUndefined();
+    await db.query(q.CompleteJobs, [String(held.id), held.leaseToken]);
+    expect((await claimSuspect(db, { queues: ['l-suspect'], leaseMs: [60_000], workerId: 'lone' }))?.id).toBe(suspect.id);
   });
 
   it('max starts per second: no window of T seconds starts more than burst + rate x T', async () => {

@@ -210,17 +210,19 @@ describe('the dashboard in Chromium', () => {
     problems.length = 0;
   });
 
-  it('bulk redrive by queue and reason from the dead letters page moves that group only', async () => {
+  it('bulk redrive by queue, code and reason from the dead letters page moves that group only', async () => {
     const ids: number[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await enqueue(db, 'bulk', { i })).id);
+    for (let i = 0; i < 5; i++) ids.push((await enqueue(db, 'bulk', { i })).id);
     for (const id of ids.slice(0, 3)) await makeDead(db, id, '503 from billing');
     await makeDead(db, ids[3], 'invalid payload');
+    // The same reason under another code: a group of its own, which the first group's button must leave dead.
+    await makeDead(db, ids[4], '503 from billing', 'timeout');
     await page.goto(`${base}/dead-letters?queue=bulk`);
-    const row = page.locator('#reasons tr', { hasText: '503 from billing' });
+    const row = page.locator('#reasons tr', { hasText: '503 from billing' }).filter({ hasText: 'attempts_exhausted' });
     expect(await confirmVerb(row.locator('button[data-verb=redrive-bulk]'), 'billing is back')).toBe('3 dead letters of bulk redriven.');
     const states = (await db.query(`SELECT id, state::text FROM stampede.jobs WHERE queue = 'bulk' ORDER BY id`)).rows.map((r) => r.state);
-    expect(states).toEqual(['pending', 'pending', 'pending', 'dead']);
-    expect(await page.locator('#dead-letters tr[data-job-id]').count()).toBe(1);
+    expect(states).toEqual(['pending', 'pending', 'pending', 'dead', 'dead']);
+    expect(await page.locator('#dead-letters tr[data-job-id]').count()).toBe(2);
   });
 
   it('schedule pause and resume round-trip through the page to the row', async () => {

@@ -32,13 +32,13 @@ async function deadLetterOf(jobId: number) {
   return (await db.query('SELECT code, reason FROM stampede.dead_letters WHERE job_id = $1', [jobId])).rows[0] as { code: DeadLetterCode; reason: string };
 }
 
-/** A job claimed by a holder that never said it was alive (a crash), its lease run out, `attempts` of `maxAttempts` spent. */
-async function expiredClaim(queue: string, attempts: number, maxAttempts: number): Promise<number> {
+/** A job claimed by `owner` (by default a holder that never said it was alive: a crash), its lease run out, `attempts` of `maxAttempts` spent. */
+async function expiredClaim(queue: string, attempts: number, maxAttempts: number, owner = 'ghost'): Promise<number> {
   const job = await enqueue(db, queue, {}, { maxAttempts });
   await db.query(
-    `UPDATE stampede.jobs SET state = 'claimed', attempts = $2, lease_owner = 'ghost', lease_token = gen_random_uuid(),
+    `UPDATE stampede.jobs SET state = 'claimed', attempts = $2, lease_owner = $3, lease_token = gen_random_uuid(),
             lease_expires_at = now() - interval '1 s' WHERE id = $1`,
-    [job.id, attempts],
+    [job.id, attempts, owner],
   );
   return job.id;
 }
@@ -78,6 +78,21 @@ describe('each path that dead-letters writes its code', () => {
     expect(await deadLetterOf(spent)).toEqual({ code: 'lease_expired', reason: 'attempts exhausted: lease expired; worker presumed dead' });
     expect(await deadLetterOf(looping)).toEqual({ code: 'crash_loop', reason: 'crashed its worker 1 times' });
     expect(Object.fromEntries(seen.map((e) => [e.jobId, e.code]))).toEqual({ [spent]: 'lease_expired', [looping]: 'crash_loop' });
+  });
+
+  it("the rescuer: a lease run out on the budget's last attempt is dead, whatever maxCrashes and whether its holder lives; one attempt short, it runs again", async () => {
+    // A live holder that lost its lease: seen alive after the lease ran out, started long before it.
+    await db.query(
+      `INSERT INTO stampede.workers (worker_id, started_at, last_seen_at, expires_at, ttl_ms)
+       VALUES ('alive-holder', now() - interval '1 h', now(), now() + interval '3 s', 3000)`,
+    );
+    const deadHolder = await expiredClaim('dl-budget', 3, 3);
+    const liveHolder = await expiredClaim('dl-budget', 3, 3, 'alive-holder');
+    const short = await expiredClaim('dl-budget', 2, 3);
+    await new LeaseRescuer({ db, events: new Events(), maxCrashes: 10 }).runOnce();
+    expect(await deadLetterOf(deadHolder)).toEqual({ code: 'lease_expired', reason: 'attempts exhausted: lease expired; worker presumed dead' });
+    expect(await deadLetterOf(liveHolder)).toEqual({ code: 'lease_expired', reason: 'attempts exhausted: lease expired while its worker was alive' });
+    expect(await jobRow(db, short)).toMatchObject({ state: 'failed', attempts: 2, crash_count: 1 });
   });
 
   it('by hand: operator, with who and why as its message', async () => {

@@ -17,12 +17,19 @@ describe('enqueue', () => {
     expect(job.inserted).toBe(true);
   });
 
-  it('schedules by delay from the database clock, or at an explicit instant', async () => {
+  it('schedules by delay from the database clock, or at an explicit instant, one job or a batch', async () => {
     const [{ now }] = (await db.query('SELECT now() AS now')).rows;
     const delayed = await enqueue(db, 'later', {}, { delayMs: 60_000 });
-    expect(delayed.runAt.getTime() - now.getTime()).toBeGreaterThanOrEqual(59_000);
+    const [bulkDelayed] = await enqueueMany(db, [{ queue: 'later', payload: {}, options: { delayMs: 60_000 } }]);
+    const [{ after }] = (await db.query('SELECT now() AS after')).rows;
+    // delayMs after the database's now() at the insert: between the reads before and after it, a unit slip (s, cs) far outside.
+    for (const job of [delayed, bulkDelayed]) {
+      expect(job.runAt.getTime() - now.getTime()).toBeGreaterThanOrEqual(60_000);
+      expect(job.runAt.getTime() - after.getTime()).toBeLessThanOrEqual(60_000);
+    }
     const at = new Date('2030-01-01T00:00:00Z');
     expect((await enqueue(db, 'later', {}, { runAt: at })).runAt.toISOString()).toBe(at.toISOString());
+    expect((await enqueueMany(db, [{ queue: 'later', payload: {}, options: { runAt: at } }]))[0].runAt.toISOString()).toBe(at.toISOString());
   });
 
   it('returns the first job for a repeated idempotency key and inserts nothing', async () => {

@@ -1,6 +1,7 @@
 import { afterAll } from 'vitest';
 import { systemClock } from '../../engine/clock.ts';
 import type { Db, Queryable } from '../../engine/db.ts';
+import type { DeadLetterCode } from '../../engine/dead-letters.ts';
 import { DashboardServer } from '../../engine/dashboard/server.ts';
 import { createLogger } from '../../engine/log.ts';
 
@@ -24,9 +25,9 @@ export async function login(base: string, token: string): Promise<{ cookie: stri
 }
 
 /** Makes a job dead as the engine leaves one out of attempts: a dead row with its last error, plus its dead letter ("attempts exhausted: <lastError>"). */
-export async function makeDead(db: Queryable, id: number, lastError: string): Promise<void> {
+export async function makeDead(db: Queryable, id: number, lastError: string, code: DeadLetterCode = 'attempts_exhausted'): Promise<void> {
   await db.query(`UPDATE stampede.jobs SET state = 'claimed', lease_owner = 't', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 min' WHERE id = $1`, [id]);
   await db.query(`UPDATE stampede.jobs SET state = 'dead', attempts = 6, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
                          last_error = $2, errors = jsonb_build_array(jsonb_build_object('attempt', 6, 'kind', 'error', 'error', $2::text)) WHERE id = $1`, [id, lastError]);
-  await db.query(`SELECT stampede.dead_letter(j, 'attempts_exhausted') FROM stampede.jobs j WHERE j.id = $1`, [id]);
+  await db.query(`SELECT stampede.dead_letter(j, $2) FROM stampede.jobs j WHERE j.id = $1`, [id, code]);
 }
