@@ -46,20 +46,26 @@ export default defineScenario({
     // began when the database ran it, 700 ms before the worker heard, so a worker that counted its lease from the
     // answer would run its handlers that much past it once cut off (handler-aborted-on-lease-loss).
     { fault: 'latency', atS: 2, ...LATE_ANSWERS, target: 'worker:0' },
-    { fault: 'partition', atS: 4, forS: 6, target: 'worker:0' },
+    // Worker 0's partition starts on its next claim, the claim itself held: it runs at the heal, finds the backlog
+    // below, and its answer comes a whole lease after it was sent (recovers-after-heal). Started at a fixed time, a
+    // partition caught a claim or the suspects' look before it by chance. The claim comes 0.1-1.5 s after 4 s here
+    // (the slow answers above slow the worker's loop), so the heal comes that much after 10 s.
+    { fault: 'partition', atS: 4, forS: 6, target: 'worker:0', startsOn: 'claim' },
     // A backlog due at the heal: the claim worker 0 sent into the partition runs when the link heals and finds jobs,
     // whose answer comes a whole lease after it was sent, so the worker gives them up and must hand them back at once
     // (recovers-after-heal). Without it that claim found whatever the other two workers had not yet taken: often nothing.
-    { fault: 'thundering-herd', atS: 9.9, count: 1_000 },
+    // 2,500: the other two workers take 4-5 s to drain it, so it is still there at a heal up to 5 s late (a partition
+    // that starts on a claim waits at most 5 s for one).
+    { fault: 'thundering-herd', atS: 9.9, count: 2_500 },
     { fault: 'reset-after-commit', atS: 5, point: 'claim' },
     { fault: 'reset-after-commit', atS: 7, point: 'complete' },
     { fault: 'reset-after-commit', atS: 9, point: 'effect' },
     { fault: 'latency', atS: 10, ...LATE_ANSWERS, target: 'worker:1' },
     { fault: 'partition', atS: 12, forS: 6, target: 'worker:1', direction: 'toClient' },
     { fault: 'latency', atS: 18, ...LATE_ANSWERS, target: 'worker:2' },
+    // Worker 2's at a fixed time: by 20 s it is often full of slow jobs and claims nothing for seconds.
     { fault: 'partition', atS: 20, forS: 5, target: 'worker:2', direction: 'toServer' },
-    // The same at worker 2's heal (its requests held): whether the statement a worker has in flight when the link goes
-    // is a claim or the suspects' look before it is chance, so two heals with a backlog, not one.
+    // The same at worker 2's heal (its requests held): a second chance, if its claim was in flight.
     { fault: 'thundering-herd', atS: 24.9, count: 1_000 },
     { fault: 'reset', atS: 26, target: 'worker:all' },
   ],

@@ -107,6 +107,32 @@ describe('the link proxy', () => {
     expect((await enqueue(through, 'q', { n: 1 }, { idempotencyKey: 'cut-1' })).id).toBe(row.id);
   });
 
+  it("runs an armed start on a claim's Bind before forwarding it: a partition it starts holds that very claim, and other statements pass before it", async () => {
+    const job = await enqueue(db, 'q-on-claim', { n: 1 });
+    const { proxy, through } = await proxied();
+    let started = 0;
+    proxy.armOnStatement('claim', () => {
+      started++;
+      proxy.setShape(['toServer'], { held: true });
+    });
+    // Not a claim: passes, and the start waits.
+    expect((await through.query('SELECT 3 AS n')).rows[0].n).toBe(3);
+    expect(started).toBe(0);
+    let answered = false;
+    const claim = claimJobs(through, { ...claimBase, queues: ['q-on-claim'] }).then((jobs) => ((answered = true), jobs));
+    await until('the claim to be held', () => proxy.queued().toServer > 0);
+    expect(started).toBe(1);
+    await systemClock.sleep(200);
+    // Held before the server saw it: the job is still pending, the claim unanswered.
+    expect(answered).toBe(false);
+    expect((await jobRow(db, job.id)).state).toBe('pending');
+    proxy.setShape(['toServer'], { held: false });
+    expect((await claim).map((j) => j.id)).toEqual([job.id]);
+    // Once: the next claim passes.
+    expect(await claimJobs(through, { ...claimBase, queues: ['q-on-claim'] })).toEqual([]);
+    expect(started).toBe(1);
+  });
+
   it('cuts a committed claim and names the jobs it took', async () => {
     await enqueue(db, 'q', { n: 2 });
     const { proxy, through } = await proxied();

@@ -191,12 +191,14 @@ class Link {
       else this.proxy.stats.unnamedBinds++;
       const known = this.proxy.classify(this.statements.get(bind.statement) ?? '') ?? this.lastKnown;
       if (known) this.points.set(known.point, { name: known.name, params: bind.params });
+      if (known) this.proxy.bound(known.point);
       this.lastKnown = undefined;
       return;
     }
     if (m.type === 'Q') {
       const known = this.proxy.classify(cstring(m.body, 0).value);
       if (known) this.points.set(known.point, { name: known.name, params: [] });
+      if (known) this.proxy.bound(known.point);
     }
   }
 
@@ -257,6 +259,8 @@ export class LinkProxy {
   private server?: Server;
   private nextId = 1;
   private armed?: Armed;
+  /** Run, once, as a statement of this point is executed, before its bytes are forwarded (armOnStatement). */
+  private onStatement?: { point: CommitPoint; run: () => void };
   /**
    * Connections opened through this proxy, reset by it, and bytes it queued under a fault (held, delayed, paced), since
    * it started; and the statements its clients bound (executed): named (prepared) ones and unnamed ones.
@@ -353,6 +357,27 @@ export class LinkProxy {
     };
   }
 
+  /**
+   * Runs `run` once, synchronously, when a client next executes a statement of `point` (its Bind, or a simple
+   * Query), before the proxy forwards it: a shape `run` sets (a partition) applies to that statement's own bytes.
+   * Returns a disarm.
+   */
+  armOnStatement(point: CommitPoint, run: () => void): () => void {
+    const armed = { point, run };
+    this.onStatement = armed;
+    return () => {
+      if (this.onStatement === armed) this.onStatement = undefined;
+    };
+  }
+
+  /** A link saw a statement of `point` executed, about to be forwarded. */
+  bound(point: CommitPoint): void {
+    const armed = this.onStatement;
+    if (armed?.point !== point) return;
+    this.onStatement = undefined;
+    armed.run();
+  }
+
   get armedPoint(): CommitPoint | undefined {
     return this.armed?.point;
   }
@@ -369,6 +394,7 @@ export class LinkProxy {
   async close(): Promise<void> {
     this.armed?.resolve(null);
     this.armed = undefined;
+    this.onStatement = undefined;
     for (const l of [...this.links]) l.reset();
     const server = this.server;
     this.server = undefined;

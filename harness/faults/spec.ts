@@ -148,8 +148,12 @@ export type FaultSpec = FaultTiming &
      * process and Postgres (harness/faults/proxy.ts). `direction`: `toServer` (requests), `toClient`
      * (answers) or `both` (default).
      */
-    /** A blackhole for forS seconds: nothing is forwarded, connections stay open (held bytes are delivered on heal, as TCP would). */
-    | { fault: 'partition'; target?: NodeRef; forS: number; direction?: LinkDirection }
+    /**
+     * A blackhole for forS seconds: nothing is forwarded, connections stay open (held bytes are delivered on heal, as
+     * TCP would). `startsOn: 'claim'`: it begins at the first claim the target sends from atS on (the claim itself
+     * held), so a claim is in flight whenever it begins; forS counts from then.
+     */
+    | { fault: 'partition'; target?: NodeRef; forS: number; direction?: LinkDirection; startsOn?: 'claim' }
     /** Every chunk delayed by latencyMs ± jitterMs (order kept) for forS seconds. */
     | { fault: 'latency'; target?: NodeRef; forS: number; latencyMs: number; jitterMs?: number; direction?: LinkDirection }
     /** At most bytesPerS bytes a second for forS seconds. */
@@ -243,7 +247,7 @@ const PARAMS: Record<FaultName, Record<string, { kind: 'node' | 'posNum' | 'num'
   'worker-restart': { target: { kind: 'node' } },
   'relay-kill': {},
   'enqueue-retry': { count: { kind: 'int', required: true }, queue: { kind: 'queue' } },
-  partition: { target: { kind: 'node' }, forS: { kind: 'posNum', required: true }, direction: { kind: DIRECTION } },
+  partition: { target: { kind: 'node' }, forS: { kind: 'posNum', required: true }, direction: { kind: DIRECTION }, startsOn: { kind: ['claim'] } },
   latency: {
     target: { kind: 'node' },
     forS: { kind: 'posNum', required: true },

@@ -6,6 +6,8 @@ import { evidence, holdUntil, injected, type InjectionContext, type Injector } f
 
 /** How long an armed commit cut waits for a transaction of its point to commit before it gives up (no evidence: inconclusive). */
 const CUT_WAIT_MS = 30_000;
+/** How long a partition that starts on a claim waits for one before it starts all the same (and says so). */
+const CLAIM_WAIT_MS = 5_000;
 
 function directions(action: FaultAction): Direction[] {
   const d = action.params.direction as 'both' | Direction | undefined;
@@ -29,13 +31,17 @@ function targetLinks(action: FaultAction, ctx: InjectionContext): { node: string
  */
 function shapeFault(change: Partial<Shape>, clear: Partial<Shape>): Injector {
   return async (action, ctx) => {
-    const startedT = ctx.recorder.now();
     const dirs = directions(action);
     const links = targetLinks(action, ctx);
     const before = links.map((l) => l.proxy.stats.shapedBytes);
+    const startsOn = await startingStatement(action, ctx, links, () => links.forEach((l) => l.proxy.setShape(dirs, change)));
+    const startedT = ctx.recorder.now();
     for (const l of links) {
-      l.proxy.setShape(dirs, change);
-      injected(ctx, action, { target: l.node, direction: dirs.length === 2 ? 'both' : dirs[0], forS: action.params.forS, ...change, inFlight: l.jobIds.length, jobIds: l.jobIds.slice(0, 50), openConnections: l.proxy.open });
+      if (!startsOn) l.proxy.setShape(dirs, change);
+      injected(ctx, action, {
+        target: l.node, direction: dirs.length === 2 ? 'both' : dirs[0], forS: action.params.forS, ...change, ...startsOn,
+        inFlight: l.jobIds.length, jobIds: l.jobIds.slice(0, 50), openConnections: l.proxy.open,
+      });
     }
     try {
       await holdUntil(ctx, action, startedT);
@@ -49,6 +55,40 @@ function shapeFault(change: Partial<Shape>, clear: Partial<Shape>): Injector {
       }
     }
   };
+}
+
+/**
+ * A partition with `startsOn: 'claim'` begins at the first claim a target sends from its time on: `start` runs as the
+ * proxy sees the claim's Bind, before forwarding it, so the claim itself is held. Answers how it began, or undefined
+ * for a fault that starts at its time.
+ */
+async function startingStatement(
+  action: FaultAction,
+  ctx: InjectionContext,
+  links: { proxy: LinkProxy }[],
+  start: () => void,
+): Promise<{ startedOn: string; waitedMs: number } | undefined> {
+  if (action.params.startsOn !== 'claim') return undefined;
+  const armedT = ctx.recorder.now();
+  let disarms: (() => void)[] = [];
+  const claimed = new Promise<boolean>((resolve) => {
+    const once = () => {
+      disarms.forEach((d) => d());
+      start();
+      resolve(true);
+    };
+    disarms = links.map((l) => l.proxy.armOnStatement('claim', once));
+  });
+  const timeout = ctx.clock.sleep(CLAIM_WAIT_MS, ctx.signal).then(
+    () => false,
+    () => false,
+  );
+  const onClaim = await Promise.race([claimed, timeout]);
+  if (!onClaim) {
+    disarms.forEach((d) => d());
+    start();
+  }
+  return { startedOn: onClaim ? 'claim' : `no claim within ${CLAIM_WAIT_MS / 1000} s`, waitedMs: Math.round(ctx.recorder.now() - armedT) };
 }
 
 export const partition: Injector = shapeFault({ held: true }, { held: false });
