@@ -539,3 +539,12 @@ export function eventsOf<T extends HistoryEventType>(history: readonly HistoryEv
 export function convictedAsCrashLoop(letter: FinalState['deadLetters'][number]): boolean {
   return letter.code !== undefined ? letter.code === 'crash_loop' : letter.reason.startsWith('crashed its worker');
 }
+
+/**
+ * The worker slot's id of a worker process's id: `worker-1` for `worker-1.3` (the fleet names each process
+ * `worker-<slot>.<generation>`, harness/runner/fleet.ts), and an id without a generation as it is. In a run whose slots
+ * reuse worker ids (reuseWorkerIds) the slot's id is what the database holds for every process of the slot.
+ */
+export function slotIdOf(workerId: string): string {
+  return workerId.replace(/\.\d+$/, '');
+}

@@ -1,5 +1,6 @@
 import { cuts, cutWindows, type CutWindow } from './fault-windows.ts';
 import type { EventOf, HistoryEvent, QueueSettings } from '../history.ts';
+import { slotIdOf } from '../history.ts';
 
 type At<T extends HistoryEvent['type']> = { e: EventOf<T>; i: number };
 
@@ -267,7 +268,7 @@ export class Fleetline {
  * process apart (harness/runner/fleet.ts); the database cannot, so such an id names any process of the slot.
  */
 export function namesProcess(dbId: string, processId: string): boolean {
-  return dbId === processId || dbId === processId.replace(/\.\d+$/, '');
+  return dbId === processId || dbId === slotIdOf(processId);
 }
 
 /**

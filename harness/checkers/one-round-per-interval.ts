@@ -1,6 +1,6 @@
 import { QUEUE_STATE_SAMPLER_DEFAULTS } from '../../engine/metrics/queue-state-sampler.ts';
 import type { FinalState, HistoryEvent, InvariantResult } from '../history.ts';
-import { eventsOf } from '../history.ts';
+import { eventsOf, slotIdOf } from '../history.ts';
 import { firstN, fmt, type CheckerDef } from './types.ts';
 
 export interface OneRoundPerIntervalBounds {
@@ -32,7 +32,7 @@ export function checkOneRoundPerInterval(history: readonly HistoryEvent[], _fina
   // A leader named by its slot's one worker id (reuseWorkerIds: `worker-0`, no generation) is the slot's process
   // that had last started by its round, named as the history names processes (`worker-0.<generation>`).
   const leaderOf = (r: (typeof rounds)[number]): string => {
-    if (/\.\d+$/.test(r.leader)) return r.leader;
+    if (slotIdOf(r.leader) !== r.leader) return r.leader;
     const n = starts.filter((s) => s.node === r.node && s.t <= r.t).length;
     return n > 0 ? `${r.leader}.${n}` : r.leader;
   };

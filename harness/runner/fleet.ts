@@ -13,7 +13,7 @@ import { BASE_SCENARIO, engineSettingsFor, schedulerNodeOptions, workerFlagSetti
 import { redCounts } from './metrics-scrape.ts';
 import type { EventMessage } from '../../engine/supervisor/event-message.ts';
 import type { WorkerReports } from '../handlers.ts';
-import { fromReport, isRecorded } from '../history.ts';
+import { fromReport, isRecorded, slotIdOf } from '../history.ts';
 import type { HistoryRecorder, Recordable } from './recorder.ts';
 import type { WorkerProcessSpec } from '../engines/types.ts';
 
@@ -171,7 +171,7 @@ export class Fleet {
 
   /** The history's name for the process that reported `workerId`: with reuseWorkerIds, the process itself, else the id as given. */
   private historyId(workerId: string, processId: string): string {
-    return this.scenario.reuseWorkerIds && workerId === processId.replace(/\.\d+$/, '') ? processId : workerId;
+    return this.scenario.reuseWorkerIds && workerId === slotIdOf(processId) ? processId : workerId;
   }
 
   /**
@@ -187,7 +187,7 @@ export class Fleet {
     if (m.name === 'job:claimed' && typeof payload.jobId === 'number') this.claimedBy.set(payload.jobId, out.workerId as string);
     if (m.name === 'lease:rescued' && typeof payload.owner === 'string' && typeof payload.jobId === 'number') {
       const holder = this.claimedBy.get(payload.jobId);
-      if (holder?.replace(/\.\d+$/, '') === payload.owner) out.owner = holder;
+      if (holder !== undefined && slotIdOf(holder) === payload.owner) out.owner = holder;
     }
     return { ...m, payload: out } as EventMessage<WorkerReports>;
   }

@@ -6,7 +6,7 @@ import type { Logger } from '../../engine/log.ts';
 import { PeriodicLoop } from '../../engine/periodic.ts';
 import type { StampedeMetrics } from '../../engine/metrics/registry.ts';
 import { QueueStateSampler, type QueueStateSnapshot } from '../../engine/metrics/queue-state-sampler.ts';
-import { NO_ROWS, type SampledQueue } from '../history.ts';
+import { NO_ROWS, slotIdOf, type SampledQueue } from '../history.ts';
 import { harnessQueries as q } from './queries.ts';
 import type { HistoryRecorder } from './recorder.ts';
 
@@ -180,7 +180,7 @@ export class RunSampler {
 export async function recordSamplerRounds(db: Db, recorder: HistoryRecorder): Promise<void> {
   for (const r of (await db.query(q.SamplerRounds)).rows) {
     // The node is the leader's worker slot (`worker-1.2` is slot 1's second process), as its other events are.
-    recorder.recordReported({ type: 'sampler:round', node: String(r.leader).replace(/\.\d+$/, ''), roundNo: r.round_no, leader: r.leader }, r.written_at_ms);
+    recorder.recordReported({ type: 'sampler:round', node: slotIdOf(String(r.leader)), roundNo: r.round_no, leader: r.leader }, r.written_at_ms);
   }
 }
 
